@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The kinstr command: one file per subcommand, dispatched from main.c. */
+#ifndef KINSTR_CLI_H
+#define KINSTR_CLI_H
+
+#include <stdbool.h>
+
+struct cli_cmd {
+	const char *name;
+	int (*run)(int argc, char **argv);	/* argv[0] is the subcommand's name */
+	const char *summary;
+};
+
+/* Exit statuses shared by every subcommand. */
+enum {
+	CLI_OK = 0,
+	CLI_FAIL = 1,	/* the work failed (e.g. module missing, kernel refused) */
+	CLI_USAGE = 2,	/* bad command line */
+};
+
+int cmd_version(int argc, char **argv);
+
+/* "kinstr: " + message on stderr. */
+void cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Write s as a JSON string literal (quotes included) to stdout. */
+void cli_json_str(const char *s);
+
+#endif

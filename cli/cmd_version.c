@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: GPL-2.0
+/* kinstr version: the CLI's, the module's and the running kernel's versions. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/utsname.h>
+
+#include <kinstr/kinstr.h>
+#include "cli.h"
+
+static void version_usage(FILE *f)
+{
+	fprintf(f, "usage: kinstr version [-v|--verbose] [--json]\n\n"
+		   "Print the versions of the kinstr CLI, of the loaded kinstr.ko (and its ABI) and of\n"
+		   "the kernel being instrumented. Exits 1 when the module cannot be reached.\n\n"
+		   "  -v, --verbose  also the addresses the module resolved (kallsyms_lookup_name, text)\n"
+		   "  --json         one JSON object on stdout\n");
+}
+
+int cmd_version(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	struct kinstr_debug_info d;
+	struct kinstr_version v;
+	struct kinstr_dev *dev;
+	bool verbose = false, json = false;
+	int c, err;
+
+	while ((c = getopt_long(argc, argv, "vh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'v': verbose = true; break;
+		case 'j': json = true; break;
+		case 'h': version_usage(stdout); return CLI_OK;
+		default: version_usage(stderr); return CLI_USAGE;
+		}
+	}
+	if (optind < argc) {
+		cli_err("version: unexpected argument '%s'", argv[optind]);
+		return CLI_USAGE;
+	}
+
+	dev = kinstr_dev__open(NULL);
+	if (!dev) {
+		err = errno;
+		if (json) {
+			printf("{\"cli\":");
+			cli_json_str(kinstr__version());
+			printf(",\"module\":null,\"error\":");
+			cli_json_str(kinstr_dev__open_hint(err));
+			printf("}\n");
+		} else {
+			printf("kinstr     %s\n", kinstr__version());
+		}
+		cli_err("cannot open %s: %s: %s", KINSTR_DEVICE, strerror(err), kinstr_dev__open_hint(err));
+		return CLI_FAIL;
+	}
+	err = kinstr_dev__version(dev, &v);
+	if (!err && verbose)
+		err = kinstr_dev__debug_info(dev, &d);
+	kinstr_dev__close(dev);
+	if (err) {
+		cli_err("%s does not answer the version ioctl: %s (module and CLI from different builds?)",
+			KINSTR_DEVICE, strerror(-err));
+		return CLI_FAIL;
+	}
+
+	if (json) {
+		printf("{\"cli\":");
+		cli_json_str(kinstr__version());
+		printf(",\"module\":");
+		cli_json_str(v.module_version);
+		printf(",\"abi\":\"%u.%u\",\"kernel\":", v.abi_major, v.abi_minor);
+		cli_json_str(v.kernel_release);
+		if (verbose)
+			printf(",\"kallsyms_lookup_name\":\"0x%llx\",\"stext\":\"0x%llx\",\"etext\":\"0x%llx\","
+			       "\"lockdown\":%s",
+			       (unsigned long long)d.kallsyms_lookup_name, (unsigned long long)d.stext,
+			       (unsigned long long)d.etext, d.flags & KINSTR_DEBUG_LOCKDOWN ? "true" : "false");
+		printf("}\n");
+	} else {
+		printf("kinstr     %s\n", kinstr__version());
+		printf("kinstr.ko  %s (abi %u.%u)\n", v.module_version, v.abi_major, v.abi_minor);
+		printf("kernel     %s\n", v.kernel_release);
+		if (verbose) {
+			printf("kallsyms_lookup_name  0x%llx\n", (unsigned long long)d.kallsyms_lookup_name);
+			printf("kernel text           0x%llx-0x%llx (%llu KiB)\n",
+			       (unsigned long long)d.stext, (unsigned long long)d.etext,
+			       (unsigned long long)(d.etext - d.stext) >> 10);
+			printf("lockdown              %s\n",
+			       d.flags & KINSTR_DEBUG_LOCKDOWN ? "yes (patching will be refused)" : "no");
+		}
+	}
+	if (v.abi_major != KINSTR_ABI_MAJOR) {
+		cli_err("module ABI %u.%u is incompatible with this CLI's %d.%d: rebuild both",
+			v.abi_major, v.abi_minor, KINSTR_ABI_MAJOR, KINSTR_ABI_MINOR);
+		return CLI_FAIL;
+	}
+	return CLI_OK;
+}

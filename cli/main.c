@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <kinstr/kinstr.h>
+#include "cli.h"
+
+static const struct cli_cmd cmds[] = {
+	{ "version", cmd_version, "print the CLI's, the module's and the kernel's versions" },
+};
+
+static void usage(FILE *f)
+{
+	size_t i;
+
+	fprintf(f, "usage: kinstr [--version] [--help] COMMAND [ARGS]\n\n"
+		   "Fine-grained dynamic instrumentation of the running Linux kernel.\n\ncommands:\n");
+	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		fprintf(f, "  %-10s %s\n", cmds[i].name, cmds[i].summary);
+	fprintf(f, "\n'kinstr COMMAND --help' tells more about each. kinstr needs root and the kinstr\n"
+		   "module loaded (insmod kmod/kinstr.ko).\n");
+}
+
+void cli_err(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("kinstr: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+void cli_json_str(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		unsigned char c = *s;
+
+		if (c == '"' || c == '\\')
+			printf("\\%c", c);
+		else if (c < 0x20)
+			printf("\\u%04x", c);
+		else
+			putchar(c);
+	}
+	putchar('"');
+}
+
+int main(int argc, char **argv)
+{
+	size_t i;
+
+	if (argc < 2) {
+		usage(stderr);
+		return CLI_USAGE;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return CLI_OK;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		printf("kinstr %s\n", kinstr__version());
+		return CLI_OK;
+	}
+	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		if (!strcmp(argv[1], cmds[i].name))
+			return cmds[i].run(argc - 1, argv + 1);
+	cli_err("unknown command '%s' (see 'kinstr --help')", argv[1]);
+	return CLI_USAGE;
+}

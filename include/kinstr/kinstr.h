@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/*
+ * libkinstr: the user-space half of kinstr. Objects are opaque; functions are named
+ * kinstr_<object>__<verb>(). Functions returning int return 0 or a negative errno; functions
+ * returning a pointer return NULL and set errno.
+ */
+#ifndef KINSTR_KINSTR_H
+#define KINSTR_KINSTR_H
+
+#include <stddef.h>
+#include <uapi/linux/kinstr.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The library's (and CLI's) version string, e.g. "0.1.0". */
+const char *kinstr__version(void);
+
+/* An open /dev/kinstr. Everything a process installs through it belongs to it. */
+struct kinstr_dev;
+
+/* path NULL means KINSTR_DEVICE. On failure NULL with errno set; see kinstr_dev__open_hint(). */
+struct kinstr_dev *kinstr_dev__open(const char *path);
+void kinstr_dev__close(struct kinstr_dev *dev);
+int kinstr_dev__fd(const struct kinstr_dev *dev);
+
+/* One line telling a person why opening the device failed with errno err and what to do. */
+const char *kinstr_dev__open_hint(int err);
+
+/* KINSTR_IOC_VERSION / KINSTR_IOC_DEBUG_INFO; the struct's size field is set here. */
+int kinstr_dev__version(struct kinstr_dev *dev, struct kinstr_version *v);
+int kinstr_dev__debug_info(struct kinstr_dev *dev, struct kinstr_debug_info *d);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The ioctl ABI's layout is a promise: sizes and offsets of published versions never change. */
+#include <errno.h>
+#include <stddef.h>
+#include <string.h>
+
+#include <kinstr/kinstr.h>
+#include "check.h"
+
+static void t_version_struct_layout(void)
+{
+	CHECK(sizeof(struct kinstr_version) == KINSTR_VERSION_SIZE_VER0, "size %zu",
+	      sizeof(struct kinstr_version));
+	CHECK(offsetof(struct kinstr_version, size) == 0, "size field first");
+	CHECK(offsetof(struct kinstr_version, features) == 8, "features at %zu",
+	      offsetof(struct kinstr_version, features));
+	CHECK(offsetof(struct kinstr_version, kernel_release) == 48, "kernel_release at %zu",
+	      offsetof(struct kinstr_version, kernel_release));
+}
+
+static void t_debug_info_struct_layout(void)
+{
+	CHECK(sizeof(struct kinstr_debug_info) == KINSTR_DEBUG_INFO_SIZE_VER0, "size %zu",
+	      sizeof(struct kinstr_debug_info));
+	CHECK(offsetof(struct kinstr_debug_info, kallsyms_lookup_name) == 8, "offset %zu",
+	      offsetof(struct kinstr_debug_info, kallsyms_lookup_name));
+}
+
+static void t_ioctl_numbers_carry_no_size(void)
+{
+	/* the size lives in the struct, so growing a struct never changes its ioctl number */
+	CHECK(_IOC_SIZE(KINSTR_IOC_VERSION) == 0, "size bits %u", _IOC_SIZE(KINSTR_IOC_VERSION));
+	CHECK(KINSTR_IOC_VERSION != KINSTR_IOC_DEBUG_INFO, "distinct numbers");
+}
+
+static void t_open_hints_name_the_fix(void)
+{
+	CHECK(strstr(kinstr_dev__open_hint(ENOENT), "insmod") != NULL, "%s",
+	      kinstr_dev__open_hint(ENOENT));
+	CHECK(strstr(kinstr_dev__open_hint(EACCES), "CAP_SYS_ADMIN") != NULL, "%s",
+	      kinstr_dev__open_hint(EACCES));
+	CHECK(strstr(kinstr_dev__open_hint(EPERM), "root") != NULL, "%s", kinstr_dev__open_hint(EPERM));
+}
+
+static void t_open_missing_device_sets_errno(void)
+{
+	struct kinstr_dev *dev;
+
+	errno = 0;
+	dev = kinstr_dev__open("/nonexistent/kinstr");
+	CHECK(dev == NULL, "opened a missing path");
+	CHECK(errno == ENOENT, "errno %d", errno);
+}
+
+int main(void)
+{
+	RUN(t_version_struct_layout);
+	RUN(t_debug_info_struct_layout);
+	RUN(t_ioctl_numbers_carry_no_size);
+	RUN(t_open_hints_name_the_fix);
+	RUN(t_open_missing_device_sets_errno);
+	return check_done();
+}
