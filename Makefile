@@ -19,11 +19,13 @@ UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 LIB_OBJS  := $(LIB_SRCS:%.c=$(B)/%.o)
 CLI_OBJS  := $(CLI_SRCS:%.c=$(B)/%.o)
 UNIT_BINS := $(UNIT_SRCS:%.c=$(B)/%)
+PROG_SRCS := $(wildcard tests/vm/progs/*.c)
+PROG_BINS := $(PROG_SRCS:%.c=$(B)/%)
 LIBS      := -lZydis -lbpf -lelf -lz
 
 .PHONY: all user kmod testmods test clean
 all: user kmod testmods
-user: $(B)/kinstr $(UNIT_BINS)
+user: $(B)/kinstr $(UNIT_BINS) $(PROG_BINS)
 
 $(B)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -39,6 +41,11 @@ $(B)/kinstr: $(CLI_OBJS) $(B)/libkinstr.a
 $(B)/tests/unit/%: tests/unit/%.c $(B)/libkinstr.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALLCFLAGS) -Itests/unit -o $@ $< $(B)/libkinstr.a $(LIBS)
+
+# Programs that VM tests run in the guest.
+$(B)/tests/vm/progs/%: tests/vm/progs/%.c $(B)/libkinstr.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALLCFLAGS) -o $@ $< $(B)/libkinstr.a $(LIBS)
 
 kmod:
 	@test -d $(KDIR) || { echo "no kernel headers at $(KDIR): run scripts/setup" >&2; exit 1; }

@@ -1,0 +1,197 @@
+#!/usr/bin/python3
+"""kinstr's whole test suite (started by tests/run, after scripts/setup): build, host unit tests, harness self-tests, VM tests.
+
+Ends with 'N passed, N failed, N skipped' and exits non-zero when anything failed.
+A kernel splat in the guest fails the test during which it appeared, even if that test
+passed its own checks; a splat outside any test fails the 'guest kernel log' check.
+"""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+
+TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+os.chdir(TOP)
+SPLAT = re.compile(r"BUG:|WARNING:|Oops|general protection|soft lockup|hard LOCKUP|detected stall|"
+                   r"Kernel panic|blocked for more than|UBSAN:|KASAN:|kernel BUG at|Call Trace:|RIP: 00")
+
+results = []  # (status, name, why)
+
+
+def report(status, name, why="", secs=None, detail=""):
+    results.append((status, name, why))
+    t = f" ({secs:.1f}s)" if secs is not None else ""
+    line = f"{status.upper():4} {name}{t}"
+    if why:
+        line += f": {why}"
+    print(line, flush=True)
+    if detail and status == "fail":
+        for l in detail.rstrip().splitlines()[-25:]:
+            print(f"     | {l}")
+
+
+def run(cmd, timeout=None, **kw):
+    t0 = time.monotonic()
+    try:
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout,
+                           stdin=subprocess.DEVNULL, **kw)
+        return p.returncode, p.stdout.decode(errors="replace"), time.monotonic() - t0
+    except subprocess.TimeoutExpired as e:
+        return None, (e.stdout or b"").decode(errors="replace"), time.monotonic() - t0
+
+
+def step_build(args):
+    rc, out, secs = run(["make", f"-j{os.cpu_count() or 2}", "all"], timeout=1800)
+    if rc != 0:
+        report("fail", "build: make (module, library, CLI, tests) with no warnings", f"exit {rc}", secs, out)
+        return False
+    warn = [l for l in out.splitlines() if re.search(r"\bwarning:", l)]
+    report("fail" if warn else "pass", "build: make (module, library, CLI, tests) with no warnings",
+           f"{len(warn)} warnings" if warn else "", secs, "\n".join(warn))
+    return not warn
+
+
+def step_unit(args):
+    d = "build/tests/unit"
+    progs = sorted(os.path.join(d, f) for f in os.listdir(d) if f.startswith("test_")) if os.path.isdir(d) else []
+    progs += sorted(os.path.join("tests/unit", f) for f in os.listdir("tests/unit")
+                    if f.startswith("test_") and f.endswith(".sh"))
+    for prog in progs:
+        base = os.path.basename(prog)
+        if args.k and not re.search(args.k, base):
+            continue
+        rc, out, secs = run([prog], timeout=600)
+        cases = 0
+        for line in out.splitlines():
+            m = re.match(r"(PASS|FAIL|SKIP) (\S+)(?::\s*(.*))?$", line)
+            if m:
+                cases += 1
+                report(m.group(1).lower(), f"unit/{base}: {m.group(2)}", m.group(3) or "",
+                       detail=out if m.group(1) == "FAIL" else "")
+        if rc is None:
+            report("fail", f"unit/{base}", "timed out", secs, out)
+        elif rc != 0 and not any(s == "fail" and n.startswith(f"unit/{base}:") for s, n, _ in results):
+            report("fail", f"unit/{base}", f"exit {rc} without a FAIL line", secs, out)
+        elif cases == 0:
+            report("fail", f"unit/{base}", "ran no case", secs, out)
+
+
+def vm(cmd, out, timeout=300, extra=()):
+    return run(["tests/vm/run", "-q", "--out", out, "--timeout", str(timeout), *extra, "--", cmd],
+               timeout=timeout + 60)
+
+
+def step_selftest(args):
+    """The harness must be able to fail: exit statuses, splats and hangs are all reported."""
+    checks = [
+        ("harness: a failing guest command fails the run with its exit status",
+         "echo about to fail; exit 3", 120, lambda rc, o: rc == 3 and "about to fail" in o),
+        ("harness: a kernel WARNING fails the run even though the command exited 0",
+         "insmod tests/vm/modules/kinstr_test_warn.ko && echo loaded", 120,
+         lambda rc, o: rc == 126 and "loaded" in o and "splat" in o and "WARNING" in o),
+        ("harness: a hung guest ends in a timeout failure, not a stuck run",
+         "sleep 100000", 30, lambda rc, o: rc == 124 and "timed out" in o),
+    ]
+    for i, (name, cmd, tmo, ok) in enumerate(checks):
+        if args.k and not re.search(args.k, name):
+            continue
+        rc, out, secs = vm(cmd, f"build/vm/selftest{i}", tmo)
+        report("pass" if ok(rc, out) else "fail", name, "" if ok(rc, out) else f"harness exit {rc}",
+               secs, out)
+
+
+def split_log(text):
+    """Map test index -> kernel log lines printed while it ran; None -> lines outside any test."""
+    sections, cur = {None: []}, None
+    for line in text.splitlines():
+        m = re.search(r"kinstr-test: (begin|end) (\d+)", line)
+        if m:
+            cur = int(m.group(2)) if m.group(1) == "begin" else None
+            sections.setdefault(cur, [])
+            continue
+        sections.setdefault(cur, []).append(line)
+    return sections
+
+
+def step_vm(args):
+    files = sorted(os.path.join("tests/vm/tests", f) for f in os.listdir("tests/vm/tests") if f.endswith(".t"))
+    out = "build/vm/suite"
+    env = []
+    if args.k:
+        env = ["--env", f"KINSTR_TEST_FILTER={args.k}"]
+    cmd = "/usr/bin/python3 tests/vm/guest-runner /run/kinstr-job/results.jsonl " + " ".join(files)
+    print(f"---- booting the guest for {len(files)} VM test files (log: {out}/)", flush=True)
+    rc, hout, secs = vm(cmd, out, args.vm_timeout, env)
+    res_path = os.path.join(out, "results.jsonl")
+    planned, done = [], {}
+    if os.path.exists(res_path):
+        with open(res_path) as f:
+            for line in f:
+                try:
+                    r = json.loads(line)
+                except ValueError:
+                    continue
+                if "planned" in r:
+                    planned = r["planned"]
+                else:
+                    done[r["index"]] = r
+    log = ""
+    for name in ("dmesg", "console.log"):
+        p = os.path.join(out, name)
+        if os.path.exists(p):
+            with open(p, errors="replace") as f:
+                log = f.read()
+            if name == "dmesg" and "kinstr-vm: job done" in log:
+                break
+    sections = split_log(log)
+    if not planned:
+        report("fail", "vm: guest test runner started", f"harness exit {rc}", secs, hout)
+        return
+    for i, name in enumerate(planned):
+        r = done.get(i)
+        splats = [l for l in sections.get(i, []) if SPLAT.search(l)]
+        if r is None:
+            report("fail", f"vm: {name}", "no result: the guest died or timed out during this test",
+                   detail="\n".join(sections.get(i, [])[-25:]) or hout)
+            continue
+        status, why = r["status"], r["why"]
+        if splats:
+            status, why = "fail", f"kernel splat during the test: {splats[0].strip()}"
+        report(status, f"vm: {name}", why, r["seconds"], r["output"] + "\n" + "\n".join(splats))
+    outside = [l for l in sections.get(None, []) if SPLAT.search(l)]
+    report("fail" if outside else "pass", "vm: guest kernel log clean outside the tests",
+           outside[0].strip() if outside else "", detail="\n".join(outside))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--unit", action="store_true", help="host unit tests only")
+    ap.add_argument("--vm", action="store_true", help="VM tests only (with the harness self-tests)")
+    ap.add_argument("-k", metavar="REGEX", help="only tests whose name matches")
+    ap.add_argument("--no-setup", action="store_true", help="do not run scripts/setup first (tests/run)")
+    ap.add_argument("--vm-timeout", type=int, default=1500, help="limit for the VM suite's boot (s)")
+    args = ap.parse_args()
+    everything = not (args.unit or args.vm)
+    t0 = time.monotonic()
+    if step_build(args):
+        if args.unit or everything:
+            step_unit(args)
+        if args.vm or everything:
+            step_selftest(args)
+            step_vm(args)
+    n = {s: sum(1 for r in results if r[0] == s) for s in ("pass", "fail", "skip")}
+    if n["fail"]:
+        print("\nfailed:")
+        for s, name, why in results:
+            if s == "fail":
+                print(f"  {name}: {why}")
+    print(f"\n({time.monotonic() - t0:.0f}s)")
+    print(f"{n['pass']} passed, {n['fail']} failed, {n['skip']} skipped")
+    return 1 if n["fail"] or not n["pass"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
