@@ -4,8 +4,12 @@
  * kprobe on it and reading back the address kprobes resolved; every other symbol is then looked
  * up through it, once, at load time.
  */
+#include <linux/bug.h>
 #include <linux/kprobes.h>
 #include <linux/module.h>
+#include <linux/bsearch.h>
+#include <linux/sort.h>
+#include <linux/vmalloc.h>
 
 #include "kinstr.h"
 
@@ -27,18 +31,87 @@ static unsigned long resolve_kallsyms_lookup_name(void)
 	return addr;
 }
 
+static unsigned long lookup(const char *name)
+{
+	return kinstr_ksyms.kallsyms_lookup_name(name);
+}
+
+static void span(struct kinstr_span *s, const char *start, const char *end)
+{
+	s->start = lookup(start);
+	s->end = lookup(end);
+	if (!s->start || s->end < s->start)
+		s->start = s->end = 0;
+}
+
+static int cmp_ulong(const void *a, const void *b)
+{
+	unsigned long x = *(const unsigned long *)a, y = *(const unsigned long *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The core kernel's __bug_table never changes after boot: index it once. */
+static void index_bugs(struct kinstr_ksyms *k)
+{
+	const struct bug_entry *b = (const struct bug_entry *)k->bug_table.start;
+	size_t i, n = (k->bug_table.end - k->bug_table.start) / sizeof(*b);
+
+	if (!k->bug_table.start || !n)
+		return;
+	k->bug_addrs = vmalloc(array_size(n, sizeof(*k->bug_addrs)));
+	if (!k->bug_addrs)
+		return;
+	for (i = 0; i < n; i++)
+		k->bug_addrs[i] = (unsigned long)&b[i].bug_addr_disp + b[i].bug_addr_disp;
+	sort(k->bug_addrs, n, sizeof(*k->bug_addrs), cmp_ulong, NULL);
+	k->nbug_addrs = n;
+}
+
+bool kinstr_ksyms_is_bug(unsigned long addr)
+{
+	const struct kinstr_ksyms *k = &kinstr_ksyms;
+
+	if (k->bug_addrs && kinstr_span_has(&k->text, addr, 1))
+		return bsearch(&addr, k->bug_addrs, k->nbug_addrs, sizeof(addr), cmp_ulong) != NULL;
+	return k->find_bug && k->find_bug(addr);
+}
+
+void kinstr_ksyms_exit(void)
+{
+	vfree(kinstr_ksyms.bug_addrs);
+	kinstr_ksyms.bug_addrs = NULL;
+}
+
 int kinstr_ksyms_init(void)
 {
+	struct kinstr_ksyms *k = &kinstr_ksyms;
 	unsigned long addr = resolve_kallsyms_lookup_name();
 
 	if (!addr)
 		return -ENOENT;
-	kinstr_ksyms.kallsyms_lookup_name = (void *)addr;
-	kinstr_ksyms.stext = kinstr_ksyms.kallsyms_lookup_name("_stext");
-	kinstr_ksyms.etext = kinstr_ksyms.kallsyms_lookup_name("_etext");
-	if (!kinstr_ksyms.stext || kinstr_ksyms.etext <= kinstr_ksyms.stext) {
+	k->kallsyms_lookup_name = (void *)addr;
+	span(&k->text, "_stext", "_etext");
+	if (!k->text.start) {
 		pr_err(KINSTR_PR_PREFIX "kallsyms_lookup_name gave no kernel text bounds\n");
 		return -ENOENT;
 	}
+	k->ftrace_text_reserved = (void *)lookup("ftrace_text_reserved");
+	k->jump_label_text_reserved = (void *)lookup("jump_label_text_reserved");
+	k->static_call_text_reserved = (void *)lookup("static_call_text_reserved");
+	k->alternatives_text_reserved = (void *)lookup("alternatives_text_reserved");
+	k->search_exception_tables = (void *)lookup("search_exception_tables");
+	k->find_bug = (void *)lookup("find_bug");
+	k->within_kprobe_blacklist = (void *)lookup("within_kprobe_blacklist");
+	k->text_mutex = (void *)lookup("text_mutex");
+	span(&k->entry_text, "__entry_text_start", "__entry_text_end");
+	span(&k->irqentry_text, "__irqentry_text_start", "__irqentry_text_end");
+	span(&k->noinstr_text, "__noinstr_text_start", "__noinstr_text_end");
+	span(&k->kprobes_text, "__kprobes_text_start", "__kprobes_text_end");
+	span(&k->ex_table, "__start___ex_table", "__stop___ex_table");
+	span(&k->jump_table, "__start___jump_table", "__stop___jump_table");
+	span(&k->static_call_sites, "__start_static_call_sites", "__stop_static_call_sites");
+	span(&k->bug_table, "__start___bug_table", "__stop___bug_table");
+	index_bugs(k);
 	return 0;
 }

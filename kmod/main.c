@@ -3,7 +3,11 @@
  * kinstr.ko: the small, auditable half of kinstr. For now it offers /dev/kinstr with the version
  * and debug-info ioctls; patching comes with the splice engine.
  */
+#include <linux/bug.h>
 #include <linux/capability.h>
+#include <linux/extable.h>
+#include <linux/jump_label.h>
+#include <linux/static_call_types.h>
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
 #include <linux/module.h>
@@ -38,12 +42,119 @@ static int kinstr_put_struct(void __user *uarg, void *kbuf, u32 ksize, u32 min_s
 	return 0;
 }
 
+/*
+ * Copy an input struct from user space following the ABI's size rules: EINVAL below the first
+ * version, E2BIG above the maximum or when bytes beyond what the module knows are non-zero.
+ */
+int kinstr_get_struct(void *kbuf, u32 ksize, const void __user *uarg, u32 min_size)
+{
+	u32 usize;
+
+	if (get_user(usize, (const u32 __user *)uarg))
+		return -EFAULT;
+	if (usize < min_size)
+		return -EINVAL;
+	if (usize > KINSTR_MAX_STRUCT_SIZE)
+		return -E2BIG;
+	return copy_struct_from_user(kbuf, ksize, uarg, usize);
+}
+
+static bool kinstr_readable(unsigned long a, unsigned long len)
+{
+	const struct kinstr_ksyms *k = &kinstr_ksyms;
+
+	return kinstr_span_has(&k->text, a, len) || kinstr_span_has(&k->ex_table, a, len) ||
+	       kinstr_span_has(&k->jump_table, a, len) ||
+	       kinstr_span_has(&k->static_call_sites, a, len) || kinstr_span_has(&k->bug_table, a, len);
+}
+
+static long kinstr_ioctl_read(void __user *uarg)
+{
+	struct kinstr_read r;
+	void *bounce;
+	u64 done = 0;
+	long err;
+
+	err = kinstr_get_struct(&r, sizeof(r), uarg, KINSTR_READ_SIZE_VER0);
+	if (err)
+		return err;
+	if (r.flags)
+		return -EINVAL;
+	if (r.len > KINSTR_READ_MAX)
+		return -E2BIG;
+	if (!r.len || !kinstr_readable(r.addr, r.len))
+		return -ERANGE;
+	bounce = (void *)__get_free_page(GFP_KERNEL);
+	if (!bounce)
+		return -ENOMEM;
+	while (done < r.len) {
+		size_t n = min_t(u64, r.len - done, PAGE_SIZE);
+
+		/* text can be unmapped under us (init text, a module going away): never fault */
+		if (copy_from_kernel_nofault(bounce, (void *)(unsigned long)(r.addr + done), n)) {
+			err = -EIO;
+			break;
+		}
+		if (copy_to_user(u64_to_user_ptr(r.buf) + done, bounce, n)) {
+			err = -EFAULT;
+			break;
+		}
+		done += n;
+		if (fatal_signal_pending(current)) {
+			err = -EINTR;
+			break;
+		}
+		cond_resched();
+	}
+	free_page((unsigned long)bounce);
+	if (put_user(done, (u64 __user *)(uarg + offsetof(struct kinstr_read, copied))))
+		return -EFAULT;
+	return err;
+}
+
+static void layout_span(struct kinstr_span64 *d, const struct kinstr_span *s)
+{
+	d->start = s->start;
+	d->end = s->end;
+}
+
+static void layout_table(struct kinstr_table *t, const struct kinstr_span *s, u32 entry_size,
+			 u32 addr_off)
+{
+	t->addr = s->start;
+	t->bytes = s->end - s->start;
+	t->entry_size = entry_size;
+	t->addr_off = addr_off;
+}
+
+static long kinstr_ioctl_layout(void __user *uarg)
+{
+	const struct kinstr_ksyms *k = &kinstr_ksyms;
+	struct kinstr_layout l = {};
+
+	layout_span(&l.text, &k->text);
+	layout_span(&l.entry_text, &k->entry_text);
+	layout_span(&l.irqentry_text, &k->irqentry_text);
+	layout_span(&l.noinstr_text, &k->noinstr_text);
+	layout_span(&l.kprobes_text, &k->kprobes_text);
+	layout_table(&l.ex_table, &k->ex_table, sizeof(struct exception_table_entry),
+		     offsetof(struct exception_table_entry, insn));
+	layout_table(&l.jump_table, &k->jump_table, sizeof(struct jump_entry),
+		     offsetof(struct jump_entry, code));
+	layout_table(&l.static_call_sites, &k->static_call_sites, sizeof(struct static_call_site),
+		     offsetof(struct static_call_site, addr));
+	layout_table(&l.bug_table, &k->bug_table, sizeof(struct bug_entry),
+		     offsetof(struct bug_entry, bug_addr_disp));
+	return kinstr_put_struct(uarg, &l, sizeof(l), KINSTR_LAYOUT_SIZE_VER0);
+}
+
 static long kinstr_ioctl_version(void __user *uarg)
 {
 	struct kinstr_version v = {
 		.abi_major = KINSTR_ABI_MAJOR,
 		.abi_minor = KINSTR_ABI_MINOR,
-		.features = KINSTR_FEAT_DEBUG_INFO,
+		.features = KINSTR_FEAT_DEBUG_INFO | KINSTR_FEAT_READ | KINSTR_FEAT_CHECK |
+			    KINSTR_FEAT_LAYOUT,
 	};
 
 	strscpy(v.module_version, KINSTR_VERSION, sizeof(v.module_version));
@@ -55,8 +166,8 @@ static long kinstr_ioctl_debug_info(void __user *uarg)
 {
 	struct kinstr_debug_info d = {
 		.kallsyms_lookup_name = (unsigned long)kinstr_ksyms.kallsyms_lookup_name,
-		.stext = kinstr_ksyms.stext,
-		.etext = kinstr_ksyms.etext,
+		.stext = kinstr_ksyms.text.start,
+		.etext = kinstr_ksyms.text.end,
 	};
 
 	if (security_locked_down(LOCKDOWN_DEV_MEM))
@@ -73,6 +184,12 @@ static long kinstr_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return kinstr_ioctl_version(uarg);
 	case KINSTR_IOC_DEBUG_INFO:
 		return kinstr_ioctl_debug_info(uarg);
+	case KINSTR_IOC_READ:
+		return kinstr_ioctl_read(uarg);
+	case KINSTR_IOC_CHECK:
+		return kinstr_ioctl_check(uarg);
+	case KINSTR_IOC_LAYOUT:
+		return kinstr_ioctl_layout(uarg);
 	default:
 		return -ENOTTY;
 	}
@@ -111,17 +228,19 @@ static int __init kinstr_init(void)
 	err = misc_register(&kinstr_miscdev);
 	if (err) {
 		pr_err(KINSTR_PR_PREFIX "cannot register /dev/kinstr: %d\n", err);
+		kinstr_ksyms_exit();
 		return err;
 	}
 	pr_info(KINSTR_PR_PREFIX "%s loaded (abi %d.%d), kallsyms_lookup_name resolved, text %lu KiB\n",
 		KINSTR_VERSION, KINSTR_ABI_MAJOR, KINSTR_ABI_MINOR,
-		(kinstr_ksyms.etext - kinstr_ksyms.stext) >> 10);
+		(kinstr_ksyms.text.end - kinstr_ksyms.text.start) >> 10);
 	return 0;
 }
 
 static void __exit kinstr_exit(void)
 {
 	misc_deregister(&kinstr_miscdev);
+	kinstr_ksyms_exit();
 	pr_info(KINSTR_PR_PREFIX "unloaded\n");
 }
 

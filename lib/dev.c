@@ -86,3 +86,62 @@ int kinstr_dev__debug_info(struct kinstr_dev *dev, struct kinstr_debug_info *d)
 	d->size = sizeof(*d);
 	return dev_ioctl(dev, KINSTR_IOC_DEBUG_INFO, d);
 }
+
+int kinstr_dev__read(struct kinstr_dev *dev, unsigned long long addr, void *buf, size_t len)
+{
+	struct kinstr_read r = {
+		.size = sizeof(r),
+		.addr = addr,
+		.len = len,
+		.buf = (unsigned long)buf,
+	};
+
+	return dev_ioctl(dev, KINSTR_IOC_READ, &r);
+}
+
+int kinstr_dev__layout(struct kinstr_dev *dev, struct kinstr_layout *l)
+{
+	memset(l, 0, sizeof(*l));
+	l->size = sizeof(*l);
+	return dev_ioctl(dev, KINSTR_IOC_LAYOUT, l);
+}
+
+int kinstr_dev__check(struct kinstr_dev *dev, struct kinstr_check_range *ranges, unsigned int count)
+{
+	struct kinstr_check c = {
+		.size = sizeof(c),
+		.ranges = (unsigned long)ranges,
+		.count = count,
+	};
+
+	return dev_ioctl(dev, KINSTR_IOC_CHECK, &c);
+}
+
+static const struct {
+	const char *id, *str;
+} reasons[KINSTR_R_NR] = {
+	[KINSTR_R_NOT_TEXT] = { "not-text", "not in core kernel text" },
+	[KINSTR_R_OWN_MODULE] = { "own-module", "inside kinstr.ko itself" },
+	[KINSTR_R_ENTRY_TEXT] = { "entry-text", "in entry text (.entry.text)" },
+	[KINSTR_R_NOINSTR_TEXT] = { "noinstr-text", "in .noinstr.text" },
+	[KINSTR_R_KPROBES_TEXT] = { "kprobes-text", "in .kprobes.text" },
+	[KINSTR_R_KPROBE_BLACKLIST] = { "kprobe-blacklist", "on the kprobe blacklist" },
+	[KINSTR_R_CFI_SYMBOL] = { "cfi-symbol", "in a __cfi_/__pfx_ symbol" },
+	[KINSTR_R_FTRACE] = { "ftrace", "overlaps an ftrace site" },
+	[KINSTR_R_JUMP_LABEL] = { "jump-label", "overlaps a jump label" },
+	[KINSTR_R_STATIC_CALL] = { "static-call", "overlaps a static call site" },
+	[KINSTR_R_ALTERNATIVE] = { "alternative", "overlaps an alternative" },
+	[KINSTR_R_BUG] = { "bug", "overlaps a BUG/WARN site (ud2)" },
+	[KINSTR_R_EXTABLE] = { "extable", "holds an instruction with an exception-table fixup" },
+	[KINSTR_R_UNVERIFIABLE] = { "unverifiable", "cannot be verified (a kernel check is unavailable)" },
+};
+
+const char *kinstr_site_reason__str(unsigned int reason)
+{
+	return reason < KINSTR_R_NR && reasons[reason].str ? reasons[reason].str : "unknown reason";
+}
+
+const char *kinstr_site_reason__id(unsigned int reason)
+{
+	return reason < KINSTR_R_NR && reasons[reason].id ? reasons[reason].id : "unknown";
+}

@@ -32,6 +32,23 @@ const char *kinstr_dev__open_hint(int err);
 int kinstr_dev__version(struct kinstr_dev *dev, struct kinstr_version *v);
 int kinstr_dev__debug_info(struct kinstr_dev *dev, struct kinstr_debug_info *d);
 
+/*
+ * KINSTR_IOC_READ: copy len bytes of live kernel memory at addr into buf. Only core text and the
+ * reservation tables are readable (-ERANGE otherwise); -EIO when kernel memory faulted.
+ */
+int kinstr_dev__read(struct kinstr_dev *dev, unsigned long long addr, void *buf, size_t len);
+
+/* KINSTR_IOC_LAYOUT: where the kernel's text and reservation tables are. */
+int kinstr_dev__layout(struct kinstr_dev *dev, struct kinstr_layout *l);
+
+/* KINSTR_IOC_CHECK: fill ranges[i].reasons with the module's verdict for each range. */
+int kinstr_dev__check(struct kinstr_dev *dev, struct kinstr_check_range *ranges, unsigned int count);
+
+/* The stable name of one reason bit (enum kinstr_site_reason), e.g. "ftrace site". */
+const char *kinstr_site_reason__str(unsigned int reason);
+/* The short identifier of one reason, e.g. "ftrace", for --json output. */
+const char *kinstr_site_reason__id(unsigned int reason);
+
 #ifdef __cplusplus
 }
 #endif

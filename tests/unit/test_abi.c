@@ -26,6 +26,26 @@ static void t_debug_info_struct_layout(void)
 	      offsetof(struct kinstr_debug_info, kallsyms_lookup_name));
 }
 
+static void t_other_struct_layouts(void)
+{
+	CHECK(sizeof(struct kinstr_read) == KINSTR_READ_SIZE_VER0, "read %zu", sizeof(struct kinstr_read));
+	CHECK(sizeof(struct kinstr_check) == KINSTR_CHECK_SIZE_VER0, "check %zu", sizeof(struct kinstr_check));
+	CHECK(sizeof(struct kinstr_check_range) == 16, "range %zu", sizeof(struct kinstr_check_range));
+	CHECK(sizeof(struct kinstr_layout) == KINSTR_LAYOUT_SIZE_VER0, "layout %zu",
+	      sizeof(struct kinstr_layout));
+}
+
+static void t_every_reason_has_a_name(void)
+{
+	unsigned int r;
+
+	for (r = 0; r < KINSTR_R_NR; r++) {
+		CHECK(strcmp(kinstr_site_reason__str(r), "unknown reason") != 0, "reason %u unnamed", r);
+		CHECK(strcmp(kinstr_site_reason__id(r), "unknown") != 0, "reason %u has no id", r);
+	}
+	CHECK(!strcmp(kinstr_site_reason__str(KINSTR_R_NR), "unknown reason"), "out of range");
+}
+
 static void t_ioctl_numbers_carry_no_size(void)
 {
 	/* the size lives in the struct, so growing a struct never changes its ioctl number */
@@ -56,6 +76,8 @@ int main(void)
 {
 	RUN(t_version_struct_layout);
 	RUN(t_debug_info_struct_layout);
+	RUN(t_other_struct_layouts);
+	RUN(t_every_reason_has_a_name);
 	RUN(t_ioctl_numbers_carry_no_size);
 	RUN(t_open_hints_name_the_fix);
 	RUN(t_open_missing_device_sets_errno);

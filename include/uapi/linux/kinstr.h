@@ -23,6 +23,9 @@
 #define KINSTR_IOC_MAGIC	0xb7
 #define KINSTR_IOC_VERSION	_IO(KINSTR_IOC_MAGIC, 0x01)	/* struct kinstr_version */
 #define KINSTR_IOC_DEBUG_INFO	_IO(KINSTR_IOC_MAGIC, 0x02)	/* struct kinstr_debug_info */
+#define KINSTR_IOC_READ		_IO(KINSTR_IOC_MAGIC, 0x03)	/* struct kinstr_read */
+#define KINSTR_IOC_CHECK	_IO(KINSTR_IOC_MAGIC, 0x04)	/* struct kinstr_check */
+#define KINSTR_IOC_LAYOUT	_IO(KINSTR_IOC_MAGIC, 0x05)	/* struct kinstr_layout */
 
 /* Largest struct size accepted at all; beyond it E2BIG without reading the tail. */
 #define KINSTR_MAX_STRUCT_SIZE	4096
@@ -41,6 +44,9 @@ struct kinstr_version {
 
 /* Nothing is offered yet but the version and debug ioctls; bits appear as features land. */
 #define KINSTR_FEAT_DEBUG_INFO	(1ULL << 0)
+#define KINSTR_FEAT_READ	(1ULL << 1)
+#define KINSTR_FEAT_CHECK	(1ULL << 2)
+#define KINSTR_FEAT_LAYOUT	(1ULL << 3)
 
 /* KINSTR_IOC_DEBUG_INFO: output only; addresses the module resolved at load time. */
 struct kinstr_debug_info {
@@ -53,5 +59,96 @@ struct kinstr_debug_info {
 #define KINSTR_DEBUG_INFO_SIZE_VER0	32
 
 #define KINSTR_DEBUG_LOCKDOWN	(1U << 0)	/* the kernel is locked down: patching refused */
+
+/*
+ * KINSTR_IOC_READ: copy live kernel memory to user space, fault-safely. Only core kernel text
+ * and the read-only tables that say which text is reserved (__ex_table, __jump_table,
+ * static_call_sites, __bug_table) may be read; anything else fails with ERANGE. A fault in
+ * kernel memory fails with EIO (copied says how far it got).
+ */
+struct kinstr_read {
+	__u32 size;
+	__u32 flags;			/* none defined: must be 0 */
+	__u64 addr;			/* kernel address */
+	__u64 len;			/* at most KINSTR_READ_MAX */
+	__u64 buf;			/* user pointer */
+	__u64 copied;			/* out: bytes copied */
+};
+#define KINSTR_READ_SIZE_VER0	40
+#define KINSTR_READ_MAX		(64ULL << 20)
+
+/*
+ * Why a byte range may not be patched, as the module sees it with the kernel's own predicates.
+ * A range can have several reasons; each is one bit. User space names them
+ * (kinstr_site_reason__str()).
+ */
+enum kinstr_site_reason {
+	KINSTR_R_NOT_TEXT = 0,		/* not in core kernel text */
+	KINSTR_R_OWN_MODULE,		/* inside kinstr.ko itself */
+	KINSTR_R_ENTRY_TEXT,		/* .entry.text / .irqentry.text */
+	KINSTR_R_NOINSTR_TEXT,		/* .noinstr.text */
+	KINSTR_R_KPROBES_TEXT,		/* .kprobes.text */
+	KINSTR_R_KPROBE_BLACKLIST,	/* within_kprobe_blacklist() */
+	KINSTR_R_CFI_SYMBOL,		/* a __cfi_ or __pfx_ symbol */
+	KINSTR_R_FTRACE,		/* overlaps an ftrace (fentry) site */
+	KINSTR_R_JUMP_LABEL,		/* overlaps a jump label */
+	KINSTR_R_STATIC_CALL,		/* overlaps a static call site */
+	KINSTR_R_ALTERNATIVE,		/* overlaps a patchable alternative the kernel still tracks */
+	KINSTR_R_BUG,			/* holds a BUG/WARN ud2 (find_bug()) */
+	KINSTR_R_EXTABLE,		/* holds an instruction with an exception-table fixup */
+	KINSTR_R_UNVERIFIABLE,		/* a kernel predicate needed to decide is unavailable */
+	KINSTR_R_NR
+};
+
+/* One range to check: [addr, addr + len). */
+struct kinstr_check_range {
+	__u64 addr;
+	__u32 len;			/* 1..16 */
+	__u32 reasons;			/* out: 1 << enum kinstr_site_reason for each that applies */
+};
+
+/* KINSTR_IOC_CHECK: classify many ranges in one call. */
+struct kinstr_check {
+	__u32 size;
+	__u32 flags;			/* none defined: must be 0 */
+	__u64 ranges;			/* user pointer to struct kinstr_check_range[count] */
+	__u32 count;			/* at most KINSTR_CHECK_MAX */
+	__u32 __reserved;
+};
+#define KINSTR_CHECK_SIZE_VER0	24
+#define KINSTR_CHECK_MAX	(1U << 20)
+
+/* A table of the running kernel whose entries locate reserved text by self-relative offsets. */
+struct kinstr_table {
+	__u64 addr;			/* first entry (0: the kernel has no such table) */
+	__u64 bytes;			/* whole table */
+	__u32 entry_size;		/* sizeof() of one entry in this kernel's build */
+	__u32 addr_off;			/* offset in an entry of the __s32 that, added to its own
+					 * address, gives the text address the entry is about */
+};
+
+struct kinstr_span64 {
+	__u64 start, end;		/* [start, end); 0, 0 when the kernel has none */
+};
+
+/*
+ * KINSTR_IOC_LAYOUT: output only. Where the running kernel keeps its text and the tables that
+ * reserve parts of it, with the entry layouts of this build, so that user space can classify
+ * sites from live memory (read with KINSTR_IOC_READ) without hard-coding struct layouts.
+ */
+struct kinstr_layout {
+	__u32 size;
+	__u32 flags;
+	struct kinstr_span64 text;		/* _stext.._etext */
+	struct kinstr_span64 entry_text;
+	struct kinstr_span64 irqentry_text;
+	struct kinstr_span64 noinstr_text;
+	struct kinstr_span64 kprobes_text;
+	struct kinstr_table ex_table;		/* faulting instruction -> fixup */
+	struct kinstr_table jump_table;		/* jump labels (2- or 5-byte sites) */
+	struct kinstr_table static_call_sites;	/* 5-byte call/jmp sites */
+	struct kinstr_table bug_table;		/* ud2 of BUG()/WARN() */
+};
+#define KINSTR_LAYOUT_SIZE_VER0	184
 
 #endif /* _UAPI_LINUX_KINSTR_H */

@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/*
+ * A view of the kernel's code for analysis: its functions, their live text, and the ranges the
+ * kernel reserves (ftrace, jump labels, static calls, BUG sites, exception-table entries, entry
+ * and noinstr text, the kprobe blacklist). It comes either from the running kernel (through
+ * /dev/kinstr, /proc/kallsyms, tracefs and debugfs) or from a snapshot file taken of one, so
+ * that host tests analyse exactly what the live kernel showed.
+ */
+#ifndef KINSTR_KERNEL_H
+#define KINSTR_KERNEL_H
+
+#include <stddef.h>
+#include <kinstr/kinstr.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct kinstr_func {
+	unsigned long long addr;
+	unsigned int size;	/* up to the next symbol at a higher address (aliases share) */
+	char type;		/* 't' or 'T' as in /proc/kallsyms */
+	const char *name;
+};
+
+/* A reserved range and the reason (enum kinstr_site_reason) it is reserved. */
+struct kinstr_reserved {
+	unsigned long long addr;
+	unsigned int len;
+	unsigned int reason;
+};
+
+struct kinstr_kernel;
+
+/* Read the running kernel's code through dev. NULL with errno set on failure. */
+struct kinstr_kernel *kinstr_kernel__open_live(struct kinstr_dev *dev);
+/* Read a snapshot written by kinstr_kernel__save(). NULL with errno set (EINVAL: not one). */
+struct kinstr_kernel *kinstr_kernel__open_snapshot(const char *path);
+/*
+ * Write a snapshot (gzip-compressed) holding the functions whose names match glob (NULL: all),
+ * their text and the reservations inside them.
+ */
+int kinstr_kernel__save(const struct kinstr_kernel *k, const char *path, const char *glob);
+void kinstr_kernel__close(struct kinstr_kernel *k);
+
+const char *kinstr_kernel__release(const struct kinstr_kernel *k);
+const struct kinstr_layout *kinstr_kernel__layout(const struct kinstr_kernel *k);
+/* Address of __x86_return_thunk (0 if the kernel has none): `jmp` to it is a return. */
+unsigned long long kinstr_kernel__return_thunk(const struct kinstr_kernel *k);
+
+size_t kinstr_kernel__func_cnt(const struct kinstr_kernel *k);
+/* Functions sorted by address; i < func_cnt. */
+const struct kinstr_func *kinstr_kernel__func(const struct kinstr_kernel *k, size_t i);
+/* The first function of that name, or NULL (errno ENOENT). */
+const struct kinstr_func *kinstr_kernel__find_func(const struct kinstr_kernel *k, const char *name);
+/* The function containing addr, or NULL. */
+const struct kinstr_func *kinstr_kernel__func_at(const struct kinstr_kernel *k, unsigned long long addr);
+
+/* The live bytes of [addr, addr + len), or NULL (errno ERANGE) when the view does not hold them. */
+const unsigned char *kinstr_kernel__text(const struct kinstr_kernel *k, unsigned long long addr,
+					 size_t len);
+
+/* Bitmask (1 << enum kinstr_site_reason) of every reservation overlapping [addr, addr + len). */
+unsigned int kinstr_kernel__reserved(const struct kinstr_kernel *k, unsigned long long addr,
+				     unsigned int len);
+size_t kinstr_kernel__reserved_cnt(const struct kinstr_kernel *k);
+const struct kinstr_reserved *kinstr_kernel__reserved_at(const struct kinstr_kernel *k, size_t i);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

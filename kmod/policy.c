@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Site safety as the module sees it: small named predicates, each one rule of docs/design.md,
+ * each asked of the kernel itself. User space classifies sites on its own (it knows instruction
+ * boundaries and branch targets); the module re-checks every range before a byte changes, and
+ * answers KINSTR_IOC_CHECK so both views can be compared.
+ */
+#include <linux/kallsyms.h>
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+#include <uapi/linux/kinstr.h>
+#include "kinstr.h"
+
+#define R(x) (1U << KINSTR_R_##x)
+
+static bool in_core_text(unsigned long a, unsigned int len)
+{
+	return kinstr_span_has(&kinstr_ksyms.text, a, len);
+}
+
+static bool overlaps(const struct kinstr_span *s, unsigned long a, unsigned int len)
+{
+	return s->start && a < s->end && a + len > s->start;
+}
+
+static bool in_own_module(unsigned long a, unsigned int len)
+{
+	return within_module(a, THIS_MODULE) || within_module(a + len - 1, THIS_MODULE);
+}
+
+static bool is_cfi_symbol(unsigned long a)
+{
+	char name[KSYM_SYMBOL_LEN];
+
+	sprint_symbol_no_offset(name, a);
+	return !strncmp(name, "__cfi_", 6) || !strncmp(name, "__pfx_", 6);
+}
+
+/* The *_text_reserved() predicates take an inclusive end, as kprobes passes them. */
+static u32 reserved_by_patchers(unsigned long a, unsigned int len)
+{
+	const struct kinstr_ksyms *k = &kinstr_ksyms;
+	void *s = (void *)a, *e = (void *)(a + len - 1);
+	u32 r = 0;
+
+	if (!k->ftrace_text_reserved || !k->jump_label_text_reserved || !k->static_call_text_reserved)
+		r |= R(UNVERIFIABLE);
+	if (k->ftrace_text_reserved && k->ftrace_text_reserved(s, e))
+		r |= R(FTRACE);
+	if (k->jump_label_text_reserved && k->jump_label_text_reserved(s, e))
+		r |= R(JUMP_LABEL);
+	/* widened by a byte each side: its bounds' inclusiveness differs across versions */
+	if (k->static_call_text_reserved && k->static_call_text_reserved(s - 1, e + 1))
+		r |= R(STATIC_CALL);
+	/* alternatives_text_reserved() wants text_mutex, which nests inside the other patchers' locks */
+	if (k->alternatives_text_reserved && k->text_mutex) {
+		mutex_lock(k->text_mutex);
+		if (k->alternatives_text_reserved(s, e))
+			r |= R(ALTERNATIVE);
+		mutex_unlock(k->text_mutex);
+	} else {
+		r |= R(UNVERIFIABLE);
+	}
+	return r;
+}
+
+/* Per byte: exception-table fixups and BUG sites are found by exact instruction address. */
+static u32 reserved_per_byte(unsigned long a, unsigned int len)
+{
+	const struct kinstr_ksyms *k = &kinstr_ksyms;
+	unsigned int i;
+	u32 r = 0;
+
+	if (!k->search_exception_tables || (!k->find_bug && !k->bug_addrs))
+		r |= R(UNVERIFIABLE);
+	for (i = 0; i < len; i++) {
+		if (k->search_exception_tables && k->search_exception_tables(a + i))
+			r |= R(EXTABLE);
+		if (kinstr_ksyms_is_bug(a + i))
+			r |= R(BUG);
+	}
+	return r;
+}
+
+/*
+ * The blacklist holds whole functions (and the kernel extends it to their .part/.cold clones);
+ * a range never spans two functions, so its first and last bytes decide.
+ */
+static u32 blacklisted(unsigned long a, unsigned int len)
+{
+	const struct kinstr_ksyms *k = &kinstr_ksyms;
+
+	if (!k->within_kprobe_blacklist)
+		return R(UNVERIFIABLE);
+	if (k->within_kprobe_blacklist(a) || k->within_kprobe_blacklist(a + len - 1))
+		return R(KPROBE_BLACKLIST);
+	return 0;
+}
+
+/* Every reason why [addr, addr + len) may not be patched; 0 when the kernel sees none. */
+u32 kinstr_policy_check(unsigned long addr, unsigned int len)
+{
+	const struct kinstr_ksyms *k = &kinstr_ksyms;
+	u32 r = 0;
+
+	if (in_own_module(addr, len))
+		return R(OWN_MODULE) | R(NOT_TEXT);
+	if (!in_core_text(addr, len))
+		return R(NOT_TEXT);
+	if (overlaps(&k->entry_text, addr, len) || overlaps(&k->irqentry_text, addr, len))
+		r |= R(ENTRY_TEXT);
+	if (overlaps(&k->noinstr_text, addr, len))
+		r |= R(NOINSTR_TEXT);
+	if (overlaps(&k->kprobes_text, addr, len))
+		r |= R(KPROBES_TEXT);
+	if (is_cfi_symbol(addr) || is_cfi_symbol(addr + len - 1))
+		r |= R(CFI_SYMBOL);
+	r |= reserved_by_patchers(addr, len);
+	r |= reserved_per_byte(addr, len);
+	r |= blacklisted(addr, len);
+	return r;
+}
+
+#define CHECK_CHUNK 256
+
+long kinstr_ioctl_check(void __user *uarg)
+{
+	struct kinstr_check_range *buf;
+	struct kinstr_check c;
+	u32 i, n, done = 0;
+	long err = 0;
+
+	err = kinstr_get_struct(&c, sizeof(c), uarg, KINSTR_CHECK_SIZE_VER0);
+	if (err)
+		return err;
+	if (c.flags || c.__reserved)
+		return -EINVAL;
+	if (c.count > KINSTR_CHECK_MAX)
+		return -E2BIG;
+	buf = kmalloc_array(CHECK_CHUNK, sizeof(*buf), GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	while (done < c.count) {
+		void __user *up = u64_to_user_ptr(c.ranges) + (u64)done * sizeof(*buf);
+
+		n = min_t(u32, c.count - done, CHECK_CHUNK);
+		if (copy_from_user(buf, up, n * sizeof(*buf))) {
+			err = -EFAULT;
+			break;
+		}
+		for (i = 0; i < n; i++) {
+			if (buf[i].len < 1 || buf[i].len > 16) {
+				err = -EINVAL;
+				break;
+			}
+			buf[i].reasons = kinstr_policy_check(buf[i].addr, buf[i].len);
+		}
+		if (err)
+			break;
+		if (copy_to_user(up, buf, n * sizeof(*buf))) {
+			err = -EFAULT;
+			break;
+		}
+		done += n;
+		if (fatal_signal_pending(current)) {
+			err = -EINTR;
+			break;
+		}
+		cond_resched();
+	}
+	kfree(buf);
+	return err;
+}

@@ -1,0 +1,849 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * The kernel's code as analysis sees it: functions, live text, reservations. Built from the
+ * running kernel or loaded from a snapshot; everything after loading is shared.
+ */
+#include <errno.h>
+#include <fnmatch.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include <kinstr/kernel.h>
+
+struct text_chunk {
+	unsigned long long addr;
+	size_t len;
+	unsigned char *bytes;
+};
+
+struct kinstr_kernel {
+	char release[65];
+	struct kinstr_layout layout;
+	unsigned long long return_thunk;
+
+	struct kinstr_func *funcs;	/* sorted by addr */
+	size_t nfuncs;
+	struct kinstr_func **by_name;	/* sorted by name, then addr */
+	char *names;			/* one allocation for every name */
+	size_t names_len;
+
+	struct kinstr_reserved *res;	/* sorted by addr */
+	unsigned long long *res_maxend;	/* max end of res[0..i] */
+	size_t nres, res_cap;
+
+	struct text_chunk *chunks;	/* sorted by addr, disjoint */
+	size_t nchunks;
+};
+
+/* ---- shared helpers ---------------------------------------------------------------------- */
+
+static int cmp_func_addr(const void *a, const void *b)
+{
+	const struct kinstr_func *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+static int cmp_func_name(const void *a, const void *b)
+{
+	const struct kinstr_func *x = *(struct kinstr_func *const *)a, *y = *(struct kinstr_func *const *)b;
+	int c = strcmp(x->name, y->name);
+
+	if (c)
+		return c;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+static int cmp_res(const void *a, const void *b)
+{
+	const struct kinstr_reserved *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	if (x->reason != y->reason)
+		return x->reason < y->reason ? -1 : 1;
+	return x->len < y->len ? -1 : x->len > y->len;
+}
+
+static int res_add(struct kinstr_kernel *k, unsigned long long addr, unsigned long long len,
+		   unsigned int reason)
+{
+	if (!len)
+		return 0;
+	if (k->nres == k->res_cap) {
+		size_t cap = k->res_cap ? k->res_cap * 2 : 4096;
+		void *p = realloc(k->res, cap * sizeof(*k->res));
+
+		if (!p)
+			return -ENOMEM;
+		k->res = p;
+		k->res_cap = cap;
+	}
+	k->res[k->nres++] = (struct kinstr_reserved){ addr, len > UINT32_MAX ? UINT32_MAX : len, reason };
+	return 0;
+}
+
+static int index_names(struct kinstr_kernel *k)
+{
+	size_t i;
+
+	free(k->by_name);
+	k->by_name = calloc(k->nfuncs + 1, sizeof(*k->by_name));
+	if (!k->by_name)
+		return -ENOMEM;
+	for (i = 0; i < k->nfuncs; i++)
+		k->by_name[i] = &k->funcs[i];
+	qsort(k->by_name, k->nfuncs, sizeof(*k->by_name), cmp_func_name);
+	return 0;
+}
+
+/* Sort and deduplicate the reservations, index functions by name: the view is then complete. */
+static int finish(struct kinstr_kernel *k)
+{
+	size_t i, j;
+
+	qsort(k->res, k->nres, sizeof(*k->res), cmp_res);
+	for (i = j = 0; i < k->nres; i++)
+		if (!j || cmp_res(&k->res[j - 1], &k->res[i]))
+			k->res[j++] = k->res[i];
+	k->nres = j;
+	k->res_maxend = calloc(k->nres + 1, sizeof(*k->res_maxend));
+	if (!k->res_maxend)
+		return -ENOMEM;
+	for (i = 0; i < k->nres; i++) {
+		unsigned long long end = k->res[i].addr + k->res[i].len;
+
+		k->res_maxend[i] = i && k->res_maxend[i - 1] > end ? k->res_maxend[i - 1] : end;
+	}
+
+	return index_names(k);
+}
+
+void kinstr_kernel__close(struct kinstr_kernel *k)
+{
+	size_t i;
+
+	if (!k)
+		return;
+	for (i = 0; i < k->nchunks; i++)
+		free(k->chunks[i].bytes);
+	free(k->chunks);
+	free(k->funcs);
+	free(k->by_name);
+	free(k->names);
+	free(k->res);
+	free(k->res_maxend);
+	free(k);
+}
+
+static struct kinstr_kernel *fail(struct kinstr_kernel *k, int err)
+{
+	kinstr_kernel__close(k);
+	errno = err < 0 ? -err : err;
+	return NULL;
+}
+
+/* ---- queries --------------------------------------------------------------------------- */
+
+const char *kinstr_kernel__release(const struct kinstr_kernel *k)
+{
+	return k->release;
+}
+
+const struct kinstr_layout *kinstr_kernel__layout(const struct kinstr_kernel *k)
+{
+	return &k->layout;
+}
+
+unsigned long long kinstr_kernel__return_thunk(const struct kinstr_kernel *k)
+{
+	return k->return_thunk;
+}
+
+size_t kinstr_kernel__func_cnt(const struct kinstr_kernel *k)
+{
+	return k->nfuncs;
+}
+
+const struct kinstr_func *kinstr_kernel__func(const struct kinstr_kernel *k, size_t i)
+{
+	return i < k->nfuncs ? &k->funcs[i] : NULL;
+}
+
+const struct kinstr_func *kinstr_kernel__find_func(const struct kinstr_kernel *k, const char *name)
+{
+	size_t lo = 0, hi = k->nfuncs;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (strcmp(k->by_name[mid]->name, name) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < k->nfuncs && !strcmp(k->by_name[lo]->name, name))
+		return k->by_name[lo];
+	errno = ENOENT;
+	return NULL;
+}
+
+const struct kinstr_func *kinstr_kernel__func_at(const struct kinstr_kernel *k, unsigned long long addr)
+{
+	size_t lo = 0, hi = k->nfuncs;
+
+	while (lo < hi) {	/* first function starting above addr */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (k->funcs[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	if (addr - k->funcs[lo - 1].addr < k->funcs[lo - 1].size)
+		return &k->funcs[lo - 1];
+	return NULL;
+}
+
+const unsigned char *kinstr_kernel__text(const struct kinstr_kernel *k, unsigned long long addr,
+					 size_t len)
+{
+	size_t lo = 0, hi = k->nchunks;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (k->chunks[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo) {
+		const struct text_chunk *c = &k->chunks[lo - 1];
+
+		if (addr - c->addr <= c->len && len <= c->len - (addr - c->addr))
+			return c->bytes + (addr - c->addr);
+	}
+	errno = ERANGE;
+	return NULL;
+}
+
+unsigned int kinstr_kernel__reserved(const struct kinstr_kernel *k, unsigned long long addr,
+				     unsigned int len)
+{
+	unsigned long long end = addr + len;
+	size_t lo = 0, hi = k->nres;
+	unsigned int r = 0;
+
+	while (lo < hi) {	/* first reservation starting at or after end */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (k->res[mid].addr < end)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* walk back while something that starts earlier can still reach addr */
+	while (lo > 0 && k->res_maxend[lo - 1] > addr) {
+		const struct kinstr_reserved *e = &k->res[--lo];
+
+		if (e->addr + e->len > addr)
+			r |= 1u << e->reason;
+	}
+	return r;
+}
+
+size_t kinstr_kernel__reserved_cnt(const struct kinstr_kernel *k)
+{
+	return k->nres;
+}
+
+const struct kinstr_reserved *kinstr_kernel__reserved_at(const struct kinstr_kernel *k, size_t i)
+{
+	return i < k->nres ? &k->res[i] : NULL;
+}
+
+/* ---- the live kernel ----------------------------------------------------------------------- */
+
+static char *read_file(const char *path, size_t *lenp)
+{
+	size_t len = 0, cap = 1 << 20;
+	char *buf = malloc(cap + 1);
+	FILE *f = fopen(path, "r");
+	size_t n;
+
+	if (!f || !buf) {
+		int err = errno ? errno : ENOMEM;
+
+		if (f)
+			fclose(f);
+		free(buf);
+		errno = err;
+		return NULL;
+	}
+	while ((n = fread(buf + len, 1, cap - len, f)) > 0) {
+		len += n;
+		if (len == cap) {
+			char *p = realloc(buf, cap * 2 + 1);
+
+			if (!p) {
+				fclose(f);
+				free(buf);
+				errno = ENOMEM;
+				return NULL;
+			}
+			buf = p;
+			cap *= 2;
+		}
+	}
+	fclose(f);
+	buf[len] = 0;
+	if (lenp)
+		*lenp = len;
+	return buf;
+}
+
+/* Text symbols of the core kernel from /proc/kallsyms, sized up to the next higher address. */
+static int load_kallsyms(struct kinstr_kernel *k, const char *path)
+{
+	unsigned long long text_end = k->layout.text.end;
+	char *buf, *line, *save = NULL, *np;
+	size_t cap = 0, i, j, len, nlen = 0;
+
+	buf = read_file(path, &len);
+	if (!buf)
+		return -errno;
+	k->names = malloc(len + 1);
+	if (!k->names) {
+		free(buf);
+		return -ENOMEM;
+	}
+	np = k->names;
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		unsigned long long addr;
+		char type, name[512];
+		int consumed = 0;
+
+		if (sscanf(line, "%llx %c %511s%n", &addr, &type, name, &consumed) != 3)
+			continue;
+		if (line[consumed] != 0)	/* "[module]" follows: not core kernel */
+			continue;
+		/* weak definitions ('W') are functions too */
+		if (!strchr("tTwW", type) || addr < k->layout.text.start || addr >= text_end)
+			continue;
+		if (k->nfuncs == cap) {
+			void *p = realloc(k->funcs, (cap = cap ? cap * 2 : 65536) * sizeof(*k->funcs));
+
+			if (!p) {
+				free(buf);
+				return -ENOMEM;
+			}
+			k->funcs = p;
+		}
+		strcpy(np + nlen, name);
+		k->funcs[k->nfuncs++] = (struct kinstr_func){ .addr = addr, .type = type,
+							      .name = (const char *)(uintptr_t)nlen };
+		nlen += strlen(name) + 1;
+	}
+	free(buf);
+	k->names_len = nlen;
+	for (i = 0; i < k->nfuncs; i++)
+		k->funcs[i].name = np + (uintptr_t)k->funcs[i].name;
+	qsort(k->funcs, k->nfuncs, sizeof(*k->funcs), cmp_func_addr);
+	/* size: distance to the next distinct address (aliases share their size) */
+	for (i = 0; i < k->nfuncs; i = j) {
+		unsigned long long next;
+
+		for (j = i; j < k->nfuncs && k->funcs[j].addr == k->funcs[i].addr; j++)
+			;
+		next = j < k->nfuncs ? k->funcs[j].addr : text_end;
+		for (size_t m = i; m < j; m++)
+			k->funcs[m].size = next - k->funcs[i].addr;
+	}
+	return k->nfuncs ? 0 : -ENOENT;
+}
+
+static int read_table(struct kinstr_dev *dev, const struct kinstr_table *t, unsigned char **out)
+{
+	int err;
+
+	*out = NULL;
+	if (!t->addr || !t->bytes)
+		return 0;
+	if (!t->entry_size || t->addr_off + 4 > t->entry_size || t->bytes % t->entry_size)
+		return -EPROTO;
+	*out = malloc(t->bytes);
+	if (!*out)
+		return -ENOMEM;
+	err = kinstr_dev__read(dev, t->addr, *out, t->bytes);
+	if (err) {
+		free(*out);
+		*out = NULL;
+	}
+	return err;
+}
+
+/* Each entry's self-relative __s32 gives a text address; len_of() says how many bytes it covers. */
+static int add_table(struct kinstr_kernel *k, struct kinstr_dev *dev, const struct kinstr_table *t,
+		     unsigned int reason, unsigned int (*len_of)(const struct kinstr_kernel *k,
+								  unsigned long long addr))
+{
+	unsigned char *buf;
+	size_t off;
+	int err = read_table(dev, t, &buf);
+
+	if (err || !buf)
+		return err;
+	for (off = 0; off < t->bytes; off += t->entry_size) {
+		int32_t rel;
+		unsigned long long at = t->addr + off + t->addr_off;
+
+		memcpy(&rel, buf + off + t->addr_off, 4);
+		/* entries of __init code point into text freed after boot */
+		if (at + (long long)rel < k->layout.text.start || at + (long long)rel >= k->layout.text.end)
+			continue;
+		err = res_add(k, at + (long long)rel, len_of(k, at + (long long)rel), reason);
+		if (err)
+			break;
+	}
+	free(buf);
+	return err;
+}
+
+/* An exception-table entry or a BUG site is found by the address of one instruction. */
+static unsigned int len_point(const struct kinstr_kernel *k, unsigned long long addr)
+{
+	return 1;
+}
+
+static unsigned int len_ud2(const struct kinstr_kernel *k, unsigned long long addr)
+{
+	return 2;
+}
+
+static unsigned int len_call5(const struct kinstr_kernel *k, unsigned long long addr)
+{
+	return 5;
+}
+
+/* x86 jump labels are 2 bytes (jmp rel8 / 66 90) or 5 (jmp rel32 / nopl 0(%rax,%rax,1)). */
+static unsigned int len_jump_label(const struct kinstr_kernel *k, unsigned long long addr)
+{
+	const unsigned char *b = kinstr_kernel__text(k, addr, 2);
+
+	if (b && (b[0] == 0xeb || (b[0] == 0x66 && b[1] == 0x90)))
+		return 2;
+	return 5;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/*
+ * ftrace sites: core-kernel __mcount_loc is init data, freed after boot, so a site is a function
+ * that tracefs lists as traceable and whose live text starts with the 5-byte NOP (or the call)
+ * ftrace put there.
+ */
+static int add_ftrace(struct kinstr_kernel *k)
+{
+	static const char *paths[] = { "/sys/kernel/tracing/available_filter_functions",
+				       "/sys/kernel/debug/tracing/available_filter_functions" };
+	static const unsigned char nop5[5] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };
+	char *buf = NULL, **names = NULL, *line, *save = NULL;
+	size_t n = 0, cap = 0, i;
+	int err = 0;
+
+	for (i = 0; i < 2 && !buf; i++)
+		buf = read_file(paths[i], NULL);
+	for (line = buf ? strtok_r(buf, "\n", &save) : NULL; line; line = strtok_r(NULL, "\n", &save)) {
+		char *sp = strchr(line, ' ');
+
+		if (sp)		/* "name [module]" */
+			continue;
+		if (n == cap) {
+			void *p = realloc(names, (cap = cap ? cap * 2 : 65536) * sizeof(*names));
+
+			if (!p) {
+				err = -ENOMEM;
+				goto out;
+			}
+			names = p;
+		}
+		names[n++] = line;
+	}
+	qsort(names, n, sizeof(*names), cmp_str);
+	for (i = 0; i < k->nfuncs; i++) {
+		const struct kinstr_func *f = &k->funcs[i];
+		const unsigned char *b = kinstr_kernel__text(k, f->addr, 5);
+
+		if (!b || (memcmp(b, nop5, 5) && b[0] != 0xe8))
+			continue;
+		/* without tracefs, every function that starts like an ftrace site counts as one */
+		if (buf && !bsearch(&f->name, names, n, sizeof(*names), cmp_str))
+			continue;
+		err = res_add(k, f->addr, 5, KINSTR_R_FTRACE);
+		if (err)
+			break;
+	}
+out:
+	free(names);
+	free(buf);
+	return err;
+}
+
+struct range {
+	unsigned long long s, e;
+};
+
+static int cmp_range(const void *a, const void *b)
+{
+	const struct range *x = a, *y = b;
+
+	return x->s < y->s ? -1 : x->s > y->s;
+}
+
+static bool in_ranges(const struct range *r, size_t n, unsigned long long a)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {	/* first range starting above a */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (r[mid].s <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo && a < r[lo - 1].e;
+}
+
+/*
+ * debugfs kprobes/blacklist: "0xSTART-0xEND\tsymbol" per line. Like the kernel's
+ * within_kprobe_blacklist(), a compiler clone ("foo.part.0", "foo.cold") is blacklisted when
+ * the function it was split from is.
+ */
+static int add_blacklist(struct kinstr_kernel *k)
+{
+	char *buf = read_file("/sys/kernel/debug/kprobes/blacklist", NULL), *line, *save = NULL;
+	struct range *r = NULL;
+	size_t n = 0, cap = 0, i;
+	int err = 0;
+
+	if (!buf)
+		return -errno;
+	for (line = strtok_r(buf, "\n", &save); line && !err; line = strtok_r(NULL, "\n", &save)) {
+		unsigned long long s, e;
+
+		if (sscanf(line, "0x%llx-0x%llx", &s, &e) != 2 || e <= s)
+			continue;
+		if (n == cap) {
+			void *p = realloc(r, (cap = cap ? cap * 2 : 1024) * sizeof(*r));
+
+			if (!p) {
+				err = -ENOMEM;
+				break;
+			}
+			r = p;
+		}
+		r[n++] = (struct range){ s, e };
+		err = res_add(k, s, e - s, KINSTR_R_KPROBE_BLACKLIST);
+	}
+	free(buf);
+	if (!err)
+		qsort(r, n, sizeof(*r), cmp_range);
+	for (i = 0; i < k->nfuncs && !err; i++) {
+		const struct kinstr_func *f = &k->funcs[i], *base;
+		const char *dot = strchr(f->name, '.');
+		char name[512];
+
+		if (!dot || dot == f->name || (size_t)(dot - f->name) >= sizeof(name))
+			continue;
+		memcpy(name, f->name, dot - f->name);
+		name[dot - f->name] = 0;
+		base = kinstr_kernel__find_func(k, name);
+		if (base && in_ranges(r, n, base->addr))
+			err = res_add(k, f->addr, f->size, KINSTR_R_KPROBE_BLACKLIST);
+	}
+	free(r);
+	return err;
+}
+
+static int add_span(struct kinstr_kernel *k, const struct kinstr_span64 *s, unsigned int reason)
+{
+	return s->end > s->start ? res_add(k, s->start, s->end - s->start, reason) : 0;
+}
+
+static int add_symbol_rules(struct kinstr_kernel *k)
+{
+	size_t i;
+	int err = 0;
+
+	for (i = 0; i < k->nfuncs && !err; i++) {
+		const struct kinstr_func *f = &k->funcs[i];
+
+		if (!strncmp(f->name, "__cfi_", 6) || !strncmp(f->name, "__pfx_", 6))
+			err = res_add(k, f->addr, f->size, KINSTR_R_CFI_SYMBOL);
+		if (!err && !strcmp(f->name, "__x86_return_thunk"))
+			k->return_thunk = f->addr;
+	}
+	return err;
+}
+
+struct kinstr_kernel *kinstr_kernel__open_live(struct kinstr_dev *dev)
+{
+	struct kinstr_kernel *k = calloc(1, sizeof(*k));
+	struct kinstr_version v;
+	unsigned long long tlen;
+	int err;
+
+	if (!k)
+		return fail(k, ENOMEM);
+	err = kinstr_dev__version(dev, &v);
+	if (!err)
+		err = kinstr_dev__layout(dev, &k->layout);
+	if (err)
+		return fail(k, err);
+	memcpy(k->release, v.kernel_release, sizeof(k->release) - 1);
+	tlen = k->layout.text.end - k->layout.text.start;
+	k->chunks = calloc(1, sizeof(*k->chunks));
+	if (!k->chunks || !(k->chunks[0].bytes = malloc(tlen)))
+		return fail(k, ENOMEM);
+	k->nchunks = 1;
+	k->chunks[0].addr = k->layout.text.start;
+	k->chunks[0].len = tlen;
+	err = kinstr_dev__read(dev, k->layout.text.start, k->chunks[0].bytes, tlen);
+	if (!err)
+		err = load_kallsyms(k, "/proc/kallsyms");
+	if (!err)
+		err = add_span(k, &k->layout.entry_text, KINSTR_R_ENTRY_TEXT);
+	if (!err)
+		err = add_span(k, &k->layout.irqentry_text, KINSTR_R_ENTRY_TEXT);
+	if (!err)
+		err = add_span(k, &k->layout.noinstr_text, KINSTR_R_NOINSTR_TEXT);
+	if (!err)
+		err = add_span(k, &k->layout.kprobes_text, KINSTR_R_KPROBES_TEXT);
+	if (!err)
+		err = add_table(k, dev, &k->layout.ex_table, KINSTR_R_EXTABLE, len_point);
+	if (!err)
+		err = add_table(k, dev, &k->layout.bug_table, KINSTR_R_BUG, len_ud2);
+	if (!err)
+		err = add_table(k, dev, &k->layout.static_call_sites, KINSTR_R_STATIC_CALL, len_call5);
+	if (!err)
+		err = add_table(k, dev, &k->layout.jump_table, KINSTR_R_JUMP_LABEL, len_jump_label);
+	if (!err)
+		err = add_ftrace(k);
+	if (!err)
+		err = index_names(k);
+	if (!err)
+		err = add_blacklist(k);
+	if (!err)
+		err = add_symbol_rules(k);
+	if (!err)
+		err = finish(k);
+	return err ? fail(k, err) : k;
+}
+
+/* ---- snapshots -------------------------------------------------------------------------------- */
+
+#define SNAP_MAGIC "KINSNAP1"
+
+static int put(gzFile f, const void *p, size_t n)
+{
+	return n && gzwrite(f, p, n) != (int)n ? -EIO : 0;
+}
+
+static int put_u32(gzFile f, uint32_t v)
+{
+	return put(f, &v, 4);
+}
+
+static int put_u64(gzFile f, uint64_t v)
+{
+	return put(f, &v, 8);
+}
+
+static bool in_glob(const struct kinstr_func *f, const char *glob)
+{
+	return !glob || !fnmatch(glob, f->name, 0);
+}
+
+int kinstr_kernel__save(const struct kinstr_kernel *k, const char *path, const char *glob)
+{
+	gzFile f = gzopen(path, "wb6");
+	uint32_t nf = 0, nr = 0;
+	size_t i, r;
+	int err = 0;
+
+	if (!f)
+		return -(errno ? errno : EIO);
+	for (i = 0; i < k->nfuncs; i++)
+		nf += in_glob(&k->funcs[i], glob);
+	err = put(f, SNAP_MAGIC, 8);
+	err = err ?: put(f, k->release, sizeof(k->release));
+	err = err ?: put(f, &k->layout, sizeof(k->layout));
+	err = err ?: put_u64(f, k->return_thunk);
+	err = err ?: put_u32(f, nf);
+	for (i = 0; i < k->nfuncs && !err; i++) {
+		const struct kinstr_func *fn = &k->funcs[i];
+		const unsigned char *text;
+		uint16_t nl = strlen(fn->name);
+
+		if (!in_glob(fn, glob))
+			continue;
+		text = kinstr_kernel__text(k, fn->addr, fn->size);
+		err = put_u64(f, fn->addr);
+		err = err ?: put_u32(f, fn->size);
+		err = err ?: put(f, &fn->type, 1);
+		err = err ?: put(f, &nl, 2);
+		err = err ?: put(f, fn->name, nl);
+		err = err ?: put_u32(f, text ? fn->size : 0);
+		err = err ?: put(f, text, text ? fn->size : 0);
+	}
+	/* reservations: all of them for a whole-kernel snapshot, else those inside a kept function */
+	for (r = 0; r < k->nres; r++)
+		nr += !glob || (kinstr_kernel__func_at(k, k->res[r].addr) &&
+				in_glob(kinstr_kernel__func_at(k, k->res[r].addr), glob));
+	err = err ?: put_u32(f, nr);
+	for (r = 0; r < k->nres && !err; r++) {
+		const struct kinstr_func *fn = kinstr_kernel__func_at(k, k->res[r].addr);
+
+		if (glob && !(fn && in_glob(fn, glob)))
+			continue;
+		err = put_u64(f, k->res[r].addr);
+		err = err ?: put_u32(f, k->res[r].len);
+		err = err ?: put_u32(f, k->res[r].reason);
+	}
+	if (gzclose(f) != Z_OK && !err)
+		err = -EIO;
+	return err;
+}
+
+static int get(gzFile f, void *p, size_t n)
+{
+	return n && gzread(f, p, n) != (int)n ? -EINVAL : 0;
+}
+
+static int cmp_chunk(const void *a, const void *b)
+{
+	const struct text_chunk *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+struct kinstr_kernel *kinstr_kernel__open_snapshot(const char *path)
+{
+	struct kinstr_kernel *k = calloc(1, sizeof(*k));
+	char magic[8];
+	uint32_t nf, nr, i;
+	size_t nl_total = 0;
+	gzFile f;
+	int err;
+
+	if (!k)
+		return fail(k, ENOMEM);
+	f = gzopen(path, "rb");
+	if (!f)
+		return fail(k, errno ? errno : EIO);
+	err = get(f, magic, 8);
+	if (!err && memcmp(magic, SNAP_MAGIC, 8))
+		err = -EINVAL;
+	err = err ?: get(f, k->release, sizeof(k->release));
+	err = err ?: get(f, &k->layout, sizeof(k->layout));
+	err = err ?: get(f, &k->return_thunk, 8);
+	err = err ?: get(f, &nf, 4);
+	if (!err && nf > (1u << 24))
+		err = -EINVAL;
+	if (!err) {
+		k->funcs = calloc(nf + 1, sizeof(*k->funcs));
+		k->chunks = calloc(nf + 1, sizeof(*k->chunks));
+		if (!k->funcs || !k->chunks)
+			err = -ENOMEM;
+	}
+	for (i = 0; i < nf && !err; i++) {
+		struct kinstr_func *fn = &k->funcs[i];
+		uint16_t nl;
+		uint32_t tl;
+
+		err = get(f, &fn->addr, 8);
+		err = err ?: get(f, &fn->size, 4);
+		err = err ?: get(f, &fn->type, 1);
+		err = err ?: get(f, &nl, 2);
+		if (!err && nl_total + nl + 1 > k->names_len) {
+			size_t cap = (k->names_len + nl + 1) * 2;
+			char *p = realloc(k->names, cap);
+
+			if (!p)
+				err = -ENOMEM;
+			else
+				k->names = p, k->names_len = cap;
+		}
+		err = err ?: get(f, k->names + nl_total, nl);
+		if (err)
+			break;
+		k->names[nl_total + nl] = 0;
+		fn->name = (const char *)(uintptr_t)nl_total;
+		nl_total += nl + 1;
+		err = get(f, &tl, 4);
+		if (!err && tl) {
+			if (tl != fn->size || tl > (64u << 20)) {
+				err = -EINVAL;
+				break;
+			}
+			k->chunks[k->nchunks].addr = fn->addr;
+			k->chunks[k->nchunks].len = tl;
+			k->chunks[k->nchunks].bytes = malloc(tl);
+			if (!k->chunks[k->nchunks].bytes) {
+				err = -ENOMEM;
+				break;
+			}
+			err = get(f, k->chunks[k->nchunks++].bytes, tl);
+		}
+	}
+	k->nfuncs = nf;
+	for (i = 0; i < nf && !err; i++)
+		k->funcs[i].name = k->names + (uintptr_t)k->funcs[i].name;
+	err = err ?: get(f, &nr, 4);
+	for (i = 0; i < nr && !err; i++) {
+		uint64_t a;
+		uint32_t l, r;
+
+		err = get(f, &a, 8);
+		err = err ?: get(f, &l, 4);
+		err = err ?: get(f, &r, 4);
+		if (!err && r >= KINSTR_R_NR)
+			err = -EINVAL;
+		err = err ?: res_add(k, a, l, r);
+	}
+	gzclose(f);
+	if (err) {
+		k->nfuncs = 0;	/* names were not all rebased */
+		return fail(k, err);
+	}
+	/* aliases share one text chunk: keep the first of each address */
+	qsort(k->chunks, k->nchunks, sizeof(*k->chunks), cmp_chunk);
+	{
+		size_t a, b;
+
+		for (a = b = 0; a < k->nchunks; a++) {
+			if (b && k->chunks[b - 1].addr + k->chunks[b - 1].len > k->chunks[a].addr) {
+				free(k->chunks[a].bytes);
+				continue;
+			}
+			k->chunks[b++] = k->chunks[a];
+		}
+		k->nchunks = b;
+	}
+	qsort(k->funcs, k->nfuncs, sizeof(*k->funcs), cmp_func_addr);
+	err = finish(k);
+	return err ? fail(k, err) : k;
+}
