@@ -19,6 +19,23 @@ enum {
 };
 
 int cmd_version(int argc, char **argv);
+int cmd_disasm(int argc, char **argv);
+int cmd_sites(int argc, char **argv);
+int cmd_snapshot(int argc, char **argv);
+
+struct kinstr_kernel;
+struct kinstr_dev;
+/*
+ * The kernel to analyse: the snapshot file if one is named, else the running kernel through
+ * /dev/kinstr (kept open in *devp, may be NULL). Prints the error and returns NULL on failure.
+ */
+struct kinstr_kernel *cli_open_kernel(const char *snapshot, struct kinstr_dev **devp);
+void cli_close_kernel(struct kinstr_kernel *k, struct kinstr_dev *dev);
+/* Colours for a terminal (empty strings when stdout is not one, or NO_COLOR is set). */
+struct cli_colors {
+	const char *jump, *trap, *refused, *dim, *reset;
+};
+const struct cli_colors *cli_colors(void);
 
 /* "kinstr: " + message on stderr. */
 void cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

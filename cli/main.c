@@ -8,6 +8,9 @@
 
 static const struct cli_cmd cmds[] = {
 	{ "version", cmd_version, "print the CLI's, the module's and the kernel's versions" },
+	{ "disasm", cmd_disasm, "disassemble a live function block by block, with each site's class" },
+	{ "sites", cmd_sites, "count jump/trap/refused sites of functions or the whole kernel" },
+	{ "snapshot", cmd_snapshot, "save the kernel's code (text, symbols, reservations) to a file" },
 };
 
 static void usage(FILE *f)

@@ -37,7 +37,54 @@ struct kinstr_kernel {
 
 	struct text_chunk *chunks;	/* sorted by addr, disjoint */
 	size_t nchunks;
+
+	struct kinstr_cfg_edge *edges;	/* sorted by from */
+	size_t nedges, edges_cap;
 };
+
+static int edge_add(struct kinstr_kernel *k, unsigned long long from, unsigned long long to)
+{
+	if (k->nedges == k->edges_cap) {
+		size_t cap = k->edges_cap ? k->edges_cap * 2 : 4096;
+		void *p = realloc(k->edges, cap * sizeof(*k->edges));
+
+		if (!p)
+			return -ENOMEM;
+		k->edges = p;
+		k->edges_cap = cap;
+	}
+	k->edges[k->nedges++] = (struct kinstr_cfg_edge){ from, to };
+	return 0;
+}
+
+static int cmp_edge(const void *a, const void *b)
+{
+	const struct kinstr_cfg_edge *x = a, *y = b;
+
+	if (x->from != y->from)
+		return x->from < y->from ? -1 : 1;
+	return x->to < y->to ? -1 : x->to > y->to;
+}
+
+size_t kinstr_kernel__edges(const struct kinstr_kernel *k, unsigned long long start,
+			    unsigned long long end, const struct kinstr_cfg_edge **edges)
+{
+	size_t lo = 0, hi = k->nedges, first;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (k->edges[mid].from < start)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	first = lo;
+	while (lo < k->nedges && k->edges[lo].from < end)
+		lo++;
+	*edges = k->edges ? k->edges + first : NULL;
+	return lo - first;
+}
 
 /* ---- shared helpers ---------------------------------------------------------------------- */
 
@@ -113,6 +160,7 @@ static int finish(struct kinstr_kernel *k)
 		if (!j || cmp_res(&k->res[j - 1], &k->res[i]))
 			k->res[j++] = k->res[i];
 	k->nres = j;
+	qsort(k->edges, k->nedges, sizeof(*k->edges), cmp_edge);
 	k->res_maxend = calloc(k->nres + 1, sizeof(*k->res_maxend));
 	if (!k->res_maxend)
 		return -ENOMEM;
@@ -139,6 +187,7 @@ void kinstr_kernel__close(struct kinstr_kernel *k)
 	free(k->names);
 	free(k->res);
 	free(k->res_maxend);
+	free(k->edges);
 	free(k);
 }
 
@@ -378,7 +427,8 @@ static int read_table(struct kinstr_dev *dev, const struct kinstr_table *t, unsi
 	*out = NULL;
 	if (!t->addr || !t->bytes)
 		return 0;
-	if (!t->entry_size || t->addr_off + 4 > t->entry_size || t->bytes % t->entry_size)
+	if (!t->entry_size || t->addr_off + 4 > t->entry_size || t->bytes % t->entry_size ||
+	    ((t->flags & KINSTR_TABLE_HAS_TARGET) && t->target_off + 4 > t->entry_size))
 		return -EPROTO;
 	*out = malloc(t->bytes);
 	if (!*out)
@@ -406,11 +456,24 @@ static int add_table(struct kinstr_kernel *k, struct kinstr_dev *dev, const stru
 		int32_t rel;
 		unsigned long long at = t->addr + off + t->addr_off;
 
+		unsigned long long site, len;
+
 		memcpy(&rel, buf + off + t->addr_off, 4);
+		site = at + (long long)rel;
 		/* entries of __init code point into text freed after boot */
-		if (at + (long long)rel < k->layout.text.start || at + (long long)rel >= k->layout.text.end)
+		if (site < k->layout.text.start || site >= k->layout.text.end)
 			continue;
-		err = res_add(k, at + (long long)rel, len_of(k, at + (long long)rel), reason);
+		len = len_of(k, site);
+		err = res_add(k, site, len, reason);
+		if (!err && (t->flags & KINSTR_TABLE_HAS_TARGET)) {
+			unsigned long long tat = t->addr + off + t->target_off;
+
+			memcpy(&rel, buf + off + t->target_off, 4);
+			err = edge_add(k, site, tat + (long long)rel);
+			/* a jump label may be a nop now and a jmp later, or the reverse */
+			if (!err && reason == KINSTR_R_JUMP_LABEL)
+				err = edge_add(k, site, site + len);
+		}
 		if (err)
 			break;
 	}
@@ -655,7 +718,7 @@ struct kinstr_kernel *kinstr_kernel__open_live(struct kinstr_dev *dev)
 
 /* ---- snapshots -------------------------------------------------------------------------------- */
 
-#define SNAP_MAGIC "KINSNAP1"
+#define SNAP_MAGIC "KINSNAP2"
 
 static int put(gzFile f, const void *p, size_t n)
 {
@@ -722,6 +785,21 @@ int kinstr_kernel__save(const struct kinstr_kernel *k, const char *path, const c
 		err = put_u64(f, k->res[r].addr);
 		err = err ?: put_u32(f, k->res[r].len);
 		err = err ?: put_u32(f, k->res[r].reason);
+	}
+	nr = 0;
+	for (r = 0; r < k->nedges; r++) {
+		const struct kinstr_func *fn = kinstr_kernel__func_at(k, k->edges[r].from);
+
+		nr += !glob || (fn && in_glob(fn, glob));
+	}
+	err = err ?: put_u32(f, nr);
+	for (r = 0; r < k->nedges && !err; r++) {
+		const struct kinstr_func *fn = kinstr_kernel__func_at(k, k->edges[r].from);
+
+		if (glob && !(fn && in_glob(fn, glob)))
+			continue;
+		err = put_u64(f, k->edges[r].from);
+		err = err ?: put_u64(f, k->edges[r].to);
 	}
 	if (gzclose(f) != Z_OK && !err)
 		err = -EIO;
@@ -823,6 +901,14 @@ struct kinstr_kernel *kinstr_kernel__open_snapshot(const char *path)
 		if (!err && r >= KINSTR_R_NR)
 			err = -EINVAL;
 		err = err ?: res_add(k, a, l, r);
+	}
+	err = err ?: get(f, &nr, 4);
+	for (i = 0; i < nr && !err; i++) {
+		uint64_t from, to;
+
+		err = get(f, &from, 8);
+		err = err ?: get(f, &to, 8);
+		err = err ?: edge_add(k, from, to);
 	}
 	gzclose(f);
 	if (err) {

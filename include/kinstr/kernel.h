@@ -11,6 +11,7 @@
 
 #include <stddef.h>
 #include <kinstr/kinstr.h>
+#include <kinstr/cfg.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -63,6 +64,13 @@ const unsigned char *kinstr_kernel__text(const struct kinstr_kernel *k, unsigned
 /* Bitmask (1 << enum kinstr_site_reason) of every reservation overlapping [addr, addr + len). */
 unsigned int kinstr_kernel__reserved(const struct kinstr_kernel *k, unsigned long long addr,
 				     unsigned int len);
+/*
+ * Control transfers the instruction bytes do not show, whose source lies in [start, end): a
+ * jump label's site to its target and to its fall-through (it may be flipped at any time), and
+ * an exception-table entry's instruction to its fixup. Sets *edges to a sorted slice.
+ */
+size_t kinstr_kernel__edges(const struct kinstr_kernel *k, unsigned long long start,
+			    unsigned long long end, const struct kinstr_cfg_edge **edges);
 size_t kinstr_kernel__reserved_cnt(const struct kinstr_kernel *k);
 const struct kinstr_reserved *kinstr_kernel__reserved_at(const struct kinstr_kernel *k, size_t i);
 

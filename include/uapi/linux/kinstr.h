@@ -125,7 +125,11 @@ struct kinstr_table {
 	__u32 entry_size;		/* sizeof() of one entry in this kernel's build */
 	__u32 addr_off;			/* offset in an entry of the __s32 that, added to its own
 					 * address, gives the text address the entry is about */
+	__u32 target_off;		/* KINSTR_TABLE_HAS_TARGET: the same for where control
+					 * may go from there (jump label target, extable fixup) */
+	__u32 flags;			/* KINSTR_TABLE_* */
 };
+#define KINSTR_TABLE_HAS_TARGET	(1U << 0)
 
 struct kinstr_span64 {
 	__u64 start, end;		/* [start, end); 0, 0 when the kernel has none */
@@ -149,6 +153,6 @@ struct kinstr_layout {
 	struct kinstr_table static_call_sites;	/* 5-byte call/jmp sites */
 	struct kinstr_table bug_table;		/* ud2 of BUG()/WARN() */
 };
-#define KINSTR_LAYOUT_SIZE_VER0	184
+#define KINSTR_LAYOUT_SIZE_VER0	216
 
 #endif /* _UAPI_LINUX_KINSTR_H */

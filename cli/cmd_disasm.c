@@ -1,0 +1,168 @@
+// SPDX-License-Identifier: GPL-2.0
+/* kinstr disasm FUNC: the live function, block by block, with each instruction's site class. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <kinstr/sites.h>
+#include "cli.h"
+
+static void disasm_usage(FILE *f)
+{
+	fprintf(f, "usage: kinstr disasm [--json] [--snapshot FILE] FUNC\n\n"
+		   "Disassemble the live text of FUNC (as the running kernel has rewritten it), block by\n"
+		   "block. Each instruction shows its site class -- jump (a 5-byte jmp fits), trap (only an\n"
+		   "int3 fits), refused -- and the rule that decided it.\n\n"
+		   "  --json           one JSON object: the function, its blocks and every instruction\n"
+		   "  --snapshot FILE  analyse a snapshot ('kinstr snapshot') instead of the running kernel\n");
+}
+
+static void json_insn(const struct kinstr_cfg_insn *in, const struct kinstr_site *s, uint64_t start,
+		      const char *text, const char *why)
+{
+	unsigned int r, first = 1;
+
+	printf("{\"offset\":%llu,\"addr\":\"0x%llx\",\"len\":%u,\"bytes\":\"",
+	       (unsigned long long)(in->x.addr - start), (unsigned long long)in->x.addr, in->x.len);
+	for (r = 0; r < in->x.len; r++)
+		printf("%02x", in->x.bytes[r]);
+	printf("\",\"text\":");
+	cli_json_str(text);
+	printf(",\"class\":\"%s\",\"rule\":\"%s\",\"why\":", kinstr_site_class__str(s->cls),
+	       kinstr_site_rule__id(s->rule));
+	cli_json_str(why);
+	if (s->cls == KINSTR_SITE_JUMP)
+		printf(",\"displaced\":%u", s->displaced_len);
+	printf(",\"live_in\":[");
+	for (r = 0; r < KINSTR_X86_NR_REGS; r++) {
+		if (!(in->live_in & KINSTR_X86_REG(r)))
+			continue;
+		printf("%s\"%s\"", first ? "" : ",", kinstr_x86__reg_name(r));
+		first = 0;
+	}
+	printf("]}");
+}
+
+int cmd_disasm(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "snapshot", required_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	const struct cli_colors *col = cli_colors();
+	const char *snapshot = NULL, *name;
+	size_t counts[KINSTR_SITE_NR_CLASSES] = { 0 };
+	const struct kinstr_func *f;
+	const struct kinstr_cfg *cfg;
+	struct kinstr_kernel *k;
+	struct kinstr_dev *dev;
+	struct kinstr_fn *fn;
+	bool json = false;
+	size_t b, i;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j': json = true; break;
+		case 's': snapshot = optarg; break;
+		case 'h': disasm_usage(stdout); return CLI_OK;
+		default: disasm_usage(stderr); return CLI_USAGE;
+		}
+	}
+	if (optind + 1 != argc) {
+		disasm_usage(stderr);
+		return CLI_USAGE;
+	}
+	name = argv[optind];
+	k = cli_open_kernel(snapshot, &dev);
+	if (!k)
+		return CLI_FAIL;
+	f = kinstr_kernel__find_func(k, name);
+	if (!f) {
+		cli_err("no function '%s' in the kernel's symbols", name);
+		cli_close_kernel(k, dev);
+		return CLI_FAIL;
+	}
+	fn = kinstr_fn__analyze(k, f);
+	if (!fn) {
+		cli_err("cannot analyse %s: %s", name, strerror(errno));
+		cli_close_kernel(k, dev);
+		return CLI_FAIL;
+	}
+	cfg = kinstr_fn__cfg(fn);
+	for (i = 0; i < kinstr_fn__site_cnt(fn); i++)
+		counts[kinstr_fn__site(fn, i)->cls]++;
+
+	if (json) {
+		printf("{\"function\":");
+		cli_json_str(f->name);
+		printf(",\"addr\":\"0x%llx\",\"size\":%u,\"kernel\":", f->addr, f->size);
+		cli_json_str(kinstr_kernel__release(k));
+		printf(",\"jump\":%zu,\"trap\":%zu,\"refused\":%zu,\"blocks\":[",
+		       counts[KINSTR_SITE_JUMP], counts[KINSTR_SITE_TRAP], counts[KINSTR_SITE_REFUSED]);
+	} else {
+		printf("%s 0x%llx..0x%llx (%u bytes), %zu instructions in %zu blocks: "
+		       "%zu jump, %zu trap, %zu refused\n", f->name, f->addr, f->addr + f->size, f->size,
+		       kinstr_fn__site_cnt(fn), kinstr_cfg__block_cnt(cfg), counts[KINSTR_SITE_JUMP],
+		       counts[KINSTR_SITE_TRAP], counts[KINSTR_SITE_REFUSED]);
+	}
+	for (b = 0; b < kinstr_cfg__block_cnt(cfg); b++) {
+		const struct kinstr_cfg_block *bl = kinstr_cfg__block(cfg, b);
+
+		if (json) {
+			printf("%s{\"start\":%llu,\"end\":%llu,\"succ\":[", b ? "," : "",
+			       (unsigned long long)(bl->start - f->addr), (unsigned long long)(bl->end - f->addr));
+			for (i = 0; i < 2; i++)
+				if (bl->succ[i] != KINSTR_CFG_NONE)
+					printf("%s%u", i && bl->succ[0] != KINSTR_CFG_NONE ? "," : "", bl->succ[i]);
+			printf("],\"insns\":[");
+		} else {
+			printf("%s-- block %zu [+0x%llx..+0x%llx)", col->dim, b,
+			       (unsigned long long)(bl->start - f->addr), (unsigned long long)(bl->end - f->addr));
+			for (i = 0; i < 2; i++)
+				if (bl->succ[i] != KINSTR_CFG_NONE)
+					printf("%s%u", i && bl->succ[0] != KINSTR_CFG_NONE ? " " : " -> ", bl->succ[i]);
+			if (bl->exits & KINSTR_CFG_EXIT_RETURN)
+				printf(" (returns)");
+			if (bl->exits & KINSTR_CFG_EXIT_TAIL_CALL)
+				printf(" (tail call)");
+			printf("%s\n", col->reset);
+		}
+		for (i = bl->first; i < bl->first + bl->count; i++) {
+			const struct kinstr_cfg_insn *in = kinstr_cfg__insn(cfg, i);
+			const struct kinstr_site *s = kinstr_fn__site(fn, i);
+			char text[128], why[256], hex[32] = "";
+			const char *cc = s->cls == KINSTR_SITE_JUMP ? col->jump :
+					 s->cls == KINSTR_SITE_TRAP ? col->trap : col->refused;
+			unsigned int n;
+
+			if (kinstr_x86__format(&in->x, text, sizeof(text)) < 0)
+				snprintf(text, sizeof(text), "(bad)");
+			kinstr_site__why(s, why, sizeof(why));
+			if (s->rule == KINSTR_RULE_NONE)
+				why[0] = 0;
+			if (json) {
+				printf("%s", i == bl->first ? "" : ",");
+				json_insn(in, s, f->addr, text, why);
+				continue;
+			}
+			for (n = 0; n < in->x.len && n < 8; n++)
+				snprintf(hex + 3 * n, sizeof(hex) - 3 * n, "%02x ", in->x.bytes[n]);
+			if (in->x.len > 8)
+				hex[23] = '+';
+			printf("  +0x%-5llx %-24s %-36s %s%-7s%s %s\n",
+			       (unsigned long long)(in->x.addr - f->addr), hex, text, cc,
+			       kinstr_site_class__str(s->cls), col->reset, why);
+		}
+		if (json)
+			printf("]}");
+	}
+	if (json)
+		printf("]}\n");
+	kinstr_fn__free(fn);
+	cli_close_kernel(k, dev);
+	return CLI_OK;
+}

@@ -1,0 +1,222 @@
+// SPDX-License-Identifier: GPL-2.0
+/* kinstr sites: how much of a function, a glob of them, or the whole kernel can be probed. */
+#include <errno.h>
+#include <fnmatch.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <kinstr/sites.h>
+#include "cli.h"
+
+/* Tally keys: a rule, or for the reserved rules one reason bit each. */
+#define NKEYS (KINSTR_RULE_NR + 2 * KINSTR_R_NR)
+
+struct tally {
+	size_t funcs, insns, unreadable, cls[KINSTR_SITE_NR_CLASSES];
+	size_t refused[NKEYS], trap[NKEYS];
+};
+
+static void key_name(unsigned int key, char *buf, size_t size)
+{
+	if (key < KINSTR_RULE_NR)
+		snprintf(buf, size, "%s", kinstr_site_rule__id(key));
+	else if (key < KINSTR_RULE_NR + KINSTR_R_NR)
+		snprintf(buf, size, "reserved:%s", kinstr_site_reason__id(key - KINSTR_RULE_NR));
+	else
+		snprintf(buf, size, "displaces-reserved:%s",
+			 kinstr_site_reason__id(key - KINSTR_RULE_NR - KINSTR_R_NR));
+}
+
+static void key_text(unsigned int key, char *buf, size_t size)
+{
+	struct kinstr_site s = { .rule = key < KINSTR_RULE_NR ? key : KINSTR_RULE_RESERVED };
+
+	if (key >= KINSTR_RULE_NR + KINSTR_R_NR) {
+		snprintf(buf, size, "a jump would displace an instruction that %s",
+			 kinstr_site_reason__str(key - KINSTR_RULE_NR - KINSTR_R_NR));
+		return;
+	}
+	if (key >= KINSTR_RULE_NR)
+		s.reserved = 1u << (key - KINSTR_RULE_NR);
+	kinstr_site__why(&s, buf, size);
+	/* drop the per-site address the generic text carries */
+	if (strstr(buf, " (target 0x") || strstr(buf, " (call at 0x"))
+		*strstr(buf, " (") = 0;
+}
+
+static void count(struct tally *t, const struct kinstr_site *s)
+{
+	size_t *to = s->cls == KINSTR_SITE_REFUSED ? t->refused : s->cls == KINSTR_SITE_TRAP ? t->trap : NULL;
+	unsigned int b;
+
+	t->insns++;
+	t->cls[s->cls]++;
+	if (!to)
+		return;
+	if (s->rule == KINSTR_RULE_RESERVED || s->rule == KINSTR_RULE_DISPLACES_RESERVED) {
+		unsigned int base = KINSTR_RULE_NR + (s->rule == KINSTR_RULE_RESERVED ? 0 : KINSTR_R_NR);
+
+		for (b = 0; b < KINSTR_R_NR; b++)
+			if (s->reserved & (1u << b))
+				to[base + b]++;
+	} else {
+		to[s->rule]++;
+	}
+}
+
+static void top_list(const size_t *v, unsigned int top, bool json, const char *title)
+{
+	unsigned int order[NKEYS], i, j, n = 0;
+	char name[96], text[256];
+
+	for (i = 0; i < NKEYS; i++)
+		if (v[i])
+			order[n++] = i;
+	for (i = 1; i < n; i++)	/* insertion sort, largest first, stable by key */
+		for (j = i; j > 0 && v[order[j]] > v[order[j - 1]]; j--) {
+			unsigned int tmp = order[j];
+
+			order[j] = order[j - 1];
+			order[j - 1] = tmp;
+		}
+	if (json) {
+		printf("{");
+		for (i = 0; i < n; i++) {
+			key_name(order[i], name, sizeof(name));
+			printf("%s\"%s\":%zu", i ? "," : "", name, v[order[i]]);
+		}
+		printf("}");
+		return;
+	}
+	if (!n)
+		return;
+	printf("%s\n", title);
+	for (i = 0; i < n && i < top; i++) {
+		key_name(order[i], name, sizeof(name));
+		key_text(order[i], text, sizeof(text));
+		printf("  %10zu  %-34s %s\n", v[order[i]], name, text);
+	}
+}
+
+static void sites_usage(FILE *f)
+{
+	fprintf(f, "usage: kinstr sites [--json] [--top N] [--snapshot FILE] (--all | GLOB)\n\n"
+		   "Classify every instruction of the functions matching GLOB (a name or a shell glob such\n"
+		   "as 'vfs_*'), or of the whole kernel with --all, as a jump site (a 5-byte jmp fits), a\n"
+		   "trap site (only an int3 fits) or refused, and show the counts and the rules that\n"
+		   "decided most often. With few functions, one line each as well.\n\n"
+		   "  --all            every function of the kernel\n"
+		   "  --json           one JSON object (counts per class and per rule)\n"
+		   "  --top N          rules to list (default 10)\n"
+		   "  --snapshot FILE  analyse a snapshot ('kinstr snapshot') instead of the running kernel\n");
+}
+
+int cmd_sites(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "all", no_argument, NULL, 'a' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "top", required_argument, NULL, 't' },
+		{ "snapshot", required_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	const char *snapshot = NULL, *glob = NULL;
+	bool all = false, json = false, progress = isatty(STDERR_FILENO);
+	unsigned long long last_addr = 0;
+	unsigned int top = 10;
+	struct kinstr_kernel *k;
+	struct kinstr_dev *dev;
+	struct tally t = { 0 };
+	size_t i, nf, matched = 0;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'a': all = true; break;
+		case 'j': json = true; break;
+		case 't': top = strtoul(optarg, NULL, 0); break;
+		case 's': snapshot = optarg; break;
+		case 'h': sites_usage(stdout); return CLI_OK;
+		default: sites_usage(stderr); return CLI_USAGE;
+		}
+	}
+	if (optind < argc)
+		glob = argv[optind++];
+	if (optind < argc || (!all && !glob) || (all && glob)) {
+		sites_usage(stderr);
+		return CLI_USAGE;
+	}
+	k = cli_open_kernel(snapshot, &dev);
+	if (!k)
+		return CLI_FAIL;
+	nf = kinstr_kernel__func_cnt(k);
+	for (i = 0; i < nf; i++)
+		matched += all || !fnmatch(glob, kinstr_kernel__func(k, i)->name, 0);
+	if (!matched) {
+		cli_err("no function matches '%s'", glob);
+		cli_close_kernel(k, dev);
+		return CLI_FAIL;
+	}
+	if (!json && !all && matched <= 50)
+		printf("%-40s %8s %8s %8s\n", "function", "jump", "trap", "refused");
+	for (i = 0; i < nf; i++) {
+		const struct kinstr_func *f = kinstr_kernel__func(k, i);
+		size_t before[KINSTR_SITE_NR_CLASSES], s;
+		struct kinstr_fn *fn;
+
+		if (!all && fnmatch(glob, f->name, 0))
+			continue;
+		/* aliases name the same code: count it once */
+		if (f->addr == last_addr)
+			continue;
+		last_addr = f->addr;
+		if (progress && !json && t.funcs % 2000 == 0)
+			fprintf(stderr, "\r%zu/%zu functions", t.funcs, matched);
+		fn = kinstr_fn__analyze(k, f);
+		if (!fn) {
+			t.unreadable++;
+			continue;
+		}
+		t.funcs++;
+		memcpy(before, t.cls, sizeof(before));
+		for (s = 0; s < kinstr_fn__site_cnt(fn); s++)
+			count(&t, kinstr_fn__site(fn, s));
+		if (!json && !all && matched <= 50)
+			printf("%-40s %8zu %8zu %8zu\n", f->name, t.cls[0] - before[0], t.cls[1] - before[1],
+			       t.cls[2] - before[2]);
+		kinstr_fn__free(fn);
+	}
+	if (progress && !json)
+		fprintf(stderr, "\r%40s\r", "");
+	if (json) {
+		printf("{\"kernel\":");
+		cli_json_str(kinstr_kernel__release(k));
+		printf(",\"scope\":");
+		cli_json_str(all ? "all" : glob);
+		printf(",\"functions\":%zu,\"unreadable\":%zu,\"instructions\":%zu,\"jump\":%zu,\"trap\":%zu,"
+		       "\"refused\":%zu,\"refused_rules\":", t.funcs, t.unreadable, t.insns,
+		       t.cls[KINSTR_SITE_JUMP], t.cls[KINSTR_SITE_TRAP], t.cls[KINSTR_SITE_REFUSED]);
+		top_list(t.refused, top, true, NULL);
+		printf(",\"trap_rules\":");
+		top_list(t.trap, top, true, NULL);
+		printf("}\n");
+	} else {
+		double n = t.insns ? (double)t.insns : 1.0;
+
+		printf("%s: %zu functions, %zu instructions\n", all ? kinstr_kernel__release(k) : glob,
+		       t.funcs, t.insns);
+		printf("  jump     %10zu  %5.1f%%\n", t.cls[KINSTR_SITE_JUMP], 100.0 * t.cls[KINSTR_SITE_JUMP] / n);
+		printf("  trap     %10zu  %5.1f%%\n", t.cls[KINSTR_SITE_TRAP], 100.0 * t.cls[KINSTR_SITE_TRAP] / n);
+		printf("  refused  %10zu  %5.1f%%\n", t.cls[KINSTR_SITE_REFUSED], 100.0 * t.cls[KINSTR_SITE_REFUSED] / n);
+		if (t.unreadable)
+			printf("  (%zu functions without text in this view)\n", t.unreadable);
+		top_list(t.refused, top, false, "refused, by rule (a site may have several reserved reasons):");
+		top_list(t.trap, top, false, "trap only, because:");
+	}
+	cli_close_kernel(k, dev);
+	return CLI_OK;
+}

@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: GPL-2.0
+/* kinstr snapshot: save the running kernel's code so analysis can be repeated off-line. */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <kinstr/kernel.h>
+#include "cli.h"
+
+static void snapshot_usage(FILE *f)
+{
+	fprintf(f, "usage: kinstr snapshot -o FILE [GLOB]\n\n"
+		   "Save the running kernel's functions, their live text, the ranges the kernel reserves and\n"
+		   "the control transfers its tables hide (jump labels, exception fixups) to FILE\n"
+		   "(gzip-compressed). With GLOB, only the functions whose names match. 'kinstr disasm' and\n"
+		   "'kinstr sites' read it back with --snapshot FILE, without the module.\n");
+}
+
+int cmd_snapshot(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	const char *out = NULL, *glob = NULL;
+	struct kinstr_kernel *k;
+	struct kinstr_dev *dev;
+	int c, err;
+
+	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'o': out = optarg; break;
+		case 'h': snapshot_usage(stdout); return CLI_OK;
+		default: snapshot_usage(stderr); return CLI_USAGE;
+		}
+	}
+	if (!out) {
+		cli_err("snapshot: -o FILE is required");
+		return CLI_USAGE;
+	}
+	if (optind < argc)
+		glob = argv[optind++];
+	if (optind < argc) {
+		cli_err("snapshot: unexpected argument '%s'", argv[optind]);
+		return CLI_USAGE;
+	}
+	k = cli_open_kernel(NULL, &dev);
+	if (!k)
+		return CLI_FAIL;
+	err = kinstr_kernel__save(k, out, glob);
+	if (err)
+		cli_err("cannot write %s: %s", out, strerror(-err));
+	else
+		fprintf(stderr, "kinstr: saved %s%s%s of %s to %s\n", glob ? "functions matching '" : "the whole kernel",
+			glob ? glob : "", glob ? "'" : "", kinstr_kernel__release(k), out);
+	cli_close_kernel(k, dev);
+	return err ? CLI_FAIL : CLI_OK;
+}

@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Opening the kernel to analyse, shared by the analysis subcommands. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <kinstr/kernel.h>
+#include "cli.h"
+
+struct kinstr_kernel *cli_open_kernel(const char *snapshot, struct kinstr_dev **devp)
+{
+	struct kinstr_kernel *k;
+	struct kinstr_dev *dev;
+
+	*devp = NULL;
+	if (snapshot) {
+		k = kinstr_kernel__open_snapshot(snapshot);
+		if (!k)
+			cli_err("cannot read snapshot %s: %s", snapshot,
+				errno == EINVAL ? "not a kinstr snapshot (or a damaged one)" : strerror(errno));
+		return k;
+	}
+	dev = kinstr_dev__open(NULL);
+	if (!dev) {
+		int err = errno;
+
+		cli_err("cannot open %s: %s: %s", KINSTR_DEVICE, strerror(err), kinstr_dev__open_hint(err));
+		return NULL;
+	}
+	k = kinstr_kernel__open_live(dev);
+	if (!k) {
+		cli_err("cannot read the running kernel's code: %s%s", strerror(errno),
+			errno == ENOENT ? " (is debugfs mounted at /sys/kernel/debug?)" : "");
+		kinstr_dev__close(dev);
+		return NULL;
+	}
+	*devp = dev;
+	return k;
+}
+
+void cli_close_kernel(struct kinstr_kernel *k, struct kinstr_dev *dev)
+{
+	kinstr_kernel__close(k);
+	kinstr_dev__close(dev);
+}
+
+const struct cli_colors *cli_colors(void)
+{
+	static const struct cli_colors on = { "\033[32m", "\033[33m", "\033[31m", "\033[2m", "\033[0m" };
+	static const struct cli_colors off = { "", "", "", "", "" };
+	const char *nc = getenv("NO_COLOR");
+
+	return isatty(STDOUT_FILENO) && !(nc && *nc) ? &on : &off;
+}

@@ -1,0 +1,365 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * Classify every instruction of a function as a jump site, a trap site, or refused. The layers:
+ * address policy (what the kernel reserves), then function-level proof that the instruction
+ * boundaries are right, then per-instruction checks, then whether a 5-byte jmp fits.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <Zydis/Zydis.h>
+#include <kinstr/reloc.h>
+#include <kinstr/sites.h>
+
+#define JMP_LEN 5
+
+struct kinstr_fn {
+	struct kinstr_cfg *cfg;
+	size_t nsites;
+	struct kinstr_site sites[];
+};
+
+/* Where patch space will be: the module area, within +-2 GiB of all kernel text. */
+static uint64_t patch_space_for(uint64_t start)
+{
+	return (start & ~((1ULL << 30) - 1)) + (1ULL << 30) + (16ULL << 20);
+}
+
+/* ---- per-instruction predicates ---------------------------------------------------------- */
+
+/* Changes the interrupt flag or privilege, or leaves for unknown code: never run out of line. */
+static bool unsafe_out_of_line(const struct kinstr_x86_insn *x)
+{
+	switch (x->mnemonic) {
+	case ZYDIS_MNEMONIC_CLI:
+	case ZYDIS_MNEMONIC_STI:
+	case ZYDIS_MNEMONIC_POPF:
+	case ZYDIS_MNEMONIC_POPFQ:
+	case ZYDIS_MNEMONIC_IRET:
+	case ZYDIS_MNEMONIC_IRETD:
+	case ZYDIS_MNEMONIC_IRETQ:
+	case ZYDIS_MNEMONIC_SYSRET:
+	case ZYDIS_MNEMONIC_SYSEXIT:
+	case ZYDIS_MNEMONIC_SWAPGS:
+	case ZYDIS_MNEMONIC_HLT:
+	case ZYDIS_MNEMONIC_INT:
+	case ZYDIS_MNEMONIC_INT1:
+	case ZYDIS_MNEMONIC_INTO:
+	case ZYDIS_MNEMONIC_SYSCALL:
+		return true;
+	default:
+		/* CPL0-only (mov to/from cr/dr, wrmsr, lgdt, invlpg, ...): out of reach of proof */
+		return x->flow == KINSTR_X86_FLOW_EXIT || (x->attr & KINSTR_X86_A_PRIVILEGED);
+	}
+}
+
+/* Does the relocator accept [addr, addr + len) of this function at patch space? */
+static bool relocatable(const uint8_t *code, uint64_t start, uint64_t addr, size_t len,
+			const char **why)
+{
+	uint8_t out[KINSTR_RELOC_MAX_OUT];
+	struct kinstr_reloc r;
+
+	if (kinstr_reloc__run(&r, code + (addr - start), len, addr, out, sizeof(out),
+			      patch_space_for(start)) == 0)
+		return true;
+	/* the relocator's reasons are few and fixed: keep a static string per reason */
+	switch (r.reason) {
+	case KINSTR_RELOC_OUT_OF_RANGE: *why = "a target is beyond +-2 GiB of patch space"; break;
+	case KINSTR_RELOC_INTO_INSN: *why = "a branch lands inside the displaced instructions"; break;
+	case KINSTR_RELOC_UNDECODABLE: *why = "undecodable"; break;
+	case KINSTR_RELOC_TRUNCATED: *why = "truncated"; break;
+	case KINSTR_RELOC_TOO_MANY: *why = "too many instructions"; break;
+	default: *why = "position-dependent (int3/ud2/int, 16-bit branch, call into itself, "
+			"or a RIP-relative access of its own bytes)"; break;
+	}
+	return false;
+}
+
+/* ---- the layers ------------------------------------------------------------------------------ */
+
+static int function_rule(const struct kinstr_cfg *cfg)
+{
+	uint32_t f = kinstr_cfg__flags(cfg);
+
+	if (f & KINSTR_CFG_F_INVALID)
+		return KINSTR_RULE_UNDECODABLE;
+	if (f & KINSTR_CFG_F_BAD_TARGET)
+		return KINSTR_RULE_BAD_TARGET;
+	if (f & KINSTR_CFG_F_TRUNCATED)
+		return KINSTR_RULE_TRUNCATED;
+	return KINSTR_RULE_NONE;
+}
+
+/* Is instruction i a place where an int3 may go and the instruction run out of line? */
+static void classify_trap(const struct kinstr_kernel *k, const struct kinstr_cfg *cfg,
+			  const uint8_t *code, size_t i, struct kinstr_site *s)
+{
+	const struct kinstr_cfg_insn *in = kinstr_cfg__insn(cfg, i);
+	const struct kinstr_x86_insn *x = &in->x;
+	uint64_t start = kinstr_cfg__start(cfg);
+	uint32_t res = k ? kinstr_kernel__reserved(k, x->addr, x->len) : 0;
+
+	s->cls = KINSTR_SITE_REFUSED;
+	if (res) {
+		s->rule = KINSTR_RULE_RESERVED;
+		s->reserved = res;
+	} else if (in->flags & KINSTR_CFG_I_PADDING) {
+		s->rule = KINSTR_RULE_PADDING;
+	} else if (x->flow == KINSTR_X86_FLOW_INT3) {
+		s->rule = KINSTR_RULE_INT3;
+	} else if (x->flow == KINSTR_X86_FLOW_UD2) {
+		s->rule = KINSTR_RULE_UD2;
+	} else if (unsafe_out_of_line(x)) {
+		s->rule = KINSTR_RULE_UNSAFE_INSN;
+	} else if (x->flow != KINSTR_X86_FLOW_CALL &&	/* a call at a trap site is emulated */
+		   !relocatable(code, start, x->addr, x->len, &s->detail)) {
+		s->rule = KINSTR_RULE_NOT_RELOCATABLE;
+	} else {
+		s->cls = KINSTR_SITE_TRAP;
+	}
+}
+
+/* A trap site becomes a jump site if a 5-byte jmp can displace [addr, end) safely. */
+static void try_jump(const struct kinstr_kernel *k, const struct kinstr_cfg *cfg,
+		     const uint8_t *code, size_t i, struct kinstr_site *s)
+{
+	uint64_t start = kinstr_cfg__start(cfg), end = s->addr;
+	size_t n = kinstr_cfg__insn_cnt(cfg), j;
+	const char *why = NULL;
+
+	if (kinstr_cfg__flags(cfg) & KINSTR_CFG_F_INDIRECT_JMP) {
+		s->rule = KINSTR_RULE_INDIRECT_JMP;
+		return;
+	}
+	for (j = i; end < s->addr + JMP_LEN; j++) {
+		const struct kinstr_cfg_insn *in;
+		uint32_t res;
+
+		if (j >= n) {
+			s->rule = KINSTR_RULE_CROSSES_END;
+			return;
+		}
+		in = kinstr_cfg__insn(cfg, j);
+		if (in->flags & (KINSTR_CFG_I_PADDING | KINSTR_CFG_I_INVALID)) {
+			s->rule = KINSTR_RULE_CROSSES_END;
+			return;
+		}
+		if (in->x.flow == KINSTR_X86_FLOW_CALL || in->x.flow == KINSTR_X86_FLOW_CALL_IND) {
+			s->rule = KINSTR_RULE_DISPLACES_CALL;
+			s->rule_addr = in->x.addr;
+			return;
+		}
+		if (j > i) {
+			res = k ? kinstr_kernel__reserved(k, in->x.addr, in->x.len) : 0;
+			if (res) {
+				s->rule = KINSTR_RULE_DISPLACES_RESERVED;
+				s->reserved = res;
+				s->rule_addr = in->x.addr;
+				return;
+			}
+			if (in->x.flow == KINSTR_X86_FLOW_INT3 || in->x.flow == KINSTR_X86_FLOW_UD2 ||
+			    unsafe_out_of_line(&in->x)) {
+				s->rule = KINSTR_RULE_DISPLACES_UNRELOCATABLE;
+				s->rule_addr = in->x.addr;
+				return;
+			}
+		}
+		end = in->x.addr + in->x.len;
+	}
+	if (kinstr_cfg__has_target_in(cfg, s->addr, end)) {
+		s->rule = KINSTR_RULE_BRANCH_TARGET;
+		for (j = i + 1; j < n && kinstr_cfg__insn(cfg, j)->x.addr < end; j++)
+			if (kinstr_cfg__insn(cfg, j)->flags & KINSTR_CFG_I_TARGET)
+				s->rule_addr = kinstr_cfg__insn(cfg, j)->x.addr;
+		return;
+	}
+	if (end - s->addr > KINSTR_RELOC_MAX_IN || !relocatable(code, start, s->addr, end - s->addr, &why)) {
+		s->rule = KINSTR_RULE_DISPLACES_UNRELOCATABLE;
+		s->detail = why;
+		return;
+	}
+	s->cls = KINSTR_SITE_JUMP;
+	s->rule = KINSTR_RULE_NONE;
+	s->displaced_len = end - s->addr;
+}
+
+struct kinstr_fn *kinstr_fn__analyze_bytes(const struct kinstr_kernel *k, const void *code,
+					   size_t size, uint64_t start)
+{
+	const struct kinstr_cfg_edge *edges = NULL;
+	struct kinstr_cfg_opts opts = { .sz = sizeof(opts) };
+	struct kinstr_cfg *cfg;
+	struct kinstr_fn *fn;
+	size_t n, i;
+	int frule;
+
+	if (!code || !size) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (k) {
+		opts.return_thunk = kinstr_kernel__return_thunk(k);
+		opts.nr_edges = kinstr_kernel__edges(k, start, start + size, &edges);
+		opts.edges = edges;
+	}
+	cfg = kinstr_cfg__new(code, size, start, &opts);
+	if (!cfg)
+		return NULL;
+	n = kinstr_cfg__insn_cnt(cfg);
+	fn = calloc(1, sizeof(*fn) + n * sizeof(fn->sites[0]));
+	if (!fn) {
+		kinstr_cfg__free(cfg);
+		errno = ENOMEM;
+		return NULL;
+	}
+	fn->cfg = cfg;
+	fn->nsites = n;
+	frule = function_rule(cfg);
+	for (i = 0; i < n; i++) {
+		const struct kinstr_x86_insn *x = &kinstr_cfg__insn(cfg, i)->x;
+		struct kinstr_site *s = &fn->sites[i];
+
+		s->addr = x->addr;
+		s->insn_len = s->displaced_len = x->len;
+		if (frule) {	/* boundaries not proven: nothing in the function is safe */
+			uint32_t res = k ? kinstr_kernel__reserved(k, x->addr, x->len) : 0;
+
+			s->cls = KINSTR_SITE_REFUSED;
+			s->rule = res ? KINSTR_RULE_RESERVED : frule;
+			s->reserved = res;
+			continue;
+		}
+		classify_trap(k, cfg, code, i, s);
+		if (s->cls == KINSTR_SITE_TRAP)
+			try_jump(k, cfg, code, i, s);
+	}
+	return fn;
+}
+
+struct kinstr_fn *kinstr_fn__analyze(const struct kinstr_kernel *k, const struct kinstr_func *f)
+{
+	const unsigned char *code = kinstr_kernel__text(k, f->addr, f->size);
+
+	if (!code)
+		return NULL;
+	return kinstr_fn__analyze_bytes(k, code, f->size, f->addr);
+}
+
+void kinstr_fn__free(struct kinstr_fn *fn)
+{
+	if (!fn)
+		return;
+	kinstr_cfg__free(fn->cfg);
+	free(fn);
+}
+
+const struct kinstr_cfg *kinstr_fn__cfg(const struct kinstr_fn *fn)
+{
+	return fn->cfg;
+}
+
+size_t kinstr_fn__site_cnt(const struct kinstr_fn *fn)
+{
+	return fn->nsites;
+}
+
+const struct kinstr_site *kinstr_fn__site(const struct kinstr_fn *fn, size_t i)
+{
+	return i < fn->nsites ? &fn->sites[i] : NULL;
+}
+
+const struct kinstr_site *kinstr_fn__site_at(const struct kinstr_fn *fn, uint64_t addr)
+{
+	int i = kinstr_cfg__find_insn(fn->cfg, addr);
+	uint64_t start = kinstr_cfg__start(fn->cfg);
+
+	if (i >= 0)
+		return &fn->sites[i];
+	errno = addr >= start && addr - start < kinstr_cfg__size(fn->cfg) ? EILSEQ : ERANGE;
+	return NULL;
+}
+
+/* ---- names ------------------------------------------------------------------------------------ */
+
+const char *kinstr_site_class__str(unsigned int cls)
+{
+	static const char *const names[] = { "jump", "trap", "refused" };
+
+	return cls < KINSTR_SITE_NR_CLASSES ? names[cls] : "unknown";
+}
+
+static const struct {
+	const char *id, *text;
+} rules[KINSTR_RULE_NR] = {
+	[KINSTR_RULE_NONE] = { "none", "a 5-byte jump fits" },
+	[KINSTR_RULE_RESERVED] = { "reserved", "reserved by the kernel" },
+	[KINSTR_RULE_UNDECODABLE] = { "undecodable", "the function holds bytes that do not decode" },
+	[KINSTR_RULE_BAD_TARGET] = { "bad-target", "a branch of the function lands inside an instruction" },
+	[KINSTR_RULE_TRUNCATED] = { "truncated", "the function's last instruction runs past its end" },
+	[KINSTR_RULE_PADDING] = { "padding", "padding after the function's code" },
+	[KINSTR_RULE_INT3] = { "int3", "int3 (padding, SLS guard or another breakpoint)" },
+	[KINSTR_RULE_UD2] = { "ud2", "ud2 of BUG()/WARN() is found by its address" },
+	[KINSTR_RULE_UNSAFE_INSN] = { "unsafe-insn", "changes IF or privilege, or leaves by iret/sysret/far transfer" },
+	[KINSTR_RULE_NOT_RELOCATABLE] = { "not-relocatable", "cannot be relocated" },
+	[KINSTR_RULE_INDIRECT_JMP] = { "indirect-jmp", "the function has an indirect jmp, so a jump could displace a target" },
+	[KINSTR_RULE_BRANCH_TARGET] = { "branch-target", "a branch target lies inside the 5 displaced bytes" },
+	[KINSTR_RULE_CROSSES_END] = { "crosses-end", "5 bytes would run past the function's code" },
+	[KINSTR_RULE_DISPLACES_CALL] = { "displaces-call", "a jump would move a call into the trampoline" },
+	[KINSTR_RULE_DISPLACES_RESERVED] = { "displaces-reserved", "a jump would displace a reserved instruction" },
+	[KINSTR_RULE_DISPLACES_UNRELOCATABLE] = { "displaces-unrelocatable", "a jump would displace an instruction that cannot be relocated" },
+};
+
+const char *kinstr_site_rule__id(unsigned int rule)
+{
+	return rule < KINSTR_RULE_NR ? rules[rule].id : "unknown";
+}
+
+static void append_reasons(char *buf, size_t size, uint32_t res)
+{
+	unsigned int b;
+	size_t len = strlen(buf);
+
+	for (b = 0; b < KINSTR_R_NR && len < size; b++) {
+		if (!(res & (1u << b)))
+			continue;
+		snprintf(buf + len, size - len, "%s%s", len && buf[len - 1] != ' ' ? ", " : "",
+			 kinstr_site_reason__str(b));
+		len = strlen(buf);
+	}
+}
+
+const char *kinstr_site__why(const struct kinstr_site *s, char *buf, size_t size)
+{
+	const char *text = s->rule < KINSTR_RULE_NR ? rules[s->rule].text : "unknown rule";
+
+	if (!size)
+		return buf;
+	buf[0] = 0;
+	switch (s->rule) {
+	case KINSTR_RULE_RESERVED:
+		append_reasons(buf, size, s->reserved);
+		break;
+	case KINSTR_RULE_DISPLACES_RESERVED:
+		snprintf(buf, size, "a jump would displace the instruction at 0x%llx, which is ",
+			 (unsigned long long)s->rule_addr);
+		append_reasons(buf, size, s->reserved);
+		break;
+	case KINSTR_RULE_BRANCH_TARGET:
+		snprintf(buf, size, "%s (target 0x%llx)", text, (unsigned long long)s->rule_addr);
+		break;
+	case KINSTR_RULE_DISPLACES_CALL:
+		snprintf(buf, size, "%s (call at 0x%llx)", text, (unsigned long long)s->rule_addr);
+		break;
+	case KINSTR_RULE_NOT_RELOCATABLE:
+	case KINSTR_RULE_DISPLACES_UNRELOCATABLE:
+		snprintf(buf, size, "%s%s%s", text, s->detail ? ": " : "", s->detail ? s->detail : "");
+		break;
+	default:
+		snprintf(buf, size, "%s", text);
+	}
+	return buf;
+}
