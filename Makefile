@@ -65,3 +65,7 @@ clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR)/tests/vm/modules clean
 
 -include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d)
+
+# Sub-makefiles owned by their folders: benchmarks (make bench) and fuzz targets (make fuzz).
+-include bench/bench.mk
+-include tests/fuzz/fuzz.mk

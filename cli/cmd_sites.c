@@ -15,7 +15,7 @@
 #define NKEYS (KINSTR_RULE_NR + 2 * KINSTR_R_NR)
 
 struct tally {
-	size_t funcs, insns, unreadable, cls[KINSTR_SITE_NR_CLASSES];
+	size_t funcs, insns, padding, unreadable, cls[KINSTR_SITE_NR_CLASSES];
 	size_t refused[NKEYS], trap[NKEYS];
 };
 
@@ -52,6 +52,11 @@ static void count(struct tally *t, const struct kinstr_site *s)
 	size_t *to = s->cls == KINSTR_SITE_REFUSED ? t->refused : s->cls == KINSTR_SITE_TRAP ? t->trap : NULL;
 	unsigned int b;
 
+	/* alignment fill between functions is not code: count it apart */
+	if (s->rule == KINSTR_RULE_PADDING) {
+		t->padding++;
+		return;
+	}
 	t->insns++;
 	t->cls[s->cls]++;
 	if (!to)
@@ -197,8 +202,9 @@ int cmd_sites(int argc, char **argv)
 		cli_json_str(kinstr_kernel__release(k));
 		printf(",\"scope\":");
 		cli_json_str(all ? "all" : glob);
-		printf(",\"functions\":%zu,\"unreadable\":%zu,\"instructions\":%zu,\"jump\":%zu,\"trap\":%zu,"
-		       "\"refused\":%zu,\"refused_rules\":", t.funcs, t.unreadable, t.insns,
+		printf(",\"functions\":%zu,\"unreadable\":%zu,\"instructions\":%zu,\"padding\":%zu,"
+		       "\"jump\":%zu,\"trap\":%zu,\"refused\":%zu,\"refused_rules\":", t.funcs, t.unreadable,
+		       t.insns, t.padding,
 		       t.cls[KINSTR_SITE_JUMP], t.cls[KINSTR_SITE_TRAP], t.cls[KINSTR_SITE_REFUSED]);
 		top_list(t.refused, top, true, NULL);
 		printf(",\"trap_rules\":");
@@ -207,8 +213,8 @@ int cmd_sites(int argc, char **argv)
 	} else {
 		double n = t.insns ? (double)t.insns : 1.0;
 
-		printf("%s: %zu functions, %zu instructions\n", all ? kinstr_kernel__release(k) : glob,
-		       t.funcs, t.insns);
+		printf("%s: %zu functions, %zu instructions (and %zu padding instructions between functions)\n",
+		       all ? kinstr_kernel__release(k) : glob, t.funcs, t.insns, t.padding);
 		printf("  jump     %10zu  %5.1f%%\n", t.cls[KINSTR_SITE_JUMP], 100.0 * t.cls[KINSTR_SITE_JUMP] / n);
 		printf("  trap     %10zu  %5.1f%%\n", t.cls[KINSTR_SITE_TRAP], 100.0 * t.cls[KINSTR_SITE_TRAP] / n);
 		printf("  refused  %10zu  %5.1f%%\n", t.cls[KINSTR_SITE_REFUSED], 100.0 * t.cls[KINSTR_SITE_REFUSED] / n);
