@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* kinstr sites: how much of a function, a glob of them, or the whole kernel can be probed. */
 #include <errno.h>
-#include <fnmatch.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -109,10 +108,10 @@ static void top_list(const size_t *v, unsigned int top, bool json, const char *t
 static void sites_usage(FILE *f)
 {
 	fprintf(f, "usage: kinstr sites [--json] [--top N] [--snapshot FILE] (--all | GLOB)\n\n"
-		   "Classify every instruction of the functions matching GLOB (a name or a shell glob such\n"
-		   "as 'vfs_*'), or of the whole kernel with --all, as a jump site (a 5-byte jmp fits), a\n"
+		   "Classify every instruction of the functions matching GLOB (a name, a shell glob such\n"
+		   "as 'vfs_*', or a comma-separated list of them), or of the whole kernel with --all, as a jump site (a 5-byte jmp fits), a\n"
 		   "trap site (only an int3 fits) or refused, and show the counts and the rules that\n"
-		   "decided most often. With few functions, one line each as well.\n\n"
+		   "decided most often. With at most 100 functions, one line each as well.\n\n"
 		   "  --all            every function of the kernel\n"
 		   "  --json           one JSON object (counts per class and per rule)\n"
 		   "  --top N          rules to list (default 10)\n"
@@ -160,20 +159,20 @@ int cmd_sites(int argc, char **argv)
 		return CLI_FAIL;
 	nf = kinstr_kernel__func_cnt(k);
 	for (i = 0; i < nf; i++)
-		matched += all || !fnmatch(glob, kinstr_kernel__func(k, i)->name, 0);
+		matched += all || kinstr__glob_match(glob, kinstr_kernel__func(k, i)->name);
 	if (!matched) {
 		cli_err("no function matches '%s'", glob);
 		cli_close_kernel(k, dev);
 		return CLI_FAIL;
 	}
-	if (!json && !all && matched <= 50)
+	if (!json && !all && matched <= 100)
 		printf("%-40s %8s %8s %8s\n", "function", "jump", "trap", "refused");
 	for (i = 0; i < nf; i++) {
 		const struct kinstr_func *f = kinstr_kernel__func(k, i);
 		size_t before[KINSTR_SITE_NR_CLASSES], s;
 		struct kinstr_fn *fn;
 
-		if (!all && fnmatch(glob, f->name, 0))
+		if (!all && !kinstr__glob_match(glob, f->name))
 			continue;
 		/* aliases name the same code: count it once */
 		if (f->addr == last_addr)
@@ -190,7 +189,7 @@ int cmd_sites(int argc, char **argv)
 		memcpy(before, t.cls, sizeof(before));
 		for (s = 0; s < kinstr_fn__site_cnt(fn); s++)
 			count(&t, kinstr_fn__site(fn, s));
-		if (!json && !all && matched <= 50)
+		if (!json && !all && matched <= 100)
 			printf("%-40s %8zu %8zu %8zu\n", f->name, t.cls[0] - before[0], t.cls[1] - before[1],
 			       t.cls[2] - before[2]);
 		kinstr_fn__free(fn);

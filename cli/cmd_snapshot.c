@@ -12,7 +12,8 @@ static void snapshot_usage(FILE *f)
 	fprintf(f, "usage: kinstr snapshot -o FILE [GLOB]\n\n"
 		   "Save the running kernel's functions, their live text, the ranges the kernel reserves and\n"
 		   "the control transfers its tables hide (jump labels, exception fixups) to FILE\n"
-		   "(gzip-compressed). With GLOB, only the functions whose names match. 'kinstr disasm' and\n"
+		   "(gzip-compressed). With GLOB (shell globs, comma-separated), only the functions whose\n"
+		   "names match, with their reservations. 'kinstr disasm' and\n"
 		   "'kinstr sites' read it back with --snapshot FILE, without the module.\n");
 }
 

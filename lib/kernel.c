@@ -735,9 +735,54 @@ static int put_u64(gzFile f, uint64_t v)
 	return put(f, &v, 8);
 }
 
+int kinstr__glob_match(const char *globs, const char *name)
+{
+	char one[256];
+	const char *p = globs, *comma;
+
+	for (;;) {
+		size_t n;
+
+		comma = strchr(p, ',');
+		n = comma ? (size_t)(comma - p) : strlen(p);
+		if (n < sizeof(one)) {
+			memcpy(one, p, n);
+			one[n] = 0;
+			if (n && !fnmatch(one, name, 0))
+				return 1;
+		}
+		if (!comma)
+			return 0;
+		p = comma + 1;
+	}
+}
+
 static bool in_glob(const struct kinstr_func *f, const char *glob)
 {
-	return !glob || !fnmatch(glob, f->name, 0);
+	return !glob || kinstr__glob_match(glob, f->name);
+}
+
+/* Does the reservation overlap a function that the glob keeps? (spans cover many functions) */
+static bool res_in_glob(const struct kinstr_kernel *k, const struct kinstr_reserved *e,
+			const char *glob)
+{
+	unsigned long long end = e->addr + e->len;
+	size_t lo = 0, hi = k->nfuncs;
+
+	while (lo < hi) {	/* first function starting at or after e->addr */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (k->funcs[mid].addr < e->addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo && k->funcs[lo - 1].addr + k->funcs[lo - 1].size > e->addr && in_glob(&k->funcs[lo - 1], glob))
+		return true;
+	for (; lo < k->nfuncs && k->funcs[lo].addr < end; lo++)
+		if (in_glob(&k->funcs[lo], glob))
+			return true;
+	return false;
 }
 
 int kinstr_kernel__save(const struct kinstr_kernel *k, const char *path, const char *glob)
@@ -774,13 +819,10 @@ int kinstr_kernel__save(const struct kinstr_kernel *k, const char *path, const c
 	}
 	/* reservations: all of them for a whole-kernel snapshot, else those inside a kept function */
 	for (r = 0; r < k->nres; r++)
-		nr += !glob || (kinstr_kernel__func_at(k, k->res[r].addr) &&
-				in_glob(kinstr_kernel__func_at(k, k->res[r].addr), glob));
+		nr += !glob || res_in_glob(k, &k->res[r], glob);
 	err = err ?: put_u32(f, nr);
 	for (r = 0; r < k->nres && !err; r++) {
-		const struct kinstr_func *fn = kinstr_kernel__func_at(k, k->res[r].addr);
-
-		if (glob && !(fn && in_glob(fn, glob)))
+		if (glob && !res_in_glob(k, &k->res[r], glob))
 			continue;
 		err = put_u64(f, k->res[r].addr);
 		err = err ?: put_u32(f, k->res[r].len);

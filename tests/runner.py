@@ -166,6 +166,27 @@ def step_vm(args):
     outside = [l for l in sections.get(None, []) if SPLAT.search(l)]
     report("fail" if outside else "pass", "vm: guest kernel log clean outside the tests",
            outside[0].strip() if outside else "", detail="\n".join(outside))
+    step_host_after_vm(args, out, planned)
+
+
+def step_host_after_vm(args, job, planned):
+    """Host checks of what the guest left in the job folder (tests/vm/host/*.sh JOB)."""
+    d = "tests/vm/host"
+    for f in sorted(os.listdir(d)):
+        if not f.endswith(".sh"):
+            continue
+        if args.k and not re.search(args.k, f):
+            continue
+        rc, out, secs = run([os.path.join(d, f), job], timeout=600)
+        cases = 0
+        for line in out.splitlines():
+            m = re.match(r"(PASS|FAIL|SKIP) (\S+)(?::\s*(.*))?$", line)
+            if m:
+                cases += 1
+                report(m.group(1).lower(), f"host-after-vm/{m.group(2)}", m.group(3) or "", secs,
+                       detail=out if m.group(1) == "FAIL" else "")
+        if not cases:
+            report("fail", f"host-after-vm/{f}", f"exit {rc}, no PASS/FAIL line", secs, out)
 
 
 def main():

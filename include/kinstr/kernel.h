@@ -33,12 +33,16 @@ struct kinstr_reserved {
 
 struct kinstr_kernel;
 
+/* Does name match globs, a comma-separated list of shell globs ("vfs_*,tcp_sendmsg")? */
+int kinstr__glob_match(const char *globs, const char *name);
+
 /* Read the running kernel's code through dev. NULL with errno set on failure. */
 struct kinstr_kernel *kinstr_kernel__open_live(struct kinstr_dev *dev);
 /* Read a snapshot written by kinstr_kernel__save(). NULL with errno set (EINVAL: not one). */
 struct kinstr_kernel *kinstr_kernel__open_snapshot(const char *path);
 /*
- * Write a snapshot (gzip-compressed) holding the functions whose names match glob (NULL: all),
+ * Write a snapshot (gzip-compressed) holding the functions whose names match glob (a
+ * comma-separated list of shell globs; NULL: all),
  * their text and the reservations inside them.
  */
 int kinstr_kernel__save(const struct kinstr_kernel *k, const char *path, const char *glob);

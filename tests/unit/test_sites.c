@@ -1,0 +1,211 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Site classification: hand-made functions with known answers, and invariants over the
+ * shipped snapshot of live kernel functions (tests/data/sample-*.snap).
+ */
+#include <errno.h>
+#include <glob.h>
+#include <string.h>
+
+#include <kinstr/sites.h>
+#include "check.h"
+
+#define BASE 0xffffffff81000000ULL
+
+static const struct kinstr_site *at(const struct kinstr_fn *fn, uint64_t off)
+{
+	return kinstr_fn__site_at(fn, BASE + off);
+}
+
+static void t_branch_target_makes_a_trap(void)
+{
+	static const uint8_t code[] = {
+		0x55,			/* 0: push rbp */
+		0x48, 0x89, 0xe5,	/* 1: mov rbp, rsp */
+		0x31, 0xc0,		/* 4: xor eax, eax */
+		0x85, 0xff,		/* 6: test edi, edi */
+		0x74, 0x02,		/* 8: je 0xc */
+		0xff, 0xc0,		/* a: inc eax */
+		0x5d,			/* c: pop rbp  <- branch target */
+		0xc3,			/* d: ret */
+		0xcc, 0xcc,		/* e: padding */
+	};
+	struct kinstr_fn *fn = kinstr_fn__analyze_bytes(NULL, code, sizeof(code), BASE);
+
+	CHECK(fn != NULL, "analyze: %s", strerror(errno));
+	if (!fn)
+		return;
+	CHECK(at(fn, 0)->cls == KINSTR_SITE_JUMP && at(fn, 0)->displaced_len == 6, "+0: %d/%d",
+	      at(fn, 0)->cls, at(fn, 0)->displaced_len);
+	CHECK(at(fn, 4)->cls == KINSTR_SITE_JUMP, "+4 %d", at(fn, 4)->cls);
+	/* the target 0xc is the end of [6, 0xc), not inside it */
+	CHECK(at(fn, 6)->cls == KINSTR_SITE_JUMP && at(fn, 6)->displaced_len == 6, "+6: %d/%d",
+	      at(fn, 6)->cls, at(fn, 6)->displaced_len);
+	CHECK(at(fn, 8)->cls == KINSTR_SITE_TRAP && at(fn, 8)->rule == KINSTR_RULE_BRANCH_TARGET &&
+	      at(fn, 8)->rule_addr == BASE + 0xc, "+8: %d rule %d at %llx", at(fn, 8)->cls,
+	      at(fn, 8)->rule, (unsigned long long)at(fn, 8)->rule_addr);
+	CHECK(at(fn, 0xa)->cls == KINSTR_SITE_TRAP && at(fn, 0xa)->rule == KINSTR_RULE_CROSSES_END,
+	      "+a: %d rule %d", at(fn, 0xa)->cls, at(fn, 0xa)->rule);
+	CHECK(at(fn, 0xd)->cls == KINSTR_SITE_TRAP, "+d: %d", at(fn, 0xd)->cls);
+	CHECK(at(fn, 0xe)->cls == KINSTR_SITE_REFUSED && at(fn, 0xe)->rule == KINSTR_RULE_PADDING,
+	      "+e: %d rule %d", at(fn, 0xe)->cls, at(fn, 0xe)->rule);
+	errno = 0;
+	CHECK(at(fn, 2) == NULL && errno == EILSEQ, "mid-instruction: errno %d", errno);
+	errno = 0;
+	CHECK(at(fn, 0x100) == NULL && errno == ERANGE, "outside: errno %d", errno);
+	kinstr_fn__free(fn);
+}
+
+static void t_calls_and_unsafe_instructions(void)
+{
+	static const uint8_t code[] = {
+		0xe8, 0x00, 0x00, 0x00, 0x00,	/* 0: call +0 */
+		0xfa,				/* 5: cli */
+		0x48, 0x8b, 0x05, 0x10, 0, 0, 0,/* 6: mov rax, [rip+0x10] */
+		0x90, 0x90, 0x90, 0x90,		/* d: nops */
+		0xcc,				/* 11: int3 (SLS-style, mid-function) */
+		0x90, 0x90, 0x90, 0x90, 0x90,	/* 12 */
+		0xc3,				/* 17: ret */
+	};
+	struct kinstr_fn *fn = kinstr_fn__analyze_bytes(NULL, code, sizeof(code), BASE);
+	char why[256];
+
+	CHECK(fn != NULL, "analyze: %s", strerror(errno));
+	if (!fn)
+		return;
+	CHECK(at(fn, 0)->cls == KINSTR_SITE_TRAP && at(fn, 0)->rule == KINSTR_RULE_DISPLACES_CALL,
+	      "call: %d rule %d", at(fn, 0)->cls, at(fn, 0)->rule);
+	CHECK(at(fn, 5)->cls == KINSTR_SITE_REFUSED && at(fn, 5)->rule == KINSTR_RULE_UNSAFE_INSN,
+	      "cli: %d rule %d", at(fn, 5)->cls, at(fn, 5)->rule);
+	CHECK(at(fn, 6)->cls == KINSTR_SITE_JUMP, "rip-relative load: %d rule %d", at(fn, 6)->cls,
+	      at(fn, 6)->rule);
+	CHECK(at(fn, 0xd)->cls == KINSTR_SITE_TRAP &&
+	      at(fn, 0xd)->rule == KINSTR_RULE_DISPLACES_UNRELOCATABLE, "nop before int3: %d rule %d",
+	      at(fn, 0xd)->cls, at(fn, 0xd)->rule);
+	CHECK(at(fn, 0x11)->cls == KINSTR_SITE_REFUSED, "int3: %d", at(fn, 0x11)->cls);
+	kinstr_site__why(at(fn, 5), why, sizeof(why));
+	CHECK(strstr(why, "IF") != NULL, "why: %s", why);
+	kinstr_fn__free(fn);
+}
+
+static struct kinstr_kernel *sample(void)
+{
+	struct kinstr_kernel *k = NULL;
+	glob_t g;
+
+	if (glob("tests/data/sample-*.snap", 0, NULL, &g) == 0 && g.gl_pathc)
+		k = kinstr_kernel__open_snapshot(g.gl_pathv[0]);
+	globfree(&g);
+	return k;
+}
+
+static void t_snapshot_known_refusals(void)
+{
+	struct kinstr_kernel *k = sample();
+	const struct kinstr_func *f;
+	struct kinstr_fn *fn;
+	size_t i;
+
+	CHECK(k != NULL, "no readable tests/data/sample-*.snap: %s", strerror(errno));
+	if (!k)
+		return;
+	f = kinstr_kernel__find_func(k, "vfs_read");
+	fn = f ? kinstr_fn__analyze(k, f) : NULL;
+	CHECK(fn != NULL, "vfs_read");
+	if (fn) {
+		const struct kinstr_site *s = kinstr_fn__site(fn, 0);
+
+		CHECK(s->cls == KINSTR_SITE_REFUSED && (s->reserved & (1u << KINSTR_R_FTRACE)),
+		      "vfs_read+0 is the ftrace site: cls %d reserved 0x%x", s->cls, s->reserved);
+		kinstr_fn__free(fn);
+	}
+	f = kinstr_kernel__find_func(k, "entry_SYSCALL_64");
+	fn = f ? kinstr_fn__analyze(k, f) : NULL;
+	CHECK(fn != NULL, "entry_SYSCALL_64");
+	for (i = 0; fn && i < kinstr_fn__site_cnt(fn); i++) {
+		const struct kinstr_site *s = kinstr_fn__site(fn, i);
+
+		CHECK(s->cls == KINSTR_SITE_REFUSED, "entry text +0x%llx is %d",
+		      (unsigned long long)(s->addr - f->addr), s->cls);
+		if (s->rule != KINSTR_RULE_PADDING)
+			CHECK(s->reserved & (1u << KINSTR_R_ENTRY_TEXT), "+0x%llx reserved 0x%x",
+			      (unsigned long long)(s->addr - f->addr), s->reserved);
+	}
+	kinstr_fn__free(fn);
+	f = kinstr_kernel__find_func(k, "do_int3");
+	fn = f ? kinstr_fn__analyze(k, f) : NULL;
+	CHECK(fn != NULL, "do_int3");
+	for (i = 0; fn && i < kinstr_fn__site_cnt(fn); i++)
+		CHECK(kinstr_fn__site(fn, i)->cls == KINSTR_SITE_REFUSED, "do_int3 site %zu probeable", i);
+	kinstr_fn__free(fn);
+	kinstr_kernel__close(k);
+}
+
+/* Invariants every classification must keep, checked over every sample function. */
+static void t_snapshot_invariants(void)
+{
+	struct kinstr_kernel *k = sample();
+	size_t i, j, sites = 0, jumps = 0;
+
+	CHECK(k != NULL, "no readable tests/data/sample-*.snap");
+	if (!k)
+		return;
+	for (i = 0; i < kinstr_kernel__func_cnt(k); i++) {
+		const struct kinstr_func *f = kinstr_kernel__func(k, i);
+		struct kinstr_fn *fn = kinstr_fn__analyze(k, f);
+		const struct kinstr_cfg *cfg;
+		uint64_t next;
+
+		CHECK(fn != NULL, "%s: %s", f->name, strerror(errno));
+		if (!fn)
+			continue;
+		cfg = kinstr_fn__cfg(fn);
+		next = f->addr;
+		for (j = 0; j < kinstr_fn__site_cnt(fn); j++) {
+			const struct kinstr_site *s = kinstr_fn__site(fn, j);
+			char why[256];
+			size_t m;
+
+			sites++;
+			CHECK(s->addr == next, "%s: sites do not tile at 0x%llx", f->name, (unsigned long long)s->addr);
+			next = s->addr + s->insn_len;
+			if (s->cls != KINSTR_SITE_JUMP)
+				CHECK(*kinstr_site__why(s, why, sizeof(why)), "%s+0x%llx: empty why", f->name,
+				      (unsigned long long)(s->addr - f->addr));
+			if (s->cls == KINSTR_SITE_REFUSED)
+				continue;
+			CHECK(kinstr_kernel__reserved(k, s->addr, s->insn_len) == 0, "%s+0x%llx probeable but reserved",
+			      f->name, (unsigned long long)(s->addr - f->addr));
+			if (s->cls != KINSTR_SITE_JUMP)
+				continue;
+			jumps++;
+			CHECK(s->displaced_len >= 5, "%s: displaced %u", f->name, s->displaced_len);
+			CHECK(kinstr_kernel__reserved(k, s->addr, s->displaced_len) == 0, "%s+0x%llx: jump over reserved",
+			      f->name, (unsigned long long)(s->addr - f->addr));
+			/* no displaced instruction after the first is a branch target or a call */
+			for (m = j + 1; m < kinstr_cfg__insn_cnt(cfg) &&
+					kinstr_cfg__insn(cfg, m)->x.addr < s->addr + s->displaced_len; m++) {
+				const struct kinstr_cfg_insn *in = kinstr_cfg__insn(cfg, m);
+
+				CHECK(!(in->flags & KINSTR_CFG_I_TARGET), "%s+0x%llx: jump displaces target +0x%llx",
+				      f->name, (unsigned long long)(s->addr - f->addr),
+				      (unsigned long long)(in->x.addr - f->addr));
+				CHECK(in->x.flow != KINSTR_X86_FLOW_CALL, "%s: jump displaces a call", f->name);
+			}
+		}
+		CHECK(next == f->addr + f->size || (kinstr_cfg__flags(cfg) & KINSTR_CFG_F_TRUNCATED),
+		      "%s: sites end at +0x%llx of 0x%x", f->name, (unsigned long long)(next - f->addr), f->size);
+		kinstr_fn__free(fn);
+	}
+	CHECK(sites > 10000 && jumps > 5000, "only %zu sites, %zu jumps", sites, jumps);
+	kinstr_kernel__close(k);
+}
+
+int main(void)
+{
+	RUN(t_branch_target_makes_a_trap);
+	RUN(t_calls_and_unsafe_instructions);
+	RUN(t_snapshot_known_refusals);
+	RUN(t_snapshot_invariants);
+	return check_done();
+}

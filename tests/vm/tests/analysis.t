@@ -1,0 +1,81 @@
+# Reading the live kernel and classifying its sites (issue 3).
+
+NAME the module's text read returns the bytes /proc/kcore shows
+SETUP insmod kmod/kinstr.ko
+RUN a=$(awk '$3=="vfs_read"{print "0x"$1; exit}' /proc/kallsyms); \
+	k=$(tests/vm/progs/kcore-read $a 256); \
+	m=$(build/kinstr disasm --json vfs_read | python3 -c 'import json,sys; d=json.load(sys.stdin); \
+	print("".join(i["bytes"] for b in d["blocks"] for i in b["insns"])[:512])'); \
+	echo "kcore  ${k%${k#????????????????}}..."; echo "kinstr ${m%${m#????????????????}}..."; \
+	test -n "$k" && test "$k" = "$m" && echo same-256-bytes
+EXPECT ^same-256-bytes$
+
+NAME the text read refuses data, zero lengths and oversized reads, and faults nothing
+SETUP insmod kmod/kinstr.ko
+RUN build/tests/vm/progs/read_check
+EXPECT_NOT ^not ok
+EXPECT ^ok read of jiffies \(data\): ERANGE$
+EXPECT ^ok read of the whole text in one call$
+
+NAME user-space reservations agree with the kernel's own predicates (ftrace, jump labels, BUG, extable, blacklist)
+SETUP insmod kmod/kinstr.ko
+RUN build/tests/vm/progs/reserved_agree
+TIMEOUT 240
+EXPECT ^disagreements 0$
+EXPECT ^  ftrace +[1-9]
+EXPECT ^  jump-label +[1-9]
+EXPECT ^  extable +[1-9]
+EXPECT ^  bug +[1-9]
+
+NAME kinstr disasm shows a live function block by block with each site's class
+SETUP insmod kmod/kinstr.ko
+RUN build/kinstr disasm __x64_sys_getppid
+EXPECT ^__x64_sys_getppid 0x[0-9a-f]+\.\.0x[0-9a-f]+ \([0-9]+ bytes\), [0-9]+ instructions in [0-9]+ blocks: [1-9][0-9]* jump, [0-9]+ trap, [0-9]+ refused$
+EXPECT ^  \+0x0 +0f 1f 44 00 00 .* refused overlaps an ftrace site$
+EXPECT ^  \+0x[0-9a-f]+ +e8 .*call .* trap +a jump would move a call into the trampoline
+EXPECT ^  \+0x[0-9a-f]+ +.* jump *$
+
+NAME kinstr disasm names a missing function and fails
+SETUP insmod kmod/kinstr.ko
+RUN build/kinstr disasm no_such_function_here
+EXIT 1
+EXPECT ^kinstr: no function 'no_such_function_here' in the kernel's symbols$
+
+NAME entry text, the kprobe blacklist and noinstr text are refused with their rule
+SETUP insmod kmod/kinstr.ko
+RUN build/kinstr disasm entry_SYSCALL_64 | sed -n 3p; build/kinstr disasm do_int3 | sed -n 3p; \
+	build/kinstr disasm --json exc_page_fault | python3 -c 'import json,sys; d=json.load(sys.stdin); \
+	print("exc_page_fault probeable:", d["jump"] + d["trap"])'
+EXPECT refused in entry text \(\.entry\.text\)
+EXPECT refused .*on the kprobe blacklist
+EXPECT ^exc_page_fault probeable: 0$
+
+NAME kinstr sites --all prints the whole kernel's breakdown, and a snapshot of it classifies identically
+SETUP insmod kmod/kinstr.ko
+RUN build/kinstr sites --all --json > /run/kinstr-job/live-sites.json && \
+	python3 -c 'import json; d=json.load(open("/run/kinstr-job/live-sites.json")); \
+	print(d["kernel"] + ":", d["functions"], "functions,", d["instructions"], "instructions"); \
+	[print("  %-8s %d" % (c, d[c])) for c in ("jump", "trap", "refused")]' && \
+	build/kinstr snapshot -o /run/kinstr-job/whole.snap && \
+	build/kinstr sites --all --json --snapshot /run/kinstr-job/whole.snap > /tmp/snap.json && \
+	cmp /run/kinstr-job/live-sites.json /tmp/snap.json && echo identical-in-guest
+TIMEOUT 600
+EXPECT ^6\.[0-9.]+-.*: [1-9][0-9]{4} functions, [1-9][0-9]{5,} instructions
+EXPECT ^  jump +[1-9][0-9]{5,}$
+EXPECT ^identical-in-guest$
+
+NAME kinstr sites GLOB prints per-function counts and the rules that decided
+SETUP insmod kmod/kinstr.ko
+RUN build/kinstr sites 'vfs_*'
+EXPECT ^function +jump +trap +refused$
+EXPECT ^vfs_read +[1-9][0-9]* +[0-9]+ +[1-9][0-9]*$
+EXPECT ^vfs_\*: [1-9][0-9]* functions, [1-9][0-9]* instructions
+EXPECT ^ +[1-9][0-9]* +reserved:ftrace +overlaps an ftrace site$
+EXPECT ^ +[1-9][0-9]* +displaces-call +a jump would move a call into the trampoline$
+
+NAME the live kernel still classifies the shipped sample exactly as tests/data records
+REQUIRES test -e tests/data/sample-$(uname -r).sites.json
+SETUP insmod kmod/kinstr.ko
+RUN build/kinstr sites --json "$(cat tests/data/sample.globs)" > /tmp/s.json; \
+	cmp /tmp/s.json tests/data/sample-$(uname -r).sites.json && echo no-drift
+EXPECT ^no-drift$
