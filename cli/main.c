@@ -8,6 +8,7 @@
 
 static const struct cli_cmd cmds[] = {
 	{ "version", cmd_version, "print the CLI's, the module's and the kernel's versions" },
+	{ "count", cmd_count, "count hits at functions, offsets, returns or globs of the live kernel" },
 	{ "disasm", cmd_disasm, "disassemble a live function block by block, with each site's class" },
 	{ "sites", cmd_sites, "count jump/trap/refused sites of functions or the whole kernel" },
 	{ "snapshot", cmd_snapshot, "save the kernel's code (text, symbols, reservations) to a file" },

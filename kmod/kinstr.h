@@ -7,9 +7,12 @@
 
 #define KINSTR_PR_PREFIX "kinstr: "
 
+struct insn;
+enum insn_mode;
 struct exception_table_entry;
 struct bug_entry;
 struct mutex;
+struct kprobe;
 
 /* An address range of the running kernel, [start, end). */
 struct kinstr_span {
@@ -31,6 +34,16 @@ struct kinstr_ksyms {
 	struct bug_entry *(*find_bug)(unsigned long addr);
 	bool (*within_kprobe_blacklist)(unsigned long addr);
 	struct mutex *text_mutex;
+	int (*insn_decode)(struct insn *insn, const void *kaddr, int buf_len, enum insn_mode m);
+	int (*kallsyms_lookup_size_offset)(unsigned long addr, unsigned long *size, unsigned long *off);
+	void *(*text_poke)(void *addr, const void *opcode, size_t len);
+	void (*text_poke_sync)(void);
+	void *(*module_alloc)(unsigned long size);
+	void (*module_memfree)(void *region);
+	int (*set_memory_ro)(unsigned long addr, int numpages);
+	int (*set_memory_x)(unsigned long addr, int numpages);
+	unsigned long return_thunk;
+	struct kprobe *(*get_kprobe)(void *addr);	/* __x86_return_thunk, 0 if the kernel has none */
 	struct kinstr_span text, entry_text, irqentry_text, noinstr_text, kprobes_text;
 	/* the read-only tables user space may read to classify sites itself */
 	struct kinstr_span ex_table, jump_table, static_call_sites, bug_table;
@@ -42,6 +55,10 @@ extern struct kinstr_ksyms kinstr_ksyms;
 int kinstr_ksyms_init(void);
 void kinstr_ksyms_exit(void);
 bool kinstr_ksyms_is_bug(unsigned long addr);
+/* Does a jump label or an exception fixup of the core kernel aim into (lo, hi)? */
+bool kinstr_ksyms_table_target_in(unsigned long lo, unsigned long hi, unsigned long *target);
+/* Everything patching needs was resolved. */
+bool kinstr_ksyms_can_patch(void);
 
 static inline bool kinstr_span_has(const struct kinstr_span *s, unsigned long a, unsigned long len)
 {
@@ -51,6 +68,26 @@ static inline bool kinstr_span_has(const struct kinstr_span *s, unsigned long a,
 /* policy.c: the site-safety predicates, each one rule. */
 u32 kinstr_policy_check(unsigned long addr, unsigned int len);
 long kinstr_ioctl_check(void __user *uarg);
+
+/* verify.c: one probe request against the kernel's decoder and the site-safety rules. */
+struct kinstr_probe;
+struct kinstr_verdict {
+	u32 refusal;		/* enum kinstr_refusal */
+	u32 reasons;		/* KINSTR_REFUSE_RESERVED */
+	u32 offset;		/* from the symbol: the instruction containing site, or a target */
+	u32 insn_len;
+	unsigned long addr;
+};
+int kinstr_verify_probe(const struct kinstr_probe *p, unsigned long body_addr,
+			struct kinstr_verdict *v);
+
+/* probe.c: sessions (one per open file), areas of probes, the int3 handler. */
+struct kinstr_session;
+struct kinstr_session *kinstr_session_new(void);
+void kinstr_session_free(struct kinstr_session *s);
+long kinstr_session_ioctl(struct kinstr_session *s, unsigned int cmd, void __user *uarg);
+int kinstr_probes_init(void);
+void kinstr_probes_exit(void);
 
 /* main.c */
 int kinstr_get_struct(void *kbuf, u32 ksize, const void __user *uarg, u32 min_size);

@@ -5,6 +5,8 @@
  * up through it, once, at load time.
  */
 #include <linux/bug.h>
+#include <linux/extable.h>
+#include <linux/jump_label.h>
 #include <linux/kprobes.h>
 #include <linux/module.h>
 #include <linux/bsearch.h>
@@ -77,6 +79,42 @@ bool kinstr_ksyms_is_bug(unsigned long addr)
 	return k->find_bug && k->find_bug(addr);
 }
 
+bool kinstr_ksyms_can_patch(void)
+{
+	const struct kinstr_ksyms *k = &kinstr_ksyms;
+
+	return k->text_mutex && k->insn_decode && k->kallsyms_lookup_size_offset && k->text_poke &&
+	       k->text_poke_sync && k->module_alloc && k->module_memfree && k->set_memory_ro &&
+	       k->set_memory_x;
+}
+
+/* Self-relative __s32 at off in each entry of a table, as an address. */
+static unsigned long rel_at(const struct kinstr_span *t, unsigned long e, unsigned int off)
+{
+	return e + off + *(const s32 *)(e + off);
+}
+
+bool kinstr_ksyms_table_target_in(unsigned long lo, unsigned long hi, unsigned long *target)
+{
+	const struct kinstr_ksyms *k = &kinstr_ksyms;
+	unsigned long e, t;
+
+	for (e = k->jump_table.start; e && e < k->jump_table.end; e += sizeof(struct jump_entry)) {
+		t = rel_at(&k->jump_table, e, offsetof(struct jump_entry, target));
+		if (t > lo && t < hi)
+			goto hit;
+	}
+	for (e = k->ex_table.start; e && e < k->ex_table.end; e += sizeof(struct exception_table_entry)) {
+		t = rel_at(&k->ex_table, e, offsetof(struct exception_table_entry, fixup));
+		if (t > lo && t < hi)
+			goto hit;
+	}
+	return false;
+hit:
+	*target = t;
+	return true;
+}
+
 void kinstr_ksyms_exit(void)
 {
 	vfree(kinstr_ksyms.bug_addrs);
@@ -104,6 +142,16 @@ int kinstr_ksyms_init(void)
 	k->find_bug = (void *)lookup("find_bug");
 	k->within_kprobe_blacklist = (void *)lookup("within_kprobe_blacklist");
 	k->text_mutex = (void *)lookup("text_mutex");
+	k->insn_decode = (void *)lookup("insn_decode");
+	k->kallsyms_lookup_size_offset = (void *)lookup("kallsyms_lookup_size_offset");
+	k->text_poke = (void *)lookup("text_poke");
+	k->text_poke_sync = (void *)lookup("text_poke_sync");
+	k->module_alloc = (void *)lookup("module_alloc");
+	k->module_memfree = (void *)lookup("module_memfree");
+	k->set_memory_ro = (void *)lookup("set_memory_ro");
+	k->set_memory_x = (void *)lookup("set_memory_x");
+	k->return_thunk = lookup("__x86_return_thunk");
+	k->get_kprobe = (void *)lookup("get_kprobe");
 	span(&k->entry_text, "__entry_text_start", "__entry_text_end");
 	span(&k->irqentry_text, "__irqentry_text_start", "__irqentry_text_end");
 	span(&k->noinstr_text, "__noinstr_text_start", "__noinstr_text_end");

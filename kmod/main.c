@@ -159,7 +159,7 @@ static long kinstr_ioctl_version(void __user *uarg)
 		.abi_major = KINSTR_ABI_MAJOR,
 		.abi_minor = KINSTR_ABI_MINOR,
 		.features = KINSTR_FEAT_DEBUG_INFO | KINSTR_FEAT_READ | KINSTR_FEAT_CHECK |
-			    KINSTR_FEAT_LAYOUT,
+			    KINSTR_FEAT_LAYOUT | KINSTR_FEAT_PROBES,
 	};
 
 	strscpy(v.module_version, KINSTR_VERSION, sizeof(v.module_version));
@@ -196,7 +196,7 @@ static long kinstr_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	case KINSTR_IOC_LAYOUT:
 		return kinstr_ioctl_layout(uarg);
 	default:
-		return -ENOTTY;
+		return kinstr_session_ioctl(file->private_data, cmd, uarg);
 	}
 }
 
@@ -205,12 +205,21 @@ static int kinstr_open(struct inode *inode, struct file *file)
 	/* The device node is 0600 root; this also stops a root process without the capability. */
 	if (!capable(CAP_SYS_ADMIN))
 		return -EPERM;
+	file->private_data = kinstr_session_new();
+	return file->private_data ? 0 : -ENOMEM;
+}
+
+/* Last close of the file (exit and kill -9 included): undo everything it installed. */
+static int kinstr_release(struct inode *inode, struct file *file)
+{
+	kinstr_session_free(file->private_data);
 	return 0;
 }
 
 static const struct file_operations kinstr_fops = {
 	.owner = THIS_MODULE,
 	.open = kinstr_open,
+	.release = kinstr_release,
 	.unlocked_ioctl = kinstr_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
 	.llseek = noop_llseek,
@@ -230,9 +239,15 @@ static int __init kinstr_init(void)
 	err = kinstr_ksyms_init();
 	if (err)
 		return err;
+	err = kinstr_probes_init();
+	if (err) {
+		kinstr_ksyms_exit();
+		return err;
+	}
 	err = misc_register(&kinstr_miscdev);
 	if (err) {
 		pr_err(KINSTR_PR_PREFIX "cannot register /dev/kinstr: %d\n", err);
+		kinstr_probes_exit();
 		kinstr_ksyms_exit();
 		return err;
 	}
@@ -245,6 +260,7 @@ static int __init kinstr_init(void)
 static void __exit kinstr_exit(void)
 {
 	misc_deregister(&kinstr_miscdev);
+	kinstr_probes_exit();
 	kinstr_ksyms_exit();
 	pr_info(KINSTR_PR_PREFIX "unloaded\n");
 }

@@ -6,8 +6,10 @@
  * answers KINSTR_IOC_CHECK so both views can be compared.
  */
 #include <linux/kallsyms.h>
+#include <linux/kprobes.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
+#include <linux/rcupdate.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
@@ -52,8 +54,7 @@ static u32 reserved_by_patchers(unsigned long a, unsigned int len)
 		r |= R(FTRACE);
 	if (k->jump_label_text_reserved && k->jump_label_text_reserved(s, e))
 		r |= R(JUMP_LABEL);
-	/* widened by a byte each side: its bounds' inclusiveness differs across versions */
-	if (k->static_call_text_reserved && k->static_call_text_reserved(s - 1, e + 1))
+	if (k->static_call_text_reserved && k->static_call_text_reserved(s, e))
 		r |= R(STATIC_CALL);
 	/* alternatives_text_reserved() wants text_mutex, which nests inside the other patchers' locks */
 	if (k->alternatives_text_reserved && k->text_mutex) {
@@ -100,6 +101,30 @@ static u32 blacklisted(unsigned long a, unsigned int len)
 	return 0;
 }
 
+/*
+ * A kprobe on these bytes, or one up to 16 bytes before whose optimized jump may cover them:
+ * never stack our splice on someone else's.
+ */
+static u32 kprobed(unsigned long a, unsigned int len)
+{
+	const struct kinstr_ksyms *k = &kinstr_ksyms;
+	unsigned long p;
+	u32 r = 0;
+
+	if (!k->get_kprobe)
+		return R(UNVERIFIABLE);
+	rcu_read_lock();
+	for (p = a - KINSTR_MAX_DISPLACED; p < a + len && !r; p++) {
+		struct kprobe *kp = k->get_kprobe((void *)p);
+
+		/* a kprobe through ftrace patches only the ftrace site, which is reserved anyway */
+		if (kp && !(kp->flags & KPROBE_FLAG_FTRACE))
+			r = R(KPROBE);
+	}
+	rcu_read_unlock();
+	return r;
+}
+
 /* Every reason why [addr, addr + len) may not be patched; 0 when the kernel sees none. */
 u32 kinstr_policy_check(unsigned long addr, unsigned int len)
 {
@@ -121,6 +146,7 @@ u32 kinstr_policy_check(unsigned long addr, unsigned int len)
 	r |= reserved_by_patchers(addr, len);
 	r |= reserved_per_byte(addr, len);
 	r |= blacklisted(addr, len);
+	r |= kprobed(addr, len);
 	return r;
 }
 

@@ -134,6 +134,7 @@ static const struct {
 	[KINSTR_R_BUG] = { "bug", "overlaps a BUG/WARN site (ud2)" },
 	[KINSTR_R_EXTABLE] = { "extable", "holds an instruction with an exception-table fixup" },
 	[KINSTR_R_UNVERIFIABLE] = { "unverifiable", "cannot be verified (a kernel check is unavailable)" },
+	[KINSTR_R_KPROBE] = { "kprobe", "a kprobe is already there" },
 };
 
 const char *kinstr_site_reason__str(unsigned int reason)

@@ -641,6 +641,29 @@ static int add_blacklist(struct kinstr_kernel *k)
 	return err;
 }
 
+/*
+ * debugfs kprobes/list: "ADDR  k  sym+off  [FLAGS]" per kprobe. Their int3 (or optimized jmp)
+ * already changed those bytes: another splice must keep off.
+ */
+static int add_kprobes(struct kinstr_kernel *k)
+{
+	char *buf = read_file("/sys/kernel/debug/kprobes/list", NULL), *line, *save = NULL;
+	int err = 0;
+
+	if (!buf)
+		return 0;	/* no kprobes registered, or no debugfs: the module checks anyway */
+	for (line = strtok_r(buf, "\n", &save); line && !err; line = strtok_r(NULL, "\n", &save)) {
+		unsigned long long a;
+
+		if (strstr(line, "[FTRACE]"))	/* patches only the ftrace site, reserved anyway */
+			continue;
+		if (sscanf(line, "%llx", &a) == 1 && a >= k->layout.text.start && a < k->layout.text.end)
+			err = res_add(k, a, 5, KINSTR_R_KPROBE);
+	}
+	free(buf);
+	return err;
+}
+
 static int add_span(struct kinstr_kernel *k, const struct kinstr_span64 *s, unsigned int reason)
 {
 	return s->end > s->start ? res_add(k, s->start, s->end - s->start, reason) : 0;
@@ -709,6 +732,8 @@ struct kinstr_kernel *kinstr_kernel__open_live(struct kinstr_dev *dev)
 		err = index_names(k);
 	if (!err)
 		err = add_blacklist(k);
+	if (!err)
+		err = add_kprobes(k);
 	if (!err)
 		err = add_symbol_rules(k);
 	if (!err)

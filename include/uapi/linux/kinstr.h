@@ -26,6 +26,10 @@
 #define KINSTR_IOC_READ		_IO(KINSTR_IOC_MAGIC, 0x03)	/* struct kinstr_read */
 #define KINSTR_IOC_CHECK	_IO(KINSTR_IOC_MAGIC, 0x04)	/* struct kinstr_check */
 #define KINSTR_IOC_LAYOUT	_IO(KINSTR_IOC_MAGIC, 0x05)	/* struct kinstr_layout */
+#define KINSTR_IOC_ALLOC	_IO(KINSTR_IOC_MAGIC, 0x10)	/* struct kinstr_alloc */
+#define KINSTR_IOC_INSTALL	_IO(KINSTR_IOC_MAGIC, 0x11)	/* struct kinstr_install */
+#define KINSTR_IOC_REMOVE	_IO(KINSTR_IOC_MAGIC, 0x12)	/* struct kinstr_remove */
+#define KINSTR_IOC_COUNTS	_IO(KINSTR_IOC_MAGIC, 0x13)	/* struct kinstr_counts */
 
 /* Largest struct size accepted at all; beyond it E2BIG without reading the tail. */
 #define KINSTR_MAX_STRUCT_SIZE	4096
@@ -47,6 +51,7 @@ struct kinstr_version {
 #define KINSTR_FEAT_READ	(1ULL << 1)
 #define KINSTR_FEAT_CHECK	(1ULL << 2)
 #define KINSTR_FEAT_LAYOUT	(1ULL << 3)
+#define KINSTR_FEAT_PROBES	(1ULL << 4)	/* ALLOC/INSTALL/REMOVE/COUNTS: count probes */
 
 /* KINSTR_IOC_DEBUG_INFO: output only; addresses the module resolved at load time. */
 struct kinstr_debug_info {
@@ -97,6 +102,7 @@ enum kinstr_site_reason {
 	KINSTR_R_BUG,			/* holds a BUG/WARN ud2 (find_bug()) */
 	KINSTR_R_EXTABLE,		/* holds an instruction with an exception-table fixup */
 	KINSTR_R_UNVERIFIABLE,		/* a kernel predicate needed to decide is unavailable */
+	KINSTR_R_KPROBE,		/* a kprobe (or optprobe jump) sits on or just before it */
 	KINSTR_R_NR
 };
 
@@ -154,5 +160,103 @@ struct kinstr_layout {
 	struct kinstr_table bug_table;		/* ud2 of BUG()/WARN() */
 };
 #define KINSTR_LAYOUT_SIZE_VER0	216
+
+/*
+ * Probes. A batch of probes lives in one *area* of patch space, near kernel text: one slot of
+ * KINSTR_SLOT_SIZE bytes per probe. The module writes each slot's prologue (the action); user
+ * space relocates the displaced instructions to run at slot + KINSTR_SLOT_BODY, so it must know
+ * the area's address first:
+ *   1. KINSTR_IOC_ALLOC: reserve an area of count slots; learn its id and address.
+ *   2. KINSTR_IOC_INSTALL: hand over every probe of the area at once; the module verifies each
+ *      (kernel decoder, site-safety rules, expected bytes, relocation) and refuses the whole
+ *      batch if one fails, naming it; else it patches them all with one quiescence wait.
+ *   3. KINSTR_IOC_COUNTS: read the hit counters.  4. KINSTR_IOC_REMOVE: undo the whole area.
+ * Areas belong to the file descriptor: closing it removes everything it installed.
+ */
+#define KINSTR_SLOT_SIZE	128
+#define KINSTR_SLOT_BODY	64	/* relocated bytes start here, at most 56 of them */
+#define KINSTR_SLOT_BODY_MAX	(KINSTR_SLOT_SIZE - KINSTR_SLOT_BODY - 8)
+#define KINSTR_AREA_MAX_PROBES	4096
+#define KINSTR_MAX_DISPLACED	16
+
+struct kinstr_alloc {
+	__u32 size;
+	__u32 count;			/* slots, 1..KINSTR_AREA_MAX_PROBES */
+	__u32 area;			/* out: id for INSTALL/REMOVE/COUNTS */
+	__u32 __reserved;
+	__u64 addr;			/* out: address of slot 0 */
+};
+#define KINSTR_ALLOC_SIZE_VER0	24
+
+enum kinstr_probe_kind {
+	KINSTR_PROBE_JUMP = 1,		/* a 5-byte jmp replaces [site, site + displaced_len) */
+	KINSTR_PROBE_TRAP = 2,		/* an int3 at site; the one instruction runs in the slot */
+};
+
+enum kinstr_action {
+	KINSTR_ACTION_COUNT = 1,	/* per-CPU hit counter */
+};
+
+struct kinstr_probe {
+	__u64 site;			/* kernel text address */
+	__u8 kind;			/* enum kinstr_probe_kind */
+	__u8 action;			/* enum kinstr_action */
+	__u8 displaced_len;		/* bytes the splice displaces (trap: the instruction's) */
+	__u8 body_len;			/* bytes of body[] */
+	__u32 __reserved;
+	__u8 expected[KINSTR_MAX_DISPLACED];	/* the bytes analysed: must equal memory */
+	__u8 body[KINSTR_SLOT_BODY_MAX];	/* displaced instructions relocated to the slot */
+};
+
+/*
+ * Why the module refused a probe (enum kinstr_refusal in kinstr_install.refusal), beside the
+ * errno of the ioctl, so that the CLI can name the rule.
+ */
+enum kinstr_refusal {
+	KINSTR_REFUSE_NONE,
+	KINSTR_REFUSE_RESERVED,		/* reasons: see refusal_reasons (enum kinstr_site_reason) */
+	KINSTR_REFUSE_NOT_BOUNDARY,	/* site not an instruction start decoding from the symbol */
+	KINSTR_REFUSE_BAD_LENGTH,	/* displaced_len does not end on an instruction boundary */
+	KINSTR_REFUSE_BYTES_DIFFER,	/* expected[] differs from the live text */
+	KINSTR_REFUSE_BAD_RELOCATION,	/* body[] does not do what the displaced instructions did */
+	KINSTR_REFUSE_BRANCH_TARGET,	/* a branch of the function lands inside the displaced bytes */
+	KINSTR_REFUSE_INDIRECT_JMP,	/* jump probe in a function with an indirect jmp */
+	KINSTR_REFUSE_UNSAFE_INSN,	/* an instruction that may not run out of line */
+	KINSTR_REFUSE_BUSY,		/* the site is already probed */
+	KINSTR_REFUSE_BAD_REQUEST,	/* a field is out of range */
+	KINSTR_REFUSE_LOCKDOWN,		/* the kernel is locked down */
+	KINSTR_REFUSE_NR
+};
+
+struct kinstr_install {
+	__u32 size;
+	__u32 area;
+	__u32 count;			/* must equal the area's slot count */
+	__u32 flags;			/* none defined */
+	__u64 probes;			/* user pointer to struct kinstr_probe[count] */
+	/* out, on failure: which probe and why */
+	__u32 refused_index;
+	__u32 refusal;			/* enum kinstr_refusal */
+	__u32 refusal_reasons;		/* KINSTR_REFUSE_RESERVED: 1 << enum kinstr_site_reason */
+	__u32 refusal_offset;		/* NOT_BOUNDARY: offset of the instruction containing site
+					 * from the symbol; BRANCH_TARGET: the target's offset */
+	__u64 refusal_addr;		/* the address the refusal is about */
+};
+#define KINSTR_INSTALL_SIZE_VER0	48
+
+struct kinstr_remove {
+	__u32 size;
+	__u32 area;
+};
+#define KINSTR_REMOVE_SIZE_VER0	8
+
+struct kinstr_counts {
+	__u32 size;
+	__u32 area;
+	__u32 count;			/* entries in counts[]: at most the area's slots */
+	__u32 __reserved;
+	__u64 counts;			/* user pointer to __u64[count]: hits summed over CPUs */
+};
+#define KINSTR_COUNTS_SIZE_VER0	24
 
 #endif /* _UAPI_LINUX_KINSTR_H */

@@ -18,7 +18,7 @@
 /* The reasons both views decide from the same facts. */
 #define COMPARED ((1u << KINSTR_R_FTRACE) | (1u << KINSTR_R_JUMP_LABEL) | (1u << KINSTR_R_BUG) | \
 		  (1u << KINSTR_R_EXTABLE) | (1u << KINSTR_R_ENTRY_TEXT) | (1u << KINSTR_R_NOINSTR_TEXT) | \
-		  (1u << KINSTR_R_KPROBE_BLACKLIST))
+		  (1u << KINSTR_R_KPROBE_BLACKLIST) | (1u << KINSTR_R_STATIC_CALL))
 
 #define PER_KIND 1500
 

@@ -1,0 +1,397 @@
+// SPDX-License-Identifier: GPL-2.0
+/* kinstr count SPEC...: count hits at any instruction of the running kernel. */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <kinstr/probe.h>
+#include "cli.h"
+
+static volatile sig_atomic_t stop;
+static bool every;	/* --every: all jump sites of each named function */
+
+static void on_signal(int sig)
+{
+	stop = 1;
+}
+
+static void count_usage(FILE *f)
+{
+	fprintf(f, "usage: kinstr count [options] SPEC...\n\n"
+		   "Count how often the running kernel executes the given instructions. SPEC is\n"
+		   "  FUNC           the function's entry (after its ftrace NOP, before its own code)\n"
+		   "  FUNC+0xOFF     the instruction at that offset (decimal works too)\n"
+		   "  FUNC%%return    every return site of FUNC\n"
+		   "  GLOB           the entries of every function matching a shell glob ('vfs_*')\n"
+		   "A jump probe (a 5-byte jmp) is used where one fits, else a trap probe (int3).\n\n"
+		   "  -d, --duration SEC  count for SEC seconds, then print the totals\n"
+		   "  -c, --command CMD   run CMD, count while it runs, print the totals, exit with its\n"
+		   "                      status (plain words are exec'ed directly; anything with shell\n"
+		   "                      syntax runs under /bin/sh -c)\n"
+		   "  -e, --every         probe each FUNC at every jump site that does not share bytes\n"
+		   "                      with the previous one (first to last), not just its entry\n"
+		   "  -i, --interval SEC  refresh the live table every SEC seconds (default 1)\n"
+		   "      --json          print the totals as one JSON object (no live table)\n"
+		   "  -o, --output FILE   write the totals to FILE, not stdout (which -c CMD shares)\n"
+		   "      --dry-run       show what would be patched and why; touch nothing\n"
+		   "Without -d or -c, count until interrupted (Ctrl-C).\n");
+}
+
+/* Resolve one SPEC into probes of ps. Returns 0 or prints why and returns -errno. */
+static int add_spec(struct kinstr_probeset *ps, const struct kinstr_kernel *k, const char *spec)
+{
+	char name[512], err[512];
+	const char *plus = strchr(spec, '+'), *pct = strstr(spec, "%return");
+	const struct kinstr_func *f;
+	size_t len = plus ? (size_t)(plus - spec) : pct ? (size_t)(pct - spec) : strlen(spec);
+	int ret;
+
+	if (len >= sizeof(name)) {
+		cli_err("%s: name too long", spec);
+		return -EINVAL;
+	}
+	memcpy(name, spec, len);
+	name[len] = 0;
+	if (!plus && !pct && strpbrk(name, "*?[")) {
+		size_t i, n = 0, skipped = 0;
+		unsigned long long last = 0;
+
+		for (i = 0; i < kinstr_kernel__func_cnt(k); i++) {
+			const struct kinstr_func *g = kinstr_kernel__func(k, i);
+			struct kinstr_fn *fn;
+			const struct kinstr_site *s;
+
+			if (!kinstr__glob_match(name, g->name) || g->addr == last)
+				continue;
+			last = g->addr;
+			fn = kinstr_fn__analyze(k, g);
+			if (!fn)
+				continue;
+			s = kinstr_fn__site(fn, 0);
+			if (s && (s->reserved & (1u << KINSTR_R_FTRACE)) && kinstr_fn__site_cnt(fn) > 1)
+				s = kinstr_fn__site(fn, 1);
+			if (s && kinstr_probeset__add(ps, g, s->addr, err, sizeof(err)) == 0)
+				n++;
+			else
+				skipped++;
+			kinstr_fn__free(fn);
+		}
+		if (!n) {
+			cli_err("%s: no probeable function matches", spec);
+			return -ENOENT;
+		}
+		if (skipped)
+			fprintf(stderr, "kinstr: %s: %zu functions probed, %zu refused (see 'kinstr sites %s')\n",
+				spec, n, skipped, name);
+		return 0;
+	}
+	f = kinstr_kernel__find_func(k, name);
+	if (!f) {
+		cli_err("%s: no function '%s' in the kernel's symbols", spec, name);
+		return -ENOENT;
+	}
+	if (pct) {
+		struct kinstr_fn *fn = kinstr_fn__analyze(k, f);
+		const struct kinstr_cfg *cfg;
+		size_t i, n = 0;
+
+		if (!fn) {
+			cli_err("%s: cannot analyse: %s", spec, strerror(errno));
+			return -errno;
+		}
+		cfg = kinstr_fn__cfg(fn);
+		for (i = 0; i < kinstr_cfg__insn_cnt(cfg); i++) {
+			const struct kinstr_cfg_insn *in = kinstr_cfg__insn(cfg, i);
+
+			if (!(in->flags & KINSTR_CFG_I_RETURN))
+				continue;
+			ret = kinstr_probeset__add(ps, f, in->x.addr, err, sizeof(err));
+			if (ret) {
+				cli_err("%s: %s", spec, err);
+				kinstr_fn__free(fn);
+				return ret;
+			}
+			n++;
+		}
+		kinstr_fn__free(fn);
+		if (!n) {
+			cli_err("%s: %s has no return site (it only tail-calls or never returns)", spec, f->name);
+			return -ENOENT;
+		}
+		return 0;
+	}
+	if (plus) {
+		char *end;
+		unsigned long long off;
+
+		errno = 0;
+		off = strtoull(plus + 1, &end, 0);
+		if (errno || end == plus + 1 || *end) {
+			cli_err("%s: bad offset '%s' (FUNC+0xOFF)", spec, plus + 1);
+			return -EINVAL;
+		}
+		ret = kinstr_probeset__add(ps, f, f->addr + off, err, sizeof(err));
+	} else if (every) {
+		struct kinstr_fn *fn = kinstr_fn__analyze(k, f);
+		size_t i, n = 0;
+
+		uint64_t end = 0;
+
+		/* jump sites overlap one another: take them greedily, each after the last one's bytes */
+		ret = fn ? 0 : -errno;
+		for (i = 0; fn && i < kinstr_fn__site_cnt(fn) && !ret; i++) {
+			const struct kinstr_site *s = kinstr_fn__site(fn, i);
+
+			if (s->cls != KINSTR_SITE_JUMP || s->addr < end)
+				continue;
+			ret = kinstr_probeset__add(ps, f, s->addr, err, sizeof(err));
+			end = s->addr + s->displaced_len;
+			n++;
+		}
+		kinstr_fn__free(fn);
+		if (!ret && !n) {
+			snprintf(err, sizeof(err), "%s: no jump site", f->name);
+			ret = -ENOENT;
+		}
+	} else {
+		/* the entry: after the ftrace NOP, before the function's own first instruction */
+		struct kinstr_fn *fn = kinstr_fn__analyze(k, f);
+		const struct kinstr_site *s = fn ? kinstr_fn__site(fn, 0) : NULL;
+		unsigned long long at = f->addr;
+
+		if (s && (s->reserved & (1u << KINSTR_R_FTRACE)) && kinstr_fn__site_cnt(fn) > 1)
+			at = kinstr_fn__site(fn, 1)->addr;
+		kinstr_fn__free(fn);
+		ret = kinstr_probeset__add(ps, f, at, err, sizeof(err));
+	}
+	if (ret)
+		cli_err("%s", err);
+	return ret;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void probe_name(const struct kinstr_probe_info *p, char *buf, size_t size)
+{
+	if (p->addr == p->func->addr)
+		snprintf(buf, size, "%s", p->func->name);
+	else
+		snprintf(buf, size, "%s+0x%llx", p->func->name, (unsigned long long)(p->addr - p->func->addr));
+}
+
+static void print_table(const struct kinstr_probeset *ps, const uint64_t *hits, const uint64_t *prev,
+			double dt, bool rates)
+{
+	size_t i;
+
+	printf("%-44s %-5s %14s%s\n", "PROBE", "CLASS", "HITS", rates ? "         HITS/S" : "");
+	for (i = 0; i < kinstr_probeset__cnt(ps); i++) {
+		const struct kinstr_probe_info *p = kinstr_probeset__info(ps, i);
+		char name[160];
+
+		probe_name(p, name, sizeof(name));
+		printf("%-44s %-5s %14llu", name, p->kind == KINSTR_PROBE_JUMP ? "jump" : "trap",
+		       (unsigned long long)hits[i]);
+		if (rates)
+			printf(" %14.0f", dt > 0 ? (hits[i] - prev[i]) / dt : 0.0);
+		printf("\n");
+	}
+	fflush(stdout);
+}
+
+static void print_json(const struct kinstr_probeset *ps, const uint64_t *hits, double secs, int status)
+{
+	size_t i;
+
+	printf("{\"seconds\":%.3f,", secs);
+	if (status >= 0)
+		printf("\"command_status\":%d,", status);
+	printf("\"probes\":[");
+	for (i = 0; i < kinstr_probeset__cnt(ps); i++) {
+		const struct kinstr_probe_info *p = kinstr_probeset__info(ps, i);
+		char name[160];
+
+		probe_name(p, name, sizeof(name));
+		printf("%s{\"probe\":", i ? "," : "");
+		cli_json_str(name);
+		printf(",\"addr\":\"0x%llx\",\"class\":\"%s\",\"hits\":%llu}", (unsigned long long)p->addr,
+		       p->kind == KINSTR_PROBE_JUMP ? "jump" : "trap", (unsigned long long)hits[i]);
+	}
+	printf("]}\n");
+}
+
+static void print_plan(const struct kinstr_probeset *ps, const struct kinstr_kernel *k)
+{
+	size_t i, j;
+
+	printf("%-44s %-5s %-18s %s\n", "PROBE", "CLASS", "ADDRESS", "DISPLACED BYTES");
+	for (i = 0; i < kinstr_probeset__cnt(ps); i++) {
+		const struct kinstr_probe_info *p = kinstr_probeset__info(ps, i);
+		const unsigned char *b = kinstr_kernel__text(k, p->addr, p->displaced_len);
+		char name[160];
+
+		probe_name(p, name, sizeof(name));
+		printf("%-44s %-5s 0x%016llx ", name, p->kind == KINSTR_PROBE_JUMP ? "jump" : "trap",
+		       (unsigned long long)p->addr);
+		for (j = 0; b && j < p->displaced_len; j++)
+			printf("%02x ", b[j]);
+		printf("\n");
+	}
+	printf("dry run: %zu probes, nothing patched\n", kinstr_probeset__cnt(ps));
+}
+
+int cmd_count(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "duration", required_argument, NULL, 'd' },
+		{ "command", required_argument, NULL, 'c' },
+		{ "interval", required_argument, NULL, 'i' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "dry-run", no_argument, NULL, 'n' },
+		{ "every", no_argument, NULL, 'e' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	double duration = 0, interval = 1, t0, last;
+	const char *command = NULL, *output = NULL;
+	bool json = false, dry = false, live;
+	struct kinstr_probeset *ps = NULL;
+	uint64_t *hits = NULL, *prev = NULL;
+	struct kinstr_kernel *k;
+	struct kinstr_dev *dev;
+	char err[512];
+	int c, i, ret = CLI_FAIL, status = -1;
+	pid_t child = 0;
+
+	while ((c = getopt_long(argc, argv, "+d:c:i:eo:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'd': duration = atof(optarg); break;
+		case 'c': command = optarg; break;
+		case 'i': interval = atof(optarg); break;
+		case 'j': json = true; break;
+		case 'n': dry = true; break;
+		case 'e': every = true; break;
+		case 'o': output = optarg; break;
+		case 'h': count_usage(stdout); return CLI_OK;
+		default: count_usage(stderr); return CLI_USAGE;
+		}
+	}
+	if (optind >= argc || duration < 0 || interval <= 0) {
+		count_usage(stderr);
+		return CLI_USAGE;
+	}
+	k = cli_open_kernel(NULL, &dev);
+	if (!k)
+		return CLI_FAIL;
+	ps = kinstr_probeset__new(dev, k);
+	if (!ps)
+		goto out;
+	for (i = optind; i < argc; i++)
+		if (add_spec(ps, k, argv[i]))
+			goto out;
+	if (dry) {
+		print_plan(ps, k);
+		ret = CLI_OK;
+		goto out;
+	}
+	hits = calloc(kinstr_probeset__cnt(ps), sizeof(*hits));
+	prev = calloc(kinstr_probeset__cnt(ps), sizeof(*prev));
+	if (!hits || !prev)
+		goto out;
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	if (kinstr_probeset__install(ps, err, sizeof(err))) {
+		cli_err("%s", err);
+		goto out;
+	}
+	t0 = last = now();
+	if (command) {
+		child = fork();
+		if (child == 0) {
+			/* plain words run directly: a shell would add its own syscalls to the counts */
+			if (!strpbrk(command, "|&;<>()$`\\\"'*?[#~=%{}")) {
+				char *copy = strdup(command), *words[64], *save = NULL;
+				int n = 0;
+
+				for (char *w = strtok_r(copy, " \t", &save); w && n < 63; w = strtok_r(NULL, " \t", &save))
+					words[n++] = w;
+				words[n] = NULL;
+				if (n)
+					execvp(words[0], words);
+				fprintf(stderr, "kinstr: cannot run '%s': %s\n", command, strerror(errno));
+				_exit(127);
+			}
+			execl("/bin/sh", "sh", "-c", command, (char *)NULL);
+			_exit(127);
+		}
+		if (child < 0) {
+			cli_err("cannot run '%s': %s", command, strerror(errno));
+			goto out;
+		}
+	}
+	live = !json && !command && isatty(STDOUT_FILENO);
+	while (!stop) {
+		double t = now(), wait = interval;
+
+		if (duration > 0 && t - t0 >= duration)
+			break;
+		if (duration > 0 && t0 + duration - t < wait)
+			wait = t0 + duration - t;
+		if (child > 0) {
+			int st;
+			pid_t r = waitpid(child, &st, WNOHANG);
+
+			if (r == child) {
+				status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+				break;
+			}
+			wait = 0.01;	/* notice the command's end promptly */
+		}
+		usleep((useconds_t)(wait * 1e6));
+		if (live && now() - last >= interval) {
+			memcpy(prev, hits, kinstr_probeset__cnt(ps) * sizeof(*hits));
+			if (kinstr_probeset__counts(ps, hits) == 0) {
+				printf("\033[H\033[2J");
+				print_table(ps, hits, prev, now() - last, true);
+			}
+			last = now();
+		}
+	}
+	if (kinstr_probeset__counts(ps, hits)) {
+		cli_err("cannot read the counters: %s", strerror(errno));
+		goto out;
+	}
+	if (output && !freopen(output, "w", stdout)) {
+		cli_err("cannot write %s: %s", output, strerror(errno));
+		goto out;
+	}
+	if (json)
+		print_json(ps, hits, now() - t0, status);
+	else
+		print_table(ps, hits, prev, 0, false);
+	fflush(stdout);
+	ret = child > 0 ? status : CLI_OK;
+out:
+	if (child > 0 && status < 0) {
+		kill(child, SIGTERM);
+		waitpid(child, NULL, 0);
+	}
+	free(hits);
+	free(prev);
+	kinstr_probeset__free(ps);	/* removes the probes */
+	cli_close_kernel(k, dev);
+	return ret;
+}

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/*
+ * Probe sets: a batch of counting probes, chosen from site analysis, relocated for the slots the
+ * module reserved, installed with one ioctl (one quiescence wait), read, and removed. A set
+ * belongs to the device it was made on: closing the device removes it.
+ */
+#ifndef KINSTR_PROBE_H
+#define KINSTR_PROBE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <kinstr/sites.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct kinstr_probeset;
+
+struct kinstr_probe_info {
+	uint64_t addr;
+	const struct kinstr_func *func;	/* owned by the kernel view */
+	uint8_t kind;			/* KINSTR_PROBE_JUMP or KINSTR_PROBE_TRAP */
+	uint8_t displaced_len;
+};
+
+/* dev may be NULL for a set that is only planned (--dry-run). NULL with errno on failure. */
+struct kinstr_probeset *kinstr_probeset__new(struct kinstr_dev *dev, const struct kinstr_kernel *k);
+void kinstr_probeset__free(struct kinstr_probeset *ps);
+
+/*
+ * Add a counting probe at addr, an instruction of function f: a jump probe where a jmp fits,
+ * else a trap probe. Returns 0, or a negative errno with a sentence naming the rule in err:
+ * -EILSEQ not an instruction boundary, -EPERM refused, -EEXIST already in the set, -EBUSY it
+ * would share bytes with a probe of the set.
+ */
+int kinstr_probeset__add(struct kinstr_probeset *ps, const struct kinstr_func *f, uint64_t addr,
+			 char *err, size_t errlen);
+
+size_t kinstr_probeset__cnt(const struct kinstr_probeset *ps);
+const struct kinstr_probe_info *kinstr_probeset__info(const struct kinstr_probeset *ps, size_t i);
+
+/* Reserve slots, relocate, install every probe. On refusal, err names the probe and the rule. */
+int kinstr_probeset__install(struct kinstr_probeset *ps, char *err, size_t errlen);
+/* Hits per probe, summed over CPUs, into counts[cnt]. */
+int kinstr_probeset__counts(struct kinstr_probeset *ps, uint64_t *counts);
+int kinstr_probeset__remove(struct kinstr_probeset *ps);
+
+/* The stable text of a module refusal code (enum kinstr_refusal). */
+const char *kinstr_refusal__str(unsigned int refusal);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,521 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Probes: areas of slots in patch space, the patching protocol, the int3 handler, and the
+ * lifetime rules (everything a file descriptor installed goes away when it closes).
+ *
+ * Install a batch: write every slot and make the area read-only + executable; publish the
+ * probes for the int3 handler; write int3 on every site and sync all cores (from here a CPU
+ * hitting a site is sent into its slot); synchronize_rcu_tasks() so that no task is preempted
+ * inside a range about to be covered by a jmp; write bytes 1..4 of each jmp, sync; write byte
+ * 0, sync. Remove: int3 on byte 0, sync; restore bytes 1..4, sync; restore byte 0, sync;
+ * unpublish; synchronize_rcu() (int3 handlers in flight) and synchronize_rcu_tasks() (tasks
+ * preempted inside a slot) before freeing. One wait of each kind per batch.
+ */
+#include <linux/hashtable.h>
+#include <linux/kdebug.h>
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/percpu.h>
+#include <linux/rcupdate.h>
+#include <linux/security.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <linux/vmalloc.h>
+#include <asm/text-patching.h>
+
+#include <uapi/linux/kinstr.h>
+#include "kinstr.h"
+
+#define INT3 0xcc
+#define JMP32 0xe9
+#define SITE_HASH_BITS 12
+
+struct kprobe_k {
+	struct hlist_node hnode;	/* in kinstr_sites while published */
+	unsigned long site;
+	u8 *slot;
+	u8 kind, displaced_len;
+	u8 orig[KINSTR_MAX_DISPLACED];
+	u64 __percpu *hits;
+};
+
+struct kinstr_area {
+	struct list_head node;		/* in the session */
+	u32 id, count;
+	bool installed;
+	u8 *mem;			/* module_alloc'ed slots */
+	unsigned long pages;
+	struct kprobe_k probes[];
+};
+
+struct kinstr_session {
+	struct mutex lock;
+	struct list_head areas;
+	u32 next_id;
+};
+
+/* One patcher at a time, across sessions; also guards kinstr_sites updates. */
+static DEFINE_MUTEX(kinstr_patch_mutex);
+static DEFINE_HASHTABLE(kinstr_sites, SITE_HASH_BITS);
+
+extern void kinstr_entry_stub(void);
+
+/* Called from every slot's prologue, in any context (task, irq, NMI): touch nothing else. */
+notrace void kinstr_probe_hit(struct kprobe_k *p);
+notrace void kinstr_probe_hit(struct kprobe_k *p)
+{
+	this_cpu_inc(*p->hits);
+}
+
+static struct kprobe_k *lookup_site(unsigned long site)
+{
+	struct kprobe_k *p;
+
+	hash_for_each_possible_rcu_notrace(kinstr_sites, p, hnode, site)
+		if (p->site == site)
+			return p;
+	return NULL;
+}
+
+/*
+ * int3 at one of our sites: resume in its slot, which does the action, the displaced
+ * instructions and the jump back. Runs with RCU watching (notify_die's chain is RCU-protected).
+ */
+static int kinstr_int3_notify(struct notifier_block *nb, unsigned long val, void *data)
+{
+	struct die_args *args = data;
+	struct pt_regs *regs = args->regs;
+	struct kprobe_k *p;
+
+	if (val != DIE_INT3 || !regs || user_mode(regs))
+		return NOTIFY_DONE;
+	p = lookup_site(regs->ip - 1);
+	if (!p)
+		return NOTIFY_DONE;
+	regs->ip = (unsigned long)p->slot;
+	return NOTIFY_STOP;
+}
+
+static struct notifier_block kinstr_die_nb = {
+	.notifier_call = kinstr_int3_notify,
+	/* ahead of debuggers: our int3s are ours */
+	.priority = 0x7fffffff,
+};
+
+/* ---- slots ------------------------------------------------------------------------------- */
+
+static void put_rel32(u8 *at, unsigned long insn_end, unsigned long target)
+{
+	s32 rel = (s32)(target - insn_end);
+
+	memcpy(at, &rel, 4);
+}
+
+/* Prologue: push the probe pointer kept in the slot, call the stub, drop it, go to the body. */
+static void write_slot(u8 *slot, const struct kinstr_probe *req, struct kprobe_k *p)
+{
+	unsigned long s = (unsigned long)slot;
+	u8 *b = slot;
+
+	memset(slot, INT3, KINSTR_SLOT_SIZE);
+	/* ff 35 disp32: push qword [rip + disp32] -> the pointer at slot + 56 */
+	*b++ = 0xff;
+	*b++ = 0x35;
+	put_rel32(b, s + 6, s + 56);
+	b += 4;
+	*b++ = 0xe8;	/* call kinstr_entry_stub */
+	put_rel32(b, s + 11, (unsigned long)kinstr_entry_stub);
+	b += 4;
+	/* lea 8(%rsp), %rsp: drop the pointer without touching the flags */
+	memcpy(b, "\x48\x8d\x64\x24\x08", 5);
+	b += 5;
+	*b++ = JMP32;
+	put_rel32(b, s + 21, s + KINSTR_SLOT_BODY);
+	memcpy(slot + 56, &p, sizeof(p));
+	memcpy(slot + KINSTR_SLOT_BODY, req->body, req->body_len);
+	b = slot + KINSTR_SLOT_BODY + req->body_len;
+	*b = JMP32;
+	put_rel32(b + 1, (unsigned long)b + 5, req->site + req->displaced_len);
+}
+
+static void free_area(struct kinstr_area *a)
+{
+	u32 i;
+
+	for (i = 0; i < a->count; i++)
+		free_percpu(a->probes[i].hits);
+	if (a->mem)
+		kinstr_ksyms.module_memfree(a->mem);	/* resets permissions (VM_FLUSH_RESET_PERMS) */
+	kvfree(a);
+}
+
+static struct kinstr_area *find_area(struct kinstr_session *s, u32 id)
+{
+	struct kinstr_area *a;
+
+	list_for_each_entry(a, &s->areas, node)
+		if (a->id == id)
+			return a;
+	return NULL;
+}
+
+/* ---- patching ------------------------------------------------------------------------------ */
+
+static void poke(unsigned long addr, const void *bytes, size_t len)
+{
+	kinstr_ksyms.text_poke((void *)addr, bytes, len);
+}
+
+/* Undo the sites of probes [0, n): int3 first, then the tail, then byte 0. text_mutex held. */
+static void unpatch_locked(struct kinstr_area *a, u32 n)
+{
+	const u8 int3 = INT3;
+	u32 i;
+
+	for (i = 0; i < n; i++)
+		if (a->probes[i].kind == KINSTR_PROBE_JUMP)
+			poke(a->probes[i].site, &int3, 1);
+	kinstr_ksyms.text_poke_sync();
+	for (i = 0; i < n; i++)
+		if (a->probes[i].kind == KINSTR_PROBE_JUMP)
+			poke(a->probes[i].site + 1, a->probes[i].orig + 1, 4);
+	kinstr_ksyms.text_poke_sync();
+	for (i = 0; i < n; i++)
+		poke(a->probes[i].site, a->probes[i].orig, 1);
+	kinstr_ksyms.text_poke_sync();
+}
+
+static void unpublish(struct kinstr_area *a, u32 n)
+{
+	u32 i;
+
+	mutex_lock(&kinstr_patch_mutex);
+	for (i = 0; i < n; i++)
+		hash_del_rcu(&a->probes[i].hnode);
+	mutex_unlock(&kinstr_patch_mutex);
+}
+
+/* Both quiescence waits, once for a whole batch. */
+static void quiesce(void)
+{
+	synchronize_rcu();		/* int3 handlers that may still see the probes */
+	synchronize_rcu_tasks();	/* tasks preempted inside a slot or a displaced range */
+}
+
+static int area_remove(struct kinstr_area *a)
+{
+	if (a->installed) {
+		mutex_lock(kinstr_ksyms.text_mutex);
+		unpatch_locked(a, a->count);
+		mutex_unlock(kinstr_ksyms.text_mutex);
+		unpublish(a, a->count);
+		quiesce();
+		a->installed = false;
+	}
+	list_del(&a->node);
+	free_area(a);
+	return 0;
+}
+
+static bool locked_down(void)
+{
+	return security_locked_down(LOCKDOWN_DBG_WRITE_KERNEL) ||
+	       security_locked_down(LOCKDOWN_KPROBES);
+}
+
+static int area_install(struct kinstr_area *a, const struct kinstr_probe *req, struct kinstr_install *in)
+{
+	struct kinstr_verdict v;
+	const u8 int3 = INT3;
+	bool jumps = false;
+	u32 i, j;
+	int err;
+
+	for (i = 0; i < a->count; i++) {
+		unsigned long slot = (unsigned long)a->mem + (unsigned long)i * KINSTR_SLOT_SIZE;
+
+		err = kinstr_verify_probe(&req[i], slot + KINSTR_SLOT_BODY, &v);
+		for (j = 0; !err && j < i; j++)	/* two probes of one batch on one site */
+			if (req[j].site < req[i].site + req[i].displaced_len &&
+			    req[i].site < req[j].site + req[j].displaced_len) {
+				v.refusal = KINSTR_REFUSE_BUSY;
+				v.addr = req[i].site;
+				err = -EBUSY;
+			}
+		if (err)
+			goto refused;
+	}
+
+	mutex_lock(&kinstr_patch_mutex);
+	for (i = 0; i < a->count; i++) {
+		/* another probe on one of these bytes: never stack two splices */
+		for (j = 0; j < req[i].displaced_len + KINSTR_MAX_DISPLACED; j++) {
+			unsigned long at = req[i].site + req[i].displaced_len - 1 - j;
+			struct kprobe_k *o = lookup_site(at);
+
+			if (o && at + o->displaced_len > req[i].site) {
+				mutex_unlock(&kinstr_patch_mutex);
+				v = (struct kinstr_verdict){ .refusal = KINSTR_REFUSE_BUSY, .addr = req[i].site };
+				err = -EBUSY;
+				goto refused;
+			}
+		}
+	}
+	for (i = 0; i < a->count; i++) {
+		struct kprobe_k *p = &a->probes[i];
+
+		p->site = req[i].site;
+		p->kind = req[i].kind;
+		p->displaced_len = req[i].displaced_len;
+		memcpy(p->orig, req[i].expected, KINSTR_MAX_DISPLACED);
+		p->slot = a->mem + (unsigned long)i * KINSTR_SLOT_SIZE;
+		write_slot(p->slot, &req[i], p);
+		jumps |= p->kind == KINSTR_PROBE_JUMP;
+	}
+	kinstr_ksyms.set_memory_ro((unsigned long)a->mem, a->pages);
+	kinstr_ksyms.set_memory_x((unsigned long)a->mem, a->pages);
+	for (i = 0; i < a->count; i++)
+		hash_add_rcu(kinstr_sites, &a->probes[i].hnode, a->probes[i].site);
+	mutex_unlock(&kinstr_patch_mutex);
+
+	mutex_lock(kinstr_ksyms.text_mutex);
+	for (i = 0; i < a->count; i++) {
+		u8 live[KINSTR_MAX_DISPLACED];
+
+		/* last look, under text_mutex: nobody else patched these bytes since verification */
+		if (copy_from_kernel_nofault(live, (void *)req[i].site, req[i].displaced_len) ||
+		    memcmp(live, req[i].expected, req[i].displaced_len)) {
+			unpatch_locked(a, i);
+			mutex_unlock(kinstr_ksyms.text_mutex);
+			unpublish(a, a->count);
+			quiesce();
+			v = (struct kinstr_verdict){ .refusal = KINSTR_REFUSE_BYTES_DIFFER, .addr = req[i].site };
+			err = -ESTALE;
+			goto refused;
+		}
+		poke(req[i].site, &int3, 1);
+	}
+	kinstr_ksyms.text_poke_sync();
+	mutex_unlock(kinstr_ksyms.text_mutex);
+
+	if (jumps) {
+		/* no task may be preempted inside a range the jmp will cover */
+		synchronize_rcu_tasks();
+		mutex_lock(kinstr_ksyms.text_mutex);
+		for (i = 0; i < a->count; i++) {
+			struct kprobe_k *p = &a->probes[i];
+			u8 rel[4];
+
+			if (p->kind != KINSTR_PROBE_JUMP)
+				continue;
+			put_rel32(rel, p->site + 5, (unsigned long)p->slot);
+			poke(p->site + 1, rel, 4);
+		}
+		kinstr_ksyms.text_poke_sync();
+		for (i = 0; i < a->count; i++) {
+			const u8 jmp = JMP32;
+
+			if (a->probes[i].kind == KINSTR_PROBE_JUMP)
+				poke(a->probes[i].site, &jmp, 1);
+		}
+		kinstr_ksyms.text_poke_sync();
+		mutex_unlock(kinstr_ksyms.text_mutex);
+	}
+	a->installed = true;
+	return 0;
+
+refused:
+	in->refused_index = i;
+	in->refusal = v.refusal;
+	in->refusal_reasons = v.reasons;
+	in->refusal_offset = v.offset;
+	in->refusal_addr = v.addr;
+	return err;
+}
+
+/* ---- ioctls -------------------------------------------------------------------------------------- */
+
+static long ioctl_alloc(struct kinstr_session *s, void __user *uarg)
+{
+	struct kinstr_alloc al;
+	struct kinstr_area *a;
+	unsigned long bytes;
+	u32 i;
+	int err;
+
+	err = kinstr_get_struct(&al, sizeof(al), uarg, KINSTR_ALLOC_SIZE_VER0);
+	if (err)
+		return err;
+	if (!al.count || al.count > KINSTR_AREA_MAX_PROBES || al.__reserved || al.area || al.addr)
+		return -EINVAL;
+	if (!kinstr_ksyms_can_patch())
+		return -EOPNOTSUPP;
+	if (locked_down())
+		return -EPERM;
+	a = kvzalloc(struct_size(a, probes, al.count), GFP_KERNEL);
+	if (!a)
+		return -ENOMEM;
+	a->count = al.count;
+	bytes = PAGE_ALIGN((unsigned long)al.count * KINSTR_SLOT_SIZE);
+	a->pages = bytes >> PAGE_SHIFT;
+	a->mem = kinstr_ksyms.module_alloc(bytes);
+	for (i = 0; a->mem && i < a->count; i++) {
+		a->probes[i].hits = alloc_percpu(u64);
+		if (!a->probes[i].hits)
+			break;
+	}
+	if (!a->mem || i < a->count) {
+		free_area(a);
+		return -ENOMEM;
+	}
+	a->id = ++s->next_id;
+	list_add_tail(&a->node, &s->areas);
+	al.area = a->id;
+	al.addr = (unsigned long)a->mem;
+	if (copy_to_user(uarg, &al, sizeof(al))) {
+		list_del(&a->node);
+		free_area(a);
+		return -EFAULT;
+	}
+	return 0;
+}
+
+static long ioctl_install(struct kinstr_session *s, void __user *uarg)
+{
+	struct kinstr_install in;
+	struct kinstr_probe *req;
+	struct kinstr_area *a;
+	long err;
+
+	err = kinstr_get_struct(&in, sizeof(in), uarg, KINSTR_INSTALL_SIZE_VER0);
+	if (err)
+		return err;
+	if (in.flags || in.refused_index || in.refusal || in.refusal_reasons || in.refusal_offset ||
+	    in.refusal_addr)
+		return -EINVAL;
+	a = find_area(s, in.area);
+	if (!a)
+		return -ENOENT;
+	if (a->installed)
+		return -EALREADY;
+	if (in.count != a->count)
+		return -EINVAL;
+	if (locked_down()) {
+		in.refusal = KINSTR_REFUSE_LOCKDOWN;
+		err = -EPERM;
+		goto out;
+	}
+	req = kvmalloc_array(in.count, sizeof(*req), GFP_KERNEL);
+	if (!req)
+		return -ENOMEM;
+	if (copy_from_user(req, u64_to_user_ptr(in.probes), (size_t)in.count * sizeof(*req)))
+		err = -EFAULT;
+	else
+		err = area_install(a, req, &in);
+	kvfree(req);
+out:
+	if (err && in.refusal && copy_to_user(uarg, &in, min_t(u32, in.size, sizeof(in))))
+		return -EFAULT;
+	return err;
+}
+
+static long ioctl_remove(struct kinstr_session *s, void __user *uarg)
+{
+	struct kinstr_remove rm;
+	struct kinstr_area *a;
+	int err;
+
+	err = kinstr_get_struct(&rm, sizeof(rm), uarg, KINSTR_REMOVE_SIZE_VER0);
+	if (err)
+		return err;
+	a = find_area(s, rm.area);
+	if (!a)
+		return -ENOENT;
+	return area_remove(a);
+}
+
+static long ioctl_counts(struct kinstr_session *s, void __user *uarg)
+{
+	struct kinstr_counts c;
+	struct kinstr_area *a;
+	u32 i;
+	int cpu, err;
+
+	err = kinstr_get_struct(&c, sizeof(c), uarg, KINSTR_COUNTS_SIZE_VER0);
+	if (err)
+		return err;
+	a = find_area(s, c.area);
+	if (!a)
+		return -ENOENT;
+	if (c.count > a->count || c.__reserved)
+		return -EINVAL;
+	for (i = 0; i < c.count; i++) {
+		u64 sum = 0;
+
+		for_each_possible_cpu(cpu)
+			sum += *per_cpu_ptr(a->probes[i].hits, cpu);
+		if (put_user(sum, (u64 __user *)u64_to_user_ptr(c.counts) + i))
+			return -EFAULT;
+	}
+	return 0;
+}
+
+long kinstr_session_ioctl(struct kinstr_session *s, unsigned int cmd, void __user *uarg)
+{
+	long err;
+
+	mutex_lock(&s->lock);
+	switch (cmd) {
+	case KINSTR_IOC_ALLOC:
+		err = ioctl_alloc(s, uarg);
+		break;
+	case KINSTR_IOC_INSTALL:
+		err = ioctl_install(s, uarg);
+		break;
+	case KINSTR_IOC_REMOVE:
+		err = ioctl_remove(s, uarg);
+		break;
+	case KINSTR_IOC_COUNTS:
+		err = ioctl_counts(s, uarg);
+		break;
+	default:
+		err = -ENOTTY;
+	}
+	mutex_unlock(&s->lock);
+	return err;
+}
+
+struct kinstr_session *kinstr_session_new(void)
+{
+	struct kinstr_session *s = kzalloc(sizeof(*s), GFP_KERNEL);
+
+	if (!s)
+		return NULL;
+	mutex_init(&s->lock);
+	INIT_LIST_HEAD(&s->areas);
+	return s;
+}
+
+/* The file is closing (exit, kill -9, close): every probe it made goes. */
+void kinstr_session_free(struct kinstr_session *s)
+{
+	struct kinstr_area *a, *tmp;
+
+	mutex_lock(&s->lock);
+	list_for_each_entry_safe(a, tmp, &s->areas, node)
+		area_remove(a);
+	mutex_unlock(&s->lock);
+	kfree(s);
+}
+
+int kinstr_probes_init(void)
+{
+	return register_die_notifier(&kinstr_die_nb);
+}
+
+void kinstr_probes_exit(void)
+{
+	unregister_die_notifier(&kinstr_die_nb);
+	/* the notifier chain is RCU: no handler runs past this */
+	synchronize_rcu();
+}

@@ -1,0 +1,306 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Verify a probe request with the kernel's own instruction decoder, independently of the user
+ * space analysis that built it: instruction boundaries decoded from the symbol's start, the
+ * displaced bytes equal to memory, no branch of the function into the displaced bytes, and a
+ * relocated body that does what the displaced instructions did (same branch and RIP-relative
+ * targets, everything else byte for byte). Each failure has its own refusal code.
+ */
+#include <linux/kallsyms.h>
+#include <linux/module.h>
+#include <linux/uaccess.h>
+#include <asm/insn.h>
+
+#include <uapi/linux/kinstr.h>
+#include "kinstr.h"
+
+#define MAX_FUNC_SIZE (1U << 20)
+
+static int decode(struct insn *insn, unsigned long addr)
+{
+	u8 buf[MAX_INSN_SIZE];
+
+	if (copy_from_kernel_nofault(buf, (void *)addr, sizeof(buf)))
+		return -EFAULT;
+	/* decode a copy: insn_decode() reads through kaddr, which must stay valid */
+	if (kinstr_ksyms.insn_decode(insn, buf, sizeof(buf), INSN_MODE_64) < 0 || !insn->length)
+		return -EILSEQ;
+	insn->kaddr = NULL;
+	insn->next_byte = NULL;
+	insn->end_kaddr = NULL;
+	return 0;
+}
+
+static int decode_buf(struct insn *insn, const u8 *buf, int len)
+{
+	if (len <= 0 || kinstr_ksyms.insn_decode(insn, buf, len, INSN_MODE_64) < 0 || !insn->length)
+		return -EILSEQ;
+	return 0;
+}
+
+enum branch_kind { BR_NONE, BR_JMP, BR_JCC, BR_CALL, BR_LOOP };
+
+/* Direct relative branches, and the condition code of a jcc. */
+static enum branch_kind branch_of(const struct insn *insn, int *cc)
+{
+	u8 op0 = insn->opcode.bytes[0], op1 = insn->opcode.bytes[1];
+
+	if (insn->opcode.nbytes == 1) {
+		if (op0 == 0xe8)
+			return BR_CALL;
+		if (op0 == 0xe9 || op0 == 0xeb)
+			return BR_JMP;
+		if (op0 >= 0x70 && op0 <= 0x7f) {
+			*cc = op0 & 0xf;
+			return BR_JCC;
+		}
+		if (op0 >= 0xe0 && op0 <= 0xe3)
+			return BR_LOOP;
+	} else if (insn->opcode.nbytes == 2 && op0 == 0x0f && op1 >= 0x80 && op1 <= 0x8f) {
+		*cc = op1 & 0xf;
+		return BR_JCC;
+	}
+	return BR_NONE;
+}
+
+static unsigned long branch_target(const struct insn *insn, unsigned long addr)
+{
+	return addr + insn->length + (long)insn->immediate.value;
+}
+
+static bool rip_relative(const struct insn *insn)
+{
+	return insn->modrm.nbytes && X86_MODRM_MOD(insn->modrm.bytes[0]) == 0 &&
+	       X86_MODRM_RM(insn->modrm.bytes[0]) == 5;
+}
+
+static bool indirect_jmp(const struct insn *insn)
+{
+	return insn->opcode.bytes[0] == 0xff && insn->modrm.nbytes &&
+	       (X86_MODRM_REG(insn->modrm.bytes[0]) == 4 || X86_MODRM_REG(insn->modrm.bytes[0]) == 5);
+}
+
+static bool indirect_call(const struct insn *insn)
+{
+	return insn->opcode.bytes[0] == 0xff && insn->modrm.nbytes &&
+	       (X86_MODRM_REG(insn->modrm.bytes[0]) == 2 || X86_MODRM_REG(insn->modrm.bytes[0]) == 3);
+}
+
+/* Instructions that must never run out of line: they change IF/privilege, trap, or leave. */
+static bool unsafe_insn(const struct insn *insn)
+{
+	u8 op0 = insn->opcode.bytes[0], op1 = insn->opcode.bytes[1];
+
+	if (insn->opcode.nbytes == 1) {
+		switch (op0) {
+		case 0xcc: case 0xcd: case 0xce: case 0xf1:	/* int3, int n, into, int1 */
+		case 0xfa: case 0xfb: case 0x9d:		/* cli, sti, popf */
+		case 0xcf: case 0xf4:				/* iret, hlt */
+		case 0xc2: case 0xca: case 0xcb:		/* ret imm16, far ret */
+		case 0xea: case 0x9a:				/* far jmp/call */
+			return true;
+		}
+		return false;
+	}
+	if (op0 == 0x0f)
+		switch (op1) {
+		case 0x0b: case 0xb9: case 0xff:		/* ud2, ud1, ud0 */
+		case 0x05: case 0x07: case 0x34: case 0x35:	/* syscall, sysret, sysenter, sysexit */
+		case 0x01: case 0x00:				/* lgdt/lidt/swapgs/..., lldt/ltr */
+		case 0x20: case 0x21: case 0x22: case 0x23:	/* mov cr/dr */
+		case 0x30:					/* wrmsr */
+			return true;
+		}
+	return false;
+}
+
+static void refuse(struct kinstr_verdict *v, u32 why, unsigned long addr)
+{
+	v->refusal = why;
+	v->addr = addr;
+}
+
+/* The function containing site, from kallsyms: [start, start + size). */
+static bool function_of(unsigned long site, unsigned long *start, unsigned long *size)
+{
+	unsigned long off;
+
+	if (!kinstr_ksyms.kallsyms_lookup_size_offset ||
+	    !kinstr_ksyms.kallsyms_lookup_size_offset(site, size, &off))
+		return false;
+	*start = site - off;
+	return *size && *size <= MAX_FUNC_SIZE;
+}
+
+/* Is some direct branch of the function, a jump label or an extable fixup aimed into (lo, hi)? */
+static bool target_inside(unsigned long start, unsigned long size, unsigned long lo, unsigned long hi,
+			  unsigned long *target, bool *indirect)
+{
+	unsigned long a = start;
+	struct insn insn;
+	int cc;
+
+	*indirect = false;
+	while (a < start + size) {
+		if (decode(&insn, a))
+			return false;	/* past the code: padding or data */
+		if (branch_of(&insn, &cc) != BR_NONE) {
+			unsigned long t = branch_target(&insn, a);
+
+			if (t > lo && t < hi) {
+				*target = t;
+				return true;
+			}
+		}
+		if (indirect_jmp(&insn))
+			*indirect = true;
+		a += insn.length;
+	}
+	return kinstr_ksyms_table_target_in(lo, hi, target);
+}
+
+/*
+ * Does body (relocated to run at body_addr) do what the n displaced instructions at site did?
+ * A trap probe's call is relocated as `push $return; jmp target`, so that the callee returns to
+ * the original code and never into the slot.
+ */
+static bool relocation_ok(const struct kinstr_probe *p, unsigned long body_addr, unsigned long *bad)
+{
+	unsigned long a = p->site, b = body_addr;
+	const u8 *body = p->body;
+	int left = p->body_len;
+
+	while (a < p->site + p->displaced_len) {
+		struct insn o, r;
+		enum branch_kind ko, kr;
+		int cco = -1, ccr = -1;
+
+		*bad = a;
+		if (decode(&o, a) || decode_buf(&r, body, left))
+			return false;
+		ko = branch_of(&o, &cco);
+		if (ko == BR_LOOP)
+			return false;	/* expansions are not verified yet: refuse */
+		if (o.opcode.bytes[0] == 0xc3 && o.length == 1) {
+			/* a bare ret moves as `jmp __x86_return_thunk`, as the compiler emits returns */
+			if (!kinstr_ksyms.return_thunk || r.opcode.bytes[0] != 0xe9 ||
+			    branch_target(&r, b) != kinstr_ksyms.return_thunk)
+				return false;
+		} else if (ko == BR_CALL) {
+			struct insn j;
+
+			/* 68 imm32 = push sign-extended return address, then jmp rel32 target */
+			if (p->kind != KINSTR_PROBE_TRAP || r.opcode.bytes[0] != 0x68 || r.length != 5 ||
+			    (unsigned long)(long)r.immediate.value != a + o.length)
+				return false;
+			if (decode_buf(&j, body + 5, left - 5) || j.opcode.bytes[0] != 0xe9 ||
+			    branch_target(&j, b + 5) != branch_target(&o, a))
+				return false;
+			r.length += j.length;
+		} else if (ko != BR_NONE) {
+			kr = branch_of(&r, &ccr);
+			if (kr != ko || cco != ccr || branch_target(&r, b) != branch_target(&o, a))
+				return false;
+		} else if (rip_relative(&o)) {
+			int off = insn_offset_displacement(&o);
+			u8 ob[MAX_INSN_SIZE];
+
+			if (!rip_relative(&r) || r.length != o.length ||
+			    insn_offset_displacement(&r) != off ||
+			    copy_from_kernel_nofault(ob, (void *)a, o.length) ||
+			    memcmp(ob, body, off) || memcmp(ob + off + 4, body + off + 4, o.length - off - 4) ||
+			    b + r.length + (long)r.displacement.value != a + o.length + (long)o.displacement.value)
+				return false;
+		} else {
+			u8 ob[MAX_INSN_SIZE];
+
+			if (r.length != o.length || copy_from_kernel_nofault(ob, (void *)a, o.length) ||
+			    memcmp(ob, body, o.length))
+				return false;
+		}
+		a += o.length;
+		b += r.length;
+		body += r.length;
+		left -= r.length;
+	}
+	return left == 0;
+}
+
+/* Check one request; body_addr is where its body will run. Fills v and returns 0 or -errno. */
+int kinstr_verify_probe(const struct kinstr_probe *p, unsigned long body_addr, struct kinstr_verdict *v)
+{
+	unsigned long start, size, a, t = 0;
+	u8 live[KINSTR_MAX_DISPLACED];
+	bool indirect;
+	struct insn insn;
+	u32 r;
+
+	memset(v, 0, sizeof(*v));
+	if ((p->kind != KINSTR_PROBE_JUMP && p->kind != KINSTR_PROBE_TRAP) ||
+	    p->action != KINSTR_ACTION_COUNT || !p->displaced_len ||
+	    p->displaced_len > KINSTR_MAX_DISPLACED || p->body_len > KINSTR_SLOT_BODY_MAX ||
+	    p->__reserved || (p->kind == KINSTR_PROBE_JUMP && p->displaced_len < 5)) {
+		refuse(v, KINSTR_REFUSE_BAD_REQUEST, p->site);
+		return -EINVAL;
+	}
+	r = kinstr_policy_check(p->site, p->displaced_len);
+	if (r) {
+		refuse(v, KINSTR_REFUSE_RESERVED, p->site);
+		v->reasons = r;
+		return r & (1U << KINSTR_R_NOT_TEXT) ? -EFAULT : -EPERM;
+	}
+	if (!kinstr_ksyms.insn_decode || !function_of(p->site, &start, &size)) {
+		refuse(v, KINSTR_REFUSE_RESERVED, p->site);
+		v->reasons = 1U << KINSTR_R_UNVERIFIABLE;
+		return -EPERM;
+	}
+	/* boundaries, decoded from the symbol's start */
+	for (a = start; a < p->site; a += insn.length)
+		if (decode(&insn, a)) {
+			refuse(v, KINSTR_REFUSE_NOT_BOUNDARY, p->site);
+			v->offset = a - start;
+			return -EILSEQ;
+		}
+	if (a != p->site) {
+		refuse(v, KINSTR_REFUSE_NOT_BOUNDARY, p->site);
+		v->offset = a - insn.length - start;
+		v->insn_len = insn.length;
+		return -EILSEQ;
+	}
+	for (; a < p->site + p->displaced_len; a += insn.length) {
+		if (decode(&insn, a)) {
+			refuse(v, KINSTR_REFUSE_BAD_LENGTH, a);
+			return -EILSEQ;
+		}
+		if (unsafe_insn(&insn) || indirect_call(&insn) ||
+		    (p->kind == KINSTR_PROBE_JUMP && branch_of(&insn, &(int){0}) == BR_CALL)) {
+			refuse(v, KINSTR_REFUSE_UNSAFE_INSN, a);
+			return -EPERM;
+		}
+	}
+	if (a != p->site + p->displaced_len || (p->kind == KINSTR_PROBE_TRAP && a != p->site + insn.length)) {
+		refuse(v, KINSTR_REFUSE_BAD_LENGTH, p->site);
+		return -EILSEQ;
+	}
+	if (copy_from_kernel_nofault(live, (void *)p->site, p->displaced_len) ||
+	    memcmp(live, p->expected, p->displaced_len)) {
+		refuse(v, KINSTR_REFUSE_BYTES_DIFFER, p->site);
+		return -ESTALE;
+	}
+	if (p->kind == KINSTR_PROBE_JUMP) {
+		if (target_inside(start, size, p->site, p->site + p->displaced_len, &t, &indirect)) {
+			refuse(v, KINSTR_REFUSE_BRANCH_TARGET, t);
+			v->offset = t - start;
+			return -EXDEV;
+		}
+		if (indirect) {
+			refuse(v, KINSTR_REFUSE_INDIRECT_JMP, p->site);
+			return -EXDEV;
+		}
+	}
+	if (!relocation_ok(p, body_addr, &t)) {
+		refuse(v, KINSTR_REFUSE_BAD_RELOCATION, t);
+		return -ENOEXEC;
+	}
+	return 0;
+}

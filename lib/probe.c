@@ -1,0 +1,339 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/* Probe sets: from analysed sites to installed counting probes. */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+
+#include <kinstr/probe.h>
+#include <kinstr/reloc.h>
+
+struct pset_probe {
+	struct kinstr_probe_info info;
+	uint8_t bytes[KINSTR_MAX_DISPLACED];
+	bool is_call;			/* trap probe on a direct call: emulated */
+	bool is_ret;			/* bare ret: moves as jmp __x86_return_thunk */
+	uint64_t call_target;
+};
+
+struct kinstr_probeset {
+	struct kinstr_dev *dev;
+	const struct kinstr_kernel *k;
+	struct pset_probe *probes;
+	size_t n, cap;
+	uint32_t area;			/* 0: not installed */
+	uint64_t area_addr;
+};
+
+struct kinstr_probeset *kinstr_probeset__new(struct kinstr_dev *dev, const struct kinstr_kernel *k)
+{
+	struct kinstr_probeset *ps = calloc(1, sizeof(*ps));
+
+	if (!ps)
+		return NULL;
+	ps->dev = dev;
+	ps->k = k;
+	return ps;
+}
+
+void kinstr_probeset__free(struct kinstr_probeset *ps)
+{
+	if (!ps)
+		return;
+	if (ps->area)
+		kinstr_probeset__remove(ps);
+	free(ps->probes);
+	free(ps);
+}
+
+size_t kinstr_probeset__cnt(const struct kinstr_probeset *ps)
+{
+	return ps->n;
+}
+
+const struct kinstr_probe_info *kinstr_probeset__info(const struct kinstr_probeset *ps, size_t i)
+{
+	return i < ps->n ? &ps->probes[i].info : NULL;
+}
+
+int kinstr_probeset__add(struct kinstr_probeset *ps, const struct kinstr_func *f, uint64_t addr,
+			 char *err, size_t errlen)
+{
+	const struct kinstr_site *s;
+	const struct kinstr_cfg_insn *in;
+	struct kinstr_fn *fn;
+	struct pset_probe *p;
+	const unsigned char *text;
+	char why[256];
+	size_t i;
+	int ret = 0;
+
+	for (i = 0; i < ps->n; i++)
+		if (ps->probes[i].info.addr == addr) {
+			snprintf(err, errlen, "%s+0x%llx: already probed", f->name,
+				 (unsigned long long)(addr - f->addr));
+			return -EEXIST;
+		}
+	fn = kinstr_fn__analyze(ps->k, f);
+	if (!fn) {
+		snprintf(err, errlen, "%s: cannot analyse: %s", f->name, strerror(errno));
+		return -errno;
+	}
+	s = kinstr_fn__site_at(fn, addr);
+	if (!s) {
+		const struct kinstr_cfg *cfg = kinstr_fn__cfg(fn);
+		size_t n = kinstr_cfg__insn_cnt(cfg);
+
+		for (i = 0; i < n && kinstr_cfg__insn(cfg, i)->x.addr + kinstr_cfg__insn(cfg, i)->x.len <= addr; i++)
+			;
+		if (i < n)
+			snprintf(err, errlen, "%s+0x%llx: not an instruction boundary (instruction at +0x%llx, %u bytes)",
+				 f->name, (unsigned long long)(addr - f->addr),
+				 (unsigned long long)(kinstr_cfg__insn(cfg, i)->x.addr - f->addr),
+				 kinstr_cfg__insn(cfg, i)->x.len);
+		else
+			snprintf(err, errlen, "%s+0x%llx: outside the function (%u bytes)", f->name,
+				 (unsigned long long)(addr - f->addr), f->size);
+		ret = -EILSEQ;
+		goto out;
+	}
+	in = kinstr_cfg__insn(kinstr_fn__cfg(fn), s - kinstr_fn__site(fn, 0));
+	if (s->cls == KINSTR_SITE_REFUSED) {
+		snprintf(err, errlen, "%s+0x%llx: refused: %s", f->name, (unsigned long long)(addr - f->addr),
+			 kinstr_site__why(s, why, sizeof(why)));
+		ret = -EPERM;
+		goto out;
+	}
+	if (ps->n == ps->cap) {
+		void *np = realloc(ps->probes, (ps->cap = ps->cap ? ps->cap * 2 : 64) * sizeof(*ps->probes));
+
+		if (!np) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		ps->probes = np;
+	}
+	p = &ps->probes[ps->n];
+	memset(p, 0, sizeof(*p));
+	p->info.addr = addr;
+	p->info.func = f;
+	p->info.kind = s->cls == KINSTR_SITE_JUMP ? KINSTR_PROBE_JUMP : KINSTR_PROBE_TRAP;
+	p->info.displaced_len = s->cls == KINSTR_SITE_JUMP ? s->displaced_len : s->insn_len;
+	p->is_call = p->info.kind == KINSTR_PROBE_TRAP && in->x.flow == KINSTR_X86_FLOW_CALL;
+	p->call_target = in->x.target;
+	p->is_ret = in->x.len == 1 && in->x.bytes[0] == 0xc3;
+	if (p->is_ret && !kinstr_kernel__return_thunk(ps->k)) {
+		snprintf(err, errlen, "%s+0x%llx: a bare ret cannot move without __x86_return_thunk", f->name,
+			 (unsigned long long)(addr - f->addr));
+		ret = -EPERM;
+		goto out;
+	}
+	text = kinstr_kernel__text(ps->k, addr, p->info.displaced_len);
+	if (!text || p->info.displaced_len > KINSTR_MAX_DISPLACED) {
+		snprintf(err, errlen, "%s+0x%llx: no live text", f->name, (unsigned long long)(addr - f->addr));
+		ret = -ERANGE;
+		goto out;
+	}
+	memcpy(p->bytes, text, p->info.displaced_len);
+	/* two splices never share a byte: a jmp would cover the other's int3 or jmp */
+	for (i = 0; i < ps->n; i++) {
+		const struct kinstr_probe_info *o = &ps->probes[i].info;
+
+		if (o->addr < addr + p->info.displaced_len && addr < o->addr + o->displaced_len) {
+			char oname[160];
+
+			snprintf(oname, sizeof(oname), "%s+0x%llx", o->func->name,
+				 (unsigned long long)(o->addr - o->func->addr));
+			snprintf(err, errlen, "%s+0x%llx: overlaps the probe at %s (%s, %u bytes)", f->name,
+				 (unsigned long long)(addr - f->addr), oname,
+				 o->kind == KINSTR_PROBE_JUMP ? "jump" : "trap", o->displaced_len);
+			ret = -EBUSY;
+			goto out;
+		}
+	}
+	ps->n++;
+out:
+	kinstr_fn__free(fn);
+	return ret;
+}
+
+/* The slot body for probe p at body_addr: the displaced instructions, relocated. */
+static int build_body(const struct kinstr_probeset *ps, const struct pset_probe *p, uint64_t body_addr,
+		      struct kinstr_probe *req, char *err, size_t errlen)
+{
+	uint8_t out[KINSTR_RELOC_MAX_OUT];
+	struct kinstr_reloc r;
+	int ret;
+
+	if (p->is_call) {
+		/* push $return (sign-extended imm32: kernel text is in the top 2 GiB); jmp target */
+		int32_t ret_addr = (int32_t)(p->info.addr + p->info.displaced_len);
+		int32_t rel = (int32_t)(p->call_target - (body_addr + 10));
+
+		req->body[0] = 0x68;
+		memcpy(req->body + 1, &ret_addr, 4);
+		req->body[5] = 0xe9;
+		memcpy(req->body + 6, &rel, 4);
+		req->body_len = 10;
+		return 0;
+	}
+	if (p->is_ret && p->info.displaced_len == 1) {
+		int32_t rel = (int32_t)(kinstr_kernel__return_thunk(ps->k) - (body_addr + 5));
+
+		req->body[0] = 0xe9;
+		memcpy(req->body + 1, &rel, 4);
+		req->body_len = 5;
+		return 0;
+	}
+	ret = kinstr_reloc__run(&r, p->bytes, p->info.displaced_len, p->info.addr, out, sizeof(out), body_addr);
+	if (ret) {
+		snprintf(err, errlen, "%s+0x%llx: cannot relocate: %s", p->info.func->name,
+			 (unsigned long long)(p->info.addr - p->info.func->addr), kinstr_reloc__why(&r));
+		return ret;
+	}
+	/* a bare ret copied as is would bypass the return thunk: end with jmp to it instead */
+	if (r.nr_insns && r.insns[r.nr_insns - 1].old_len == 1 &&
+	    p->bytes[r.insns[r.nr_insns - 1].old_off] == 0xc3) {
+		uint64_t thunk = kinstr_kernel__return_thunk(ps->k);
+		uint32_t at = r.insns[r.nr_insns - 1].new_off;
+		int32_t rel = (int32_t)(thunk - (body_addr + at + 5));
+
+		if (!thunk) {
+			snprintf(err, errlen, "%s+0x%llx: a bare ret cannot move without __x86_return_thunk",
+				 p->info.func->name, (unsigned long long)(p->info.addr - p->info.func->addr));
+			return -EPERM;
+		}
+		out[at] = 0xe9;
+		memcpy(out + at + 1, &rel, 4);
+		r.out_len = at + 5;
+	}
+	if (r.out_len > KINSTR_SLOT_BODY_MAX) {
+		snprintf(err, errlen, "%s+0x%llx: relocated code too long (%u bytes)", p->info.func->name,
+			 (unsigned long long)(p->info.addr - p->info.func->addr), r.out_len);
+		return -E2BIG;
+	}
+	memcpy(req->body, out, r.out_len);
+	req->body_len = r.out_len;
+	return 0;
+}
+
+static const char *const refusals[KINSTR_REFUSE_NR] = {
+	[KINSTR_REFUSE_NONE] = "no refusal",
+	[KINSTR_REFUSE_RESERVED] = "reserved by the kernel",
+	[KINSTR_REFUSE_NOT_BOUNDARY] = "not an instruction boundary",
+	[KINSTR_REFUSE_BAD_LENGTH] = "the displaced length does not end on an instruction boundary",
+	[KINSTR_REFUSE_BYTES_DIFFER] = "the live bytes differ from the analysed ones (patched by someone else?)",
+	[KINSTR_REFUSE_BAD_RELOCATION] = "the relocated code does not match the kernel decoder's view",
+	[KINSTR_REFUSE_BRANCH_TARGET] = "a branch target lies inside the displaced bytes",
+	[KINSTR_REFUSE_INDIRECT_JMP] = "the function has an indirect jmp",
+	[KINSTR_REFUSE_UNSAFE_INSN] = "an instruction that may not run out of line",
+	[KINSTR_REFUSE_BUSY] = "the site is already probed",
+	[KINSTR_REFUSE_BAD_REQUEST] = "malformed request",
+	[KINSTR_REFUSE_LOCKDOWN] = "the kernel is locked down",
+};
+
+const char *kinstr_refusal__str(unsigned int refusal)
+{
+	return refusal < KINSTR_REFUSE_NR && refusals[refusal] ? refusals[refusal] : "unknown refusal";
+}
+
+int kinstr_probeset__install(struct kinstr_probeset *ps, char *err, size_t errlen)
+{
+	struct kinstr_alloc al = { .size = sizeof(al) };
+	struct kinstr_install in = { .size = sizeof(in) };
+	struct kinstr_remove rm = { .size = sizeof(rm) };
+	struct kinstr_probe *req;
+	size_t i;
+	int ret = 0, fd;
+
+	if (!ps->dev || !ps->n || ps->area)
+		return -EINVAL;
+	if (ps->n > KINSTR_AREA_MAX_PROBES) {
+		snprintf(err, errlen, "%zu probes: at most %d in one batch", ps->n, KINSTR_AREA_MAX_PROBES);
+		return -E2BIG;
+	}
+	fd = kinstr_dev__fd(ps->dev);
+	al.count = ps->n;
+	if (ioctl(fd, KINSTR_IOC_ALLOC, &al) < 0) {
+		ret = -errno;
+		snprintf(err, errlen, "cannot reserve patch space for %zu probes: %s%s", ps->n, strerror(-ret),
+			 ret == -EPERM ? " (kernel lockdown?)" : "");
+		return ret;
+	}
+	req = calloc(ps->n, sizeof(*req));
+	if (!req) {
+		ret = -ENOMEM;
+		goto undo;
+	}
+	for (i = 0; i < ps->n; i++) {
+		const struct pset_probe *p = &ps->probes[i];
+		uint64_t body = al.addr + i * KINSTR_SLOT_SIZE + KINSTR_SLOT_BODY;
+
+		req[i].site = p->info.addr;
+		req[i].kind = p->info.kind;
+		req[i].action = KINSTR_ACTION_COUNT;
+		req[i].displaced_len = p->info.displaced_len;
+		memcpy(req[i].expected, p->bytes, p->info.displaced_len);
+		ret = build_body(ps, p, body, &req[i], err, errlen);
+		if (ret)
+			goto undo;
+	}
+	in.area = al.area;
+	in.count = ps->n;
+	in.probes = (uintptr_t)req;
+	if (ioctl(fd, KINSTR_IOC_INSTALL, &in) < 0) {
+		ret = -errno;
+		if (in.refusal && in.refused_index < ps->n) {
+			const struct pset_probe *p = &ps->probes[in.refused_index];
+			char extra[160] = "";
+			unsigned int b;
+
+			if (in.refusal == KINSTR_REFUSE_RESERVED)
+				for (b = 0; b < KINSTR_R_NR; b++)
+					if (in.refusal_reasons & (1u << b))
+						snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra), ": %s",
+							 kinstr_site_reason__str(b));
+			if (in.refusal == KINSTR_REFUSE_BRANCH_TARGET || in.refusal == KINSTR_REFUSE_BAD_RELOCATION)
+				snprintf(extra, sizeof(extra), " (at 0x%llx)", (unsigned long long)in.refusal_addr);
+			snprintf(err, errlen, "%s+0x%llx: the module refused: %s%s", p->info.func->name,
+				 (unsigned long long)(p->info.addr - p->info.func->addr),
+				 kinstr_refusal__str(in.refusal), extra);
+		} else {
+			snprintf(err, errlen, "installing %zu probes failed: %s", ps->n, strerror(-ret));
+		}
+		goto undo;
+	}
+	free(req);
+	ps->area = al.area;
+	ps->area_addr = al.addr;
+	return 0;
+undo:
+	free(req);
+	rm.area = al.area;
+	ioctl(fd, KINSTR_IOC_REMOVE, &rm);
+	return ret;
+}
+
+int kinstr_probeset__counts(struct kinstr_probeset *ps, uint64_t *counts)
+{
+	struct kinstr_counts c = { .size = sizeof(c), .area = ps->area, .count = ps->n,
+				   .counts = (uintptr_t)counts };
+
+	if (!ps->area)
+		return -EINVAL;
+	return ioctl(kinstr_dev__fd(ps->dev), KINSTR_IOC_COUNTS, &c) < 0 ? -errno : 0;
+}
+
+int kinstr_probeset__remove(struct kinstr_probeset *ps)
+{
+	struct kinstr_remove rm = { .size = sizeof(rm), .area = ps->area };
+	int ret;
+
+	if (!ps->area)
+		return 0;
+	ret = ioctl(kinstr_dev__fd(ps->dev), KINSTR_IOC_REMOVE, &rm) < 0 ? -errno : 0;
+	ps->area = 0;
+	return ret;
+}

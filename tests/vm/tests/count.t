@@ -1,0 +1,89 @@
+# kinstr count: the splice engine (issue 4).
+
+NAME exact counts at entry, interior and every return, equal to a kprobe event's count for the same process
+SETUP insmod kmod/kinstr.ko && echo 'p:kinstr_ref __x64_sys_getppid comm=$comm:string' > /sys/kernel/tracing/kprobe_events && \
+	echo 'hist:keys=comm' > /sys/kernel/tracing/events/kprobes/kinstr_ref/trigger && \
+	echo 1 > /sys/kernel/tracing/events/kprobes/kinstr_ref/enable
+RUN build/kinstr count --json -o /tmp/c.json -c 'build/tests/vm/progs/getppid_loop 50000' __x64_sys_getppid \
+	__x64_sys_getppid+0xb '__x64_sys_getppid%return'; \
+	ref=$(sed -n 's/.*comm: getppid_loop *} hitcount: *\([0-9]*\).*/\1/p' /sys/kernel/tracing/events/kprobes/kinstr_ref/hist); \
+	python3 -c 'import json,sys; d=json.load(open("/tmp/c.json")); ref=int(sys.argv[1]); \
+	[print(p["probe"], p["class"], p["hits"], "kprobe", ref) for p in d["probes"]]; \
+	assert d["command_status"] == 0; \
+	assert all(p["hits"] == 50000 == ref for p in d["probes"]), "counts differ"; \
+	assert {p["class"] for p in d["probes"]} == {"jump", "trap"}; print("exact")' "$ref"
+CLEANUP echo 0 > /sys/kernel/tracing/events/kprobes/kinstr_ref/enable; \
+	echo '!hist:keys=comm' > /sys/kernel/tracing/events/kprobes/kinstr_ref/trigger; echo > /sys/kernel/tracing/kprobe_events
+TIMEOUT 180
+EXPECT ^__x64_sys_getppid\+0xb jump 50000 kprobe 50000$
+EXPECT ^exact$
+
+NAME count -c exits with the command's status and prints the totals
+SETUP insmod kmod/kinstr.ko
+RUN build/kinstr count -c 'sh -c "exit 7"' vfs_read
+EXIT 7
+EXPECT ^PROBE +CLASS +HITS$
+EXPECT ^vfs_read\+0x5 +jump +[0-9]+$
+
+NAME count --dry-run shows the plan and patches nothing
+SETUP insmod kmod/kinstr.ko
+RUN a=$(build/tests/vm/progs/textsum 'vfs_*'); build/kinstr count --dry-run 'vfs_*' | tail -3; \
+	b=$(build/tests/vm/progs/textsum 'vfs_*'); test "$a" = "$b" && echo unchanged
+EXPECT ^dry run: [1-9][0-9]* probes, nothing patched$
+EXPECT ^unchanged$
+
+NAME errors name the rule: mid-instruction offset, refused site, unknown function, bad offset
+SETUP insmod kmod/kinstr.ko
+RUN build/kinstr count __x64_sys_getppid+0xc; build/kinstr count vfs_read+0x0; \
+	build/kinstr count no_such_fn; build/kinstr count vfs_read+zz; build/kinstr count entry_SYSCALL_64; echo done
+EXPECT ^kinstr: __x64_sys_getppid\+0xc: not an instruction boundary \(instruction at \+0xb, 2 bytes\)$
+EXPECT ^kinstr: vfs_read\+0x0: refused: overlaps an ftrace site$
+EXPECT ^kinstr: no_such_fn: no function 'no_such_fn' in the kernel's symbols$
+EXPECT ^kinstr: vfs_read\+zz: bad offset 'zz' \(FUNC\+0xOFF\)$
+EXPECT ^kinstr: entry_SYSCALL_64\+0x[0-9a-f]+: refused: in entry text
+EXPECT ^done$
+
+NAME many sites: every non-overlapping jump site of 20 busy functions while a 2-CPU workload runs; text restored after
+SETUP insmod kmod/kinstr.ko
+RUN F="vfs_read vfs_write do_sys_openat2 ksys_read ksys_write __fdget_pos fput do_filp_open \
+	path_openat getname_flags kmem_cache_alloc kmem_cache_free __x64_sys_getppid tcp_sendmsg \
+	filp_close do_sys_poll vfs_fstatat __do_sys_newfstatat dput __x64_sys_read"; \
+	before=$(build/tests/vm/progs/textsum "$(echo $F | tr ' ' ,)"); \
+	want=$(sh tests/vm/progs/workload.sh); \
+	build/kinstr count --every --json -o /tmp/many.json -c 'sh tests/vm/progs/workload.sh' $F > /dev/null; \
+	got=$(sh tests/vm/progs/workload.sh); \
+	after=$(build/tests/vm/progs/textsum "$(echo $F | tr ' ' ,)"); \
+	python3 -c 'import json; d=json.load(open("/tmp/many.json")); p=d["probes"]; \
+	print(len(p), "probes,", sum(x["hits"] > 0 for x in p), "hit,", sum(x["hits"] for x in p), "hits")'; \
+	test "$before" = "$after" && echo text-restored; test "$want" = "$got" && echo output-unchanged; \
+	python3 -c 'import json; d=json.load(open("/tmp/many.json")); assert len(d["probes"]) >= 300 \
+	and d["command_status"] == 0; print("ok")'
+TIMEOUT 600
+EXPECT ^[0-9]+ probes, [1-9][0-9]* hit, [1-9][0-9]* hits$
+EXPECT ^text-restored$
+EXPECT ^output-unchanged$
+EXPECT ^ok$
+
+NAME kill -9 of kinstr count leaves no patched byte, and rmmod then succeeds
+SETUP insmod kmod/kinstr.ko
+RUN before=$(build/tests/vm/progs/textsum 'vfs_*,ksys_*'); \
+	build/kinstr count --every -d 300 'vfs_read' 'vfs_write' 'ksys_read' > /dev/null 2>&1 & pid=$!; \
+	for i in $(seq 30); do during=$(build/tests/vm/progs/textsum 'vfs_*,ksys_*'); \
+	test "$during" != "$before" && break; kill -0 $pid || break; sleep 0.2; done; \
+	test "$during" != "$before" && echo patched-while-running; \
+	kill -9 $pid; wait $pid; \
+	after=$(build/tests/vm/progs/textsum 'vfs_*,ksys_*'); \
+	test "$before" = "$after" && echo restored-after-kill; rmmod kinstr && echo rmmod-ok
+TIMEOUT 180
+EXPECT ^patched-while-running$
+EXPECT ^restored-after-kill$
+EXPECT ^rmmod-ok$
+
+NAME rmmod while a file descriptor holds probes is refused clearly, and works after close
+SETUP insmod kmod/kinstr.ko
+RUN build/kinstr count -d 30 vfs_read > /dev/null 2>&1 & pid=$!; sleep 5; \
+	rmmod kinstr 2>&1; echo "rmmod-while-open=$?"; kill $pid; wait $pid; rmmod kinstr && echo rmmod-after-close
+TIMEOUT 120
+EXPECT in use
+EXPECT ^rmmod-while-open=1$
+EXPECT ^rmmod-after-close$
