@@ -87,3 +87,23 @@ TIMEOUT 120
 EXPECT in use
 EXPECT ^rmmod-while-open=1$
 EXPECT ^rmmod-after-close$
+
+NAME refused requests: each gets its documented errno and refusal, and nothing is patched
+SETUP insmod kmod/kinstr.ko
+RUN a=$(build/tests/vm/progs/textsum '*'); build/tests/vm/progs/bad_requests; r=$?; \
+	b=$(build/tests/vm/progs/textsum '*'); test "$a" = "$b" && echo text-unchanged; exit $r
+TIMEOUT 120
+EXPECT_NOT ^not ok
+EXPECT ^ok mid-instruction site \(errno EILSEQ, refusal 2\)$
+EXPECT ^ok kinstr.ko's own text \(errno EFAULT, refusal 1\)$
+EXPECT ^ok jump label site \(errno EPERM, refusal 1\)$
+EXPECT ^ok unknown non-zero tail
+EXPECT ^text-unchanged$
+
+NAME an ioctl fuzzer's 100,000 random requests install nothing and leave the text and log clean
+SETUP insmod kmod/kinstr.ko
+RUN a=$(build/tests/vm/progs/textsum '*'); build/tests/vm/progs/ioctl_fuzz 100000 0x$(date +%s); r=$?; \
+	b=$(build/tests/vm/progs/textsum '*'); test "$a" = "$b" && echo text-unchanged; exit $r
+TIMEOUT 300
+EXPECT ^100000 requests, [0-9]+ accepted, 0 installs accepted$
+EXPECT ^text-unchanged$

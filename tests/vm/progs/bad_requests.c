@@ -1,0 +1,277 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Table-driven refusals of the probe ABI (run in the guest, module loaded): every bad request
+ * gets its documented errno and refusal code, and the kernel text is unchanged afterwards.
+ * Prints "ok ..." / "not ok ..." lines; exit 1 on any "not ok".
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+
+#include <kinstr/probe.h>
+#include <kinstr/reloc.h>
+
+static int failed, fd;
+static struct kinstr_kernel *k;
+
+static void expect(int cond, const char *what, int err, unsigned int refusal)
+{
+	if (refusal || err)
+		printf("%s %s (errno %s, refusal %u)\n", cond ? "ok" : "not ok", what,
+		       strerrorname_np(err) ?: "0", refusal);
+	else
+		printf("%s %s\n", cond ? "ok" : "not ok", what);
+	failed |= !cond;
+}
+
+static unsigned long long sym(const char *name, unsigned long long off)
+{
+	const struct kinstr_func *f = kinstr_kernel__find_func(k, name);
+
+	if (!f) {
+		printf("not ok setup: no %s\n", name);
+		exit(1);
+	}
+	return f->addr + off;
+}
+
+/* The first reservation of a kind, for a site that must be refused for it. */
+static unsigned long long reserved_site(unsigned int reason)
+{
+	size_t i;
+
+	for (i = 0; i < kinstr_kernel__reserved_cnt(k); i++)
+		if (kinstr_kernel__reserved_at(k, i)->reason == reason &&
+		    kinstr_kernel__func_at(k, kinstr_kernel__reserved_at(k, i)->addr))
+			return kinstr_kernel__reserved_at(k, i)->addr;
+	printf("not ok setup: no reservation %u\n", reason);
+	exit(1);
+}
+
+/* A correct request for a jump probe at site displacing len bytes, for the area at addr. */
+static void good_request(struct kinstr_probe *p, unsigned long long site, unsigned int len,
+			 unsigned long long area_addr)
+{
+	uint8_t out[KINSTR_RELOC_MAX_OUT];
+	struct kinstr_reloc r;
+	const unsigned char *t = kinstr_kernel__text(k, site, len);
+
+	memset(p, 0, sizeof(*p));
+	p->site = site;
+	p->kind = KINSTR_PROBE_JUMP;
+	p->action = KINSTR_ACTION_COUNT;
+	p->displaced_len = len;
+	if (t)
+		memcpy(p->expected, t, len);
+	if (t && !kinstr_reloc__run(&r, t, len, site, out, sizeof(out), area_addr + KINSTR_SLOT_BODY) &&
+	    r.out_len <= KINSTR_SLOT_BODY_MAX) {
+		memcpy(p->body, out, r.out_len);
+		p->body_len = r.out_len;
+	}
+}
+
+struct installed {
+	int err;
+	struct kinstr_install in;
+};
+
+/* ALLOC n slots, INSTALL the requests, REMOVE the area whatever happened. */
+static struct installed try_install(struct kinstr_probe *p, unsigned int n,
+				    void (*build)(struct kinstr_probe *p, unsigned long long area))
+{
+	struct kinstr_alloc al = { .size = sizeof(al), .count = n };
+	struct kinstr_remove rm = { .size = sizeof(rm) };
+	struct installed res = { 0 };
+
+	if (ioctl(fd, KINSTR_IOC_ALLOC, &al) < 0) {
+		res.err = errno;
+		return res;
+	}
+	if (build)
+		build(p, al.addr);
+	res.in = (struct kinstr_install){ .size = sizeof(res.in), .area = al.area, .count = n,
+					  .probes = (uintptr_t)p };
+	res.err = ioctl(fd, KINSTR_IOC_INSTALL, &res.in) < 0 ? errno : 0;
+	rm.area = al.area;
+	ioctl(fd, KINSTR_IOC_REMOVE, &rm);
+	return res;
+}
+
+static unsigned long long g_site;
+static unsigned int g_len;
+static void (*g_mutate)(struct kinstr_probe *p);
+
+static void build_one(struct kinstr_probe *p, unsigned long long area)
+{
+	good_request(p, g_site, g_len, area);
+	if (g_mutate)
+		g_mutate(p);
+}
+
+static void build_two_same(struct kinstr_probe *p, unsigned long long area)
+{
+	good_request(&p[0], g_site, g_len, area);
+	good_request(&p[1], g_site, g_len, area + KINSTR_SLOT_SIZE);
+}
+
+static void m_none(struct kinstr_probe *p) { (void)p; }
+static void m_expected(struct kinstr_probe *p) { p->expected[0] ^= 1; }
+static void m_body(struct kinstr_probe *p) { p->body[p->body_len - 1] ^= 1; }
+static void m_kind(struct kinstr_probe *p) { p->kind = 9; }
+static void m_action(struct kinstr_probe *p) { p->action = 0; }
+static void m_len6(struct kinstr_probe *p) { p->displaced_len = 6; }
+static void m_reserved(struct kinstr_probe *p) { p->__reserved = 1; }
+static void m_body_len(struct kinstr_probe *p) { p->body_len = KINSTR_SLOT_BODY_MAX + 1; }
+
+struct rcase {
+	const char *what;
+	unsigned long long site;
+	unsigned int len;
+	void (*mutate)(struct kinstr_probe *p);
+	int err;
+	unsigned int refusal;
+	unsigned int reason;	/* for KINSTR_REFUSE_RESERVED: a bit that must be set */
+};
+
+int main(void)
+{
+	struct kinstr_dev *dev = kinstr_dev__open(NULL);
+	struct kinstr_probe p[2];
+	unsigned long long getppid;
+	unsigned char big[KINSTR_MAX_STRUCT_SIZE + 64];
+	struct installed r;
+	size_t i;
+
+	k = dev ? kinstr_kernel__open_live(dev) : NULL;
+	if (!k) {
+		perror("setup");
+		return 1;
+	}
+	fd = kinstr_dev__fd(dev);
+	getppid = sym("__x64_sys_getppid", 0);
+	{
+		struct rcase cases[] = {
+			{ "a correct jump request installs", getppid + 0xb, 7, m_none, 0, 0, 0 },
+			{ "mid-instruction site", getppid + 0xc, 5, m_none, EILSEQ, KINSTR_REFUSE_NOT_BOUNDARY, 0 },
+			{ "displaced length not on a boundary", getppid + 0xb, 6, m_len6, EILSEQ,
+			  KINSTR_REFUSE_BAD_LENGTH, 0 },
+			{ "wrong expected bytes", getppid + 0xb, 7, m_expected, ESTALE, KINSTR_REFUSE_BYTES_DIFFER, 0 },
+			{ "relocation that disagrees with the kernel decoder", getppid + 0xb, 7, m_body, ENOEXEC,
+			  KINSTR_REFUSE_BAD_RELOCATION, 0 },
+			{ "unknown probe kind", getppid + 0xb, 7, m_kind, EINVAL, KINSTR_REFUSE_BAD_REQUEST, 0 },
+			{ "unknown action", getppid + 0xb, 7, m_action, EINVAL, KINSTR_REFUSE_BAD_REQUEST, 0 },
+			{ "reserved field set", getppid + 0xb, 7, m_reserved, EINVAL, KINSTR_REFUSE_BAD_REQUEST, 0 },
+			{ "body longer than a slot holds", getppid + 0xb, 7, m_body_len, EINVAL,
+			  KINSTR_REFUSE_BAD_REQUEST, 0 },
+			{ "ftrace site", sym("vfs_read", 0), 5, m_none, EPERM, KINSTR_REFUSE_RESERVED, KINSTR_R_FTRACE },
+			{ "entry text", sym("entry_SYSCALL_64", 0), 5, m_none, EPERM, KINSTR_REFUSE_RESERVED,
+			  KINSTR_R_ENTRY_TEXT },
+			{ "noinstr text", sym("exc_page_fault", 0), 5, m_none, EPERM, KINSTR_REFUSE_RESERVED,
+			  KINSTR_R_NOINSTR_TEXT },
+			{ "kprobe blacklist", sym("do_int3", 0), 5, m_none, EPERM, KINSTR_REFUSE_RESERVED,
+			  KINSTR_R_KPROBE_BLACKLIST },
+			{ "jump label site", reserved_site(KINSTR_R_JUMP_LABEL), 5, m_none, EPERM,
+			  KINSTR_REFUSE_RESERVED, KINSTR_R_JUMP_LABEL },
+			{ "static call site", reserved_site(KINSTR_R_STATIC_CALL), 5, m_none, EPERM,
+			  KINSTR_REFUSE_RESERVED, KINSTR_R_STATIC_CALL },
+			{ "exception-table site", reserved_site(KINSTR_R_EXTABLE), 5, m_none, EPERM,
+			  KINSTR_REFUSE_RESERVED, KINSTR_R_EXTABLE },
+			{ "BUG site", reserved_site(KINSTR_R_BUG), 5, m_none, EPERM, KINSTR_REFUSE_RESERVED,
+			  KINSTR_R_BUG },
+			{ "address beyond _etext", kinstr_kernel__layout(k)->text.end + 0x100000, 5,
+			  m_none, EFAULT, KINSTR_REFUSE_RESERVED, KINSTR_R_NOT_TEXT },
+		};
+		for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+			g_site = cases[i].site;
+			g_len = cases[i].len;
+			g_mutate = cases[i].mutate;
+			r = try_install(p, 1, build_one);
+			expect(r.err == cases[i].err && r.in.refusal == cases[i].refusal &&
+			       (cases[i].refusal != KINSTR_REFUSE_RESERVED ||
+				(r.in.refusal_reasons & (1u << cases[i].reason))),
+			       cases[i].what, r.err, r.in.refusal);
+		}
+	}
+	/* the module's own text */
+	{
+		unsigned long long stub = 0, a;
+		char t, name[128], line[512];
+		FILE *f = fopen("/proc/kallsyms", "r");
+
+		while (f && fgets(line, sizeof(line), f))
+			if (sscanf(line, "%llx %c %127s", &a, &t, name) == 3 && !strcmp(name, "kinstr_entry_stub"))
+				stub = a;
+		if (f)
+			fclose(f);
+		g_site = stub;
+		g_len = 5;
+		g_mutate = m_none;
+		r = try_install(p, 1, build_one);
+		expect(stub && r.err == EFAULT && (r.in.refusal_reasons & (1u << KINSTR_R_OWN_MODULE)),
+		       "kinstr.ko's own text", r.err, r.in.refusal);
+	}
+	g_site = getppid + 0xb;
+	g_len = 7;
+	r = try_install(p, 2, build_two_same);
+	expect(r.err == EBUSY && r.in.refusal == KINSTR_REFUSE_BUSY && r.in.refused_index == 1,
+	       "two probes of one batch on one site", r.err, r.in.refusal);
+
+	/* struct-level refusals */
+	{
+		struct kinstr_alloc al = { .size = sizeof(al), .count = 1 };
+		struct kinstr_install in = { .size = sizeof(in) };
+		struct kinstr_remove rm = { .size = sizeof(rm) };
+
+		errno = 0;
+		expect(ioctl(fd, KINSTR_IOC_ALLOC, &al) == 0, "ALLOC of one slot", errno, 0);
+		in.area = al.area;
+		in.count = 2;
+		in.probes = (uintptr_t)p;
+		errno = 0;
+		expect(ioctl(fd, KINSTR_IOC_INSTALL, &in) < 0 && errno == EINVAL, "count differs from the area's",
+		       errno, 0);
+		in.count = 1;
+		in.flags = 1;
+		errno = 0;
+		expect(ioctl(fd, KINSTR_IOC_INSTALL, &in) < 0 && errno == EINVAL, "unknown flag", errno, 0);
+		in.flags = 0;
+		in.size = 0;
+		errno = 0;
+		expect(ioctl(fd, KINSTR_IOC_INSTALL, &in) < 0 && errno == EINVAL, "zero-sized struct", errno, 0);
+		memset(big, 0, sizeof(big));
+		memcpy(big, &in, sizeof(in));
+		((struct kinstr_install *)big)->size = KINSTR_MAX_STRUCT_SIZE + 1;
+		errno = 0;
+		expect(ioctl(fd, KINSTR_IOC_INSTALL, big) < 0 && errno == E2BIG, "oversized struct", errno, 0);
+		((struct kinstr_install *)big)->size = sizeof(in) + 8;
+		big[sizeof(in) + 3] = 1;
+		errno = 0;
+		expect(ioctl(fd, KINSTR_IOC_INSTALL, big) < 0 && errno == E2BIG, "unknown non-zero tail", errno, 0);
+		in.size = sizeof(in);
+		in.area = 999999;
+		errno = 0;
+		expect(ioctl(fd, KINSTR_IOC_INSTALL, &in) < 0 && errno == ENOENT, "unknown area", errno, 0);
+		in.area = al.area;
+		in.probes = 16;
+		errno = 0;
+		expect(ioctl(fd, KINSTR_IOC_INSTALL, &in) < 0 && errno == EFAULT, "bad probes pointer", errno, 0);
+		al.count = KINSTR_AREA_MAX_PROBES + 1;
+		al.area = 0;
+		al.addr = 0;
+		errno = 0;
+		expect(ioctl(fd, KINSTR_IOC_ALLOC, &al) < 0 && errno == EINVAL, "too many slots", errno, 0);
+		al.count = 0;
+		errno = 0;
+		expect(ioctl(fd, KINSTR_IOC_ALLOC, &al) < 0 && errno == EINVAL, "zero slots", errno, 0);
+		rm.area = in.area;
+		errno = 0;
+		expect(ioctl(fd, KINSTR_IOC_REMOVE, &rm) == 0, "REMOVE of the unused area", errno, 0);
+		errno = 0;
+		expect(ioctl(fd, KINSTR_IOC_REMOVE, &rm) < 0 && errno == ENOENT, "REMOVE twice", errno, 0);
+	}
+	kinstr_kernel__close(k);
+	kinstr_dev__close(dev);
+	return failed;
+}
