@@ -107,3 +107,16 @@ RUN a=$(build/tests/vm/progs/textsum '*'); build/tests/vm/progs/ioctl_fuzz 10000
 TIMEOUT 300
 EXPECT ^100000 requests, [0-9]+ accepted, 0 installs accepted$
 EXPECT ^text-unchanged$
+
+NAME storm: 10,000 probe installs and removals in 200 batches on hot functions while both CPUs work; no leak
+SETUP insmod kmod/kinstr.ko
+RUN (while :; do sh tests/vm/progs/workload.sh > /dev/null; done) & w1=$!; \
+	(while :; do build/tests/vm/progs/getppid_loop 20000 > /dev/null; done) & w2=$!; \
+	a=$(build/tests/vm/progs/textsum '*'); \
+	build/tests/vm/progs/storm 200 50 vfs_read vfs_write ksys_read ksys_write __fdget_pos fput \
+	__x64_sys_getppid do_sys_openat2 kmem_cache_alloc kmem_cache_free path_openat dput; r=$?; \
+	kill $w1 $w2; wait; b=$(build/tests/vm/progs/textsum '*'); test "$a" = "$b" && echo text-restored; exit $r
+TIMEOUT 900
+EXPECT ^10000 installs and 10000 removals in 200 batches of 50 over [0-9]+ sites
+EXPECT ^leak none$
+EXPECT ^text-restored$
