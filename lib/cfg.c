@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include <kinstr/cfg.h>
+#include "zalloc.h"
 
 #define REG(r)		KINSTR_X86_REG(KINSTR_X86_##r)
 #define ALL		KINSTR_X86_REGS_ALL
@@ -26,14 +27,17 @@ struct extra_edge {
 struct kinstr_cfg {
 	uint64_t start;
 	size_t size;
+	size_t alloc_size;		/* of the one allocation, for kinstr__zfree() */
 	uint32_t flags;
 	uint32_t ninsns;
 	uint32_t nblocks;
 	uint32_t nedges;
+	uint32_t ntargets;
 	uint64_t return_thunk;
 	struct kinstr_cfg_insn *insns;
 	struct kinstr_cfg_block *blocks;
 	struct extra_edge *edges;	/* sorted by from_insn */
+	uint64_t *targets;		/* every direct branch and extra edge target, sorted */
 };
 
 /* Dataflow terms of one instruction. */
@@ -44,13 +48,47 @@ struct live_terms {
 	uint32_t edge_cnt;
 };
 
+/*
+ * Instructions the sweep decodes on the stack (32 KiB) before the one allocation: most
+ * functions fit, so their bytes are decoded once; past this, the rest is decoded twice (to
+ * count it, then into the allocation).
+ */
+#define SWEEP_BUF 512
+
+/*
+ * The linear sweep over a function's bytes. int3 is decoded once and copied after that: the
+ * kernel fills alignment gaps with it, megabytes of it after some sections.
+ */
+struct sweep {
+	const uint8_t *code;
+	size_t size;
+	uint64_t start;
+	struct kinstr_x86_insn int3;
+	int have_int3;
+};
+
 /* Decode one instruction of the sweep; undecodable bytes become a 1-byte INVALID insn. */
-static uint32_t sweep_one(const uint8_t *code, size_t left, uint64_t addr,
-			  struct kinstr_x86_insn *x, int *err)
+static uint32_t sweep_one(struct sweep *sw, size_t off, struct kinstr_x86_insn *x, int *err)
 {
+	const uint8_t *code = sw->code + off;
+	size_t left = sw->size - off;
+	uint64_t addr = sw->start + off;
+
+	/* int3 has no operand, no target: only its address differs from one to the next */
+	if (*code == 0xcc && sw->have_int3) {
+		*x = sw->int3;
+		x->addr = addr;
+		*err = 0;
+		return 1;
+	}
 	*err = kinstr_x86__decode(code, left, addr, x);
-	if (!*err)
+	if (!*err) {
+		if (*code == 0xcc && x->len == 1) {
+			sw->int3 = *x;
+			sw->have_int3 = 1;
+		}
 		return x->len;
+	}
 	memset(x, 0, sizeof(*x));
 	x->addr = addr;
 	x->flow = KINSTR_X86_FLOW_EXIT;
@@ -275,8 +313,7 @@ static void add_edges(struct kinstr_cfg *cfg, const struct kinstr_cfg_opts *opts
 		cfg->insns[idx].flags |= KINSTR_CFG_I_TARGET | KINSTR_CFG_I_LEADER;
 	}
 	qsort(cfg->edges, cfg->nedges, sizeof(cfg->edges[0]), cmp_edge);
-	for (i = 0; i < cfg->ninsns; i++)
-		terms[i].edge_first = terms[i].edge_cnt = 0;
+	/* terms[].edge_first and edge_cnt start zeroed, as the whole allocation does */
 	for (i = 0; i < cfg->nedges; i++) {
 		struct live_terms *t = &terms[cfg->edges[i].from_insn];
 
@@ -303,25 +340,26 @@ static void mark_padding(struct kinstr_cfg *cfg)
 	/* a function made only of int3/nop keeps its first instruction as code */
 	if (i == 0)
 		i = 1;
+	/* the padding starts a block of its own */
+	if (i < cfg->ninsns)
+		cfg->insns[i].flags |= KINSTR_CFG_I_LEADER;
 	for (; i < cfg->ninsns; i++)
 		cfg->insns[i].flags |= KINSTR_CFG_I_PADDING;
-	for (i = 1; i < cfg->ninsns; i++) {
-		if ((cfg->insns[i].flags & KINSTR_CFG_I_PADDING) &&
-		    !(cfg->insns[i - 1].flags & KINSTR_CFG_I_PADDING))
-			cfg->insns[i].flags |= KINSTR_CFG_I_LEADER;
-	}
 }
 
-/* Round-robin backward iteration to the fixpoint; functions are small. */
+/*
+ * Round-robin backward iteration to the fixpoint (from the zeroed live sets); functions are
+ * small. One sweep is exact when no instruction reads the live set of itself or of one before
+ * it (no loop, no backward edge): everything it reads is final already.
+ */
 static void solve_liveness(struct kinstr_cfg *cfg, const struct live_terms *terms)
 {
 	uint32_t i, k, n = cfg->ninsns;
-	int changed;
+	int changed, back;
 
-	for (i = 0; i < n; i++)
-		cfg->insns[i].live_in = cfg->insns[i].live_out = 0;
 	do {
 		changed = 0;
+		back = 0;
 		for (i = n; i-- > 0;) {
 			struct kinstr_cfg_insn *in = &cfg->insns[i];
 			const struct live_terms *t = &terms[i];
@@ -329,11 +367,15 @@ static void solve_liveness(struct kinstr_cfg *cfg, const struct live_terms *term
 
 			if (t->fall)
 				out |= cfg->insns[i + 1].live_in;
-			if (in->target_insn != KINSTR_CFG_NONE)
+			if (in->target_insn != KINSTR_CFG_NONE) {
 				out |= cfg->insns[in->target_insn].live_in;
+				back |= in->target_insn <= i;
+			}
 			for (k = t->edge_first; k < t->edge_first + t->edge_cnt; k++) {
-				if (cfg->edges[k].to_insn != KINSTR_CFG_NONE)
+				if (cfg->edges[k].to_insn != KINSTR_CFG_NONE) {
 					out |= cfg->insns[cfg->edges[k].to_insn].live_in;
+					back |= cfg->edges[k].to_insn <= i;
+				}
 			}
 			out |= RSP_BIT;
 			lin = t->use | (out & ~t->kill) | RSP_BIT;
@@ -343,7 +385,7 @@ static void solve_liveness(struct kinstr_cfg *cfg, const struct live_terms *term
 				changed = 1;
 			}
 		}
-	} while (changed);
+	} while (changed && back);
 }
 
 /* Does control leave the straight line after this instruction? Calls stay inside blocks. */
@@ -450,26 +492,72 @@ static void build_blocks(struct kinstr_cfg *cfg, const struct live_terms *terms)
 	}
 }
 
-/* How many instructions the linear sweep will produce. */
-static size_t count_insns(const uint8_t *code, size_t size, uint64_t start)
+/* How many more instructions the linear sweep will produce from off on. */
+static size_t count_insns(struct sweep *sw, size_t off)
 {
 	struct kinstr_x86_insn x;
-	size_t off = 0, n = 0;
+	size_t n = 0;
 	int err;
 
-	while (off < size) {
-		off += sweep_one(code + off, size - off, start + off, &x, &err);
+	while (off < sw->size) {
+		/* an int3 is one byte, decodable or not */
+		if (sw->code[off] == 0xcc)
+			off++;
+		else
+			off += sweep_one(sw, off, &x, &err);
 		n++;
 	}
 	return n;
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The sorted target list kinstr_cfg__has_target_in() searches. */
+static void collect_targets(struct kinstr_cfg *cfg)
+{
+	uint32_t i, n = 0;
+
+	for (i = 0; i < cfg->ninsns; i++) {
+		const struct kinstr_x86_insn *x = &cfg->insns[i].x;
+
+		if (x->flow == KINSTR_X86_FLOW_JMP || x->flow == KINSTR_X86_FLOW_JCC ||
+		    x->flow == KINSTR_X86_FLOW_CALL)
+			cfg->targets[n++] = x->target;
+	}
+	for (i = 0; i < cfg->nedges; i++)
+		cfg->targets[n++] = cfg->edges[i].to;
+	qsort(cfg->targets, n, sizeof(cfg->targets[0]), cmp_u64);
+	cfg->ntargets = n;
+}
+
+/* Mark instruction i after the sweep produced it with error err. */
+static void swept(struct kinstr_cfg *cfg, uint32_t i, int err)
+{
+	struct kinstr_cfg_insn *in = &cfg->insns[i];
+
+	in->target_insn = KINSTR_CFG_NONE;
+	if (err) {
+		in->flags |= KINSTR_CFG_I_INVALID;
+		cfg->flags |= KINSTR_CFG_F_INVALID;
+		if (err == -ENODATA)
+			cfg->flags |= KINSTR_CFG_F_TRUNCATED;
+	}
+}
+
 struct kinstr_cfg *kinstr_cfg__new(const void *code, size_t size, uint64_t start,
 				   const struct kinstr_cfg_opts *opts)
 {
+	struct kinstr_x86_insn buf[SWEEP_BUF];
+	struct sweep sw = { .code = code, .size = size, .start = start };
+	int buf_err[SWEEP_BUF];
 	struct live_terms *terms;
 	struct kinstr_cfg *cfg;
-	size_t n, off, bytes, nr_edges;
+	size_t n, nbuf, off, buf_end, bytes, nr_edges;
 	uint32_t i;
 	int err;
 
@@ -478,7 +566,12 @@ struct kinstr_cfg *kinstr_cfg__new(const void *code, size_t size, uint64_t start
 		errno = EINVAL;
 		return NULL;
 	}
-	n = count_insns(code, size, start);
+	for (nbuf = 0, off = 0; off < size && nbuf < SWEEP_BUF; nbuf++) {
+		off += sweep_one(&sw, off, &buf[nbuf], &err);
+		buf_err[nbuf] = err;
+	}
+	buf_end = off;
+	n = nbuf + count_insns(&sw, buf_end);
 	if (n > INT32_MAX) {
 		errno = E2BIG;
 		return NULL;
@@ -489,38 +582,38 @@ struct kinstr_cfg *kinstr_cfg__new(const void *code, size_t size, uint64_t start
 		return NULL;
 	}
 	/*
-	 * The one allocation: header, extra edges (first, for their alignment), instructions,
-	 * blocks (at most one per instruction), dataflow terms.
+	 * The one allocation: header, extra edges (first, for their alignment), branch targets,
+	 * instructions, blocks (at most one per instruction), dataflow terms.
 	 */
-	bytes = sizeof(*cfg) + nr_edges * sizeof(cfg->edges[0]) +
-		n * (sizeof(cfg->insns[0]) + sizeof(cfg->blocks[0]) + sizeof(*terms));
-	cfg = calloc(1, bytes);
+	bytes = sizeof(*cfg) + nr_edges * (sizeof(cfg->edges[0]) + sizeof(cfg->targets[0])) +
+		n * (sizeof(cfg->targets[0]) + sizeof(cfg->insns[0]) + sizeof(cfg->blocks[0]) +
+		     sizeof(*terms));
+	cfg = kinstr__zalloc(bytes);
 	if (!cfg)
 		return NULL;
+	cfg->alloc_size = bytes;
 	cfg->start = start;
 	cfg->size = size;
 	cfg->return_thunk = opts ? opts->return_thunk : 0;
 	cfg->ninsns = (uint32_t)n;
 	cfg->edges = (struct extra_edge *)(cfg + 1);
-	cfg->insns = (struct kinstr_cfg_insn *)(cfg->edges + nr_edges);
+	cfg->targets = (uint64_t *)(cfg->edges + nr_edges);
+	cfg->insns = (struct kinstr_cfg_insn *)(cfg->targets + nr_edges + n);
 	cfg->blocks = (struct kinstr_cfg_block *)(cfg->insns + n);
 	terms = (struct live_terms *)(cfg->blocks + n);
 
-	for (i = 0, off = 0; i < n; i++) {
-		struct kinstr_cfg_insn *in = &cfg->insns[i];
-
-		off += sweep_one((const uint8_t *)code + off, size - off, start + off, &in->x, &err);
-		in->target_insn = KINSTR_CFG_NONE;
-		if (err) {
-			in->flags |= KINSTR_CFG_I_INVALID;
-			cfg->flags |= KINSTR_CFG_F_INVALID;
-			if (err == -ENODATA)
-				cfg->flags |= KINSTR_CFG_F_TRUNCATED;
-		}
+	for (i = 0; i < nbuf; i++) {
+		cfg->insns[i].x = buf[i];
+		swept(cfg, i, buf_err[i]);
+	}
+	for (off = buf_end; i < n; i++) {
+		off += sweep_one(&sw, off, &cfg->insns[i].x, &err);
+		swept(cfg, i, err);
 	}
 
 	classify(cfg, opts, terms);
 	add_edges(cfg, opts, terms);
+	collect_targets(cfg);
 	mark_padding(cfg);
 	solve_liveness(cfg, terms);
 	build_blocks(cfg, terms);
@@ -529,7 +622,8 @@ struct kinstr_cfg *kinstr_cfg__new(const void *code, size_t size, uint64_t start
 
 void kinstr_cfg__free(struct kinstr_cfg *cfg)
 {
-	free(cfg);
+	if (cfg)
+		kinstr__zfree(cfg, cfg->alloc_size);
 }
 
 uint64_t kinstr_cfg__start(const struct kinstr_cfg *cfg)
@@ -569,20 +663,15 @@ const struct kinstr_cfg_block *kinstr_cfg__block(const struct kinstr_cfg *cfg, s
 
 int kinstr_cfg__has_target_in(const struct kinstr_cfg *cfg, uint64_t lo, uint64_t hi)
 {
-	uint32_t i;
+	uint32_t l = 0, h = cfg->ntargets;
 
-	for (i = 0; i < cfg->ninsns; i++) {
-		const struct kinstr_x86_insn *x = &cfg->insns[i].x;
+	while (l < h) {		/* first target above lo */
+		uint32_t mid = l + (h - l) / 2;
 
-		if (x->flow != KINSTR_X86_FLOW_JMP && x->flow != KINSTR_X86_FLOW_JCC &&
-		    x->flow != KINSTR_X86_FLOW_CALL)
-			continue;
-		if (x->target > lo && x->target < hi)
-			return 1;
+		if (cfg->targets[mid] <= lo)
+			l = mid + 1;
+		else
+			h = mid;
 	}
-	for (i = 0; i < cfg->nedges; i++) {
-		if (cfg->edges[i].to > lo && cfg->edges[i].to < hi)
-			return 1;
-	}
-	return 0;
+	return l < cfg->ntargets && cfg->targets[l] < hi;
 }

@@ -174,6 +174,10 @@ static int classify(struct kinstr_reloc *r, int idx, struct reloc_scratch *s,
 	for (i = 0; i < insn->operand_count; i++) {
 		const ZydisDecodedOperand *op = &ops[i];
 
+		/* 67h turns rip into eip: a 32-bit address, recomputing disp32 would not keep it */
+		if (op->type == ZYDIS_OPERAND_TYPE_MEMORY && op->mem.base == ZYDIS_REGISTER_EIP)
+			return fail(r, -EOPNOTSUPP, KINSTR_RELOC_UNMOVABLE, idx,
+				    "EIP-relative operand (67h prefix)");
 		if (op->type != ZYDIS_OPERAND_TYPE_MEMORY || op->mem.base != ZYDIS_REGISTER_RIP)
 			continue;
 		if (insn->raw.disp.size != 32)

@@ -13,12 +13,15 @@
 #include <Zydis/Zydis.h>
 #include <kinstr/reloc.h>
 #include <kinstr/sites.h>
+#include "zalloc.h"
 
 #define JMP_LEN 5
 
 struct kinstr_fn {
 	struct kinstr_cfg *cfg;
+	size_t alloc_size;	/* for kinstr__zfree() */
 	size_t nsites;
+	uint32_t *res;		/* per instruction: kinstr_kernel__reserved() of its bytes */
 	struct kinstr_site sites[];
 };
 
@@ -52,17 +55,86 @@ static bool unsafe_out_of_line(const struct kinstr_x86_insn *x)
 		return true;
 	default:
 		/* CPL0-only (mov to/from cr/dr, wrmsr, lgdt, invlpg, ...): out of reach of proof */
-		return x->flow == KINSTR_X86_FLOW_EXIT || (x->attr & KINSTR_X86_A_PRIVILEGED);
+		/* an indirect call out of line would return into the slot (a direct one is emulated) */
+		return x->flow == KINSTR_X86_FLOW_EXIT || x->flow == KINSTR_X86_FLOW_CALL_IND ||
+		       (x->attr & KINSTR_X86_A_PRIVILEGED);
 	}
 }
 
-/* Does the relocator accept [addr, addr + len) of this function at patch space? */
-static bool relocatable(const uint8_t *code, uint64_t start, uint64_t addr, size_t len,
-			const char **why)
+/* Does the instruction carry an address-size prefix (67h, which turns rip into eip)? */
+static bool has_addr32_prefix(const struct kinstr_x86_insn *x)
 {
+	unsigned int i;
+
+	for (i = 0; i < x->len; i++) {
+		switch (x->bytes[i]) {
+		case 0x67:
+			return true;
+		case 0x26: case 0x2e: case 0x36: case 0x3e: case 0x64: case 0x65:
+		case 0x66: case 0xf0: case 0xf2: case 0xf3:
+			break;
+		default:
+			if ((x->bytes[i] & 0xf0) != 0x40)	/* past the prefixes and REX */
+				return false;
+		}
+	}
+	return false;
+}
+
+/*
+ * An instruction the relocator copies byte for byte and accepts wherever it runs: decoded, no
+ * relative branch operand (direct jmp/jcc/call, and xbegin, whose flow the decoder leaves as
+ * NEXT), no RIP- or EIP-relative operand, not one of the int/ud family it refuses by mnemonic.
+ * A run of these always relocates, so the relocator need not decode it again. This mirrors
+ * the relocator's rules (lib/reloc.c, classify()): a new refusal there must be added here.
+ */
+static bool plain_copy(const struct kinstr_cfg_insn *in)
+{
+	const struct kinstr_x86_insn *x = &in->x;
+
+	if ((in->flags & KINSTR_CFG_I_INVALID) || (x->attr & KINSTR_X86_A_RIP_REL) ||
+	    has_addr32_prefix(x))
+		return false;
+	switch (x->flow) {
+	case KINSTR_X86_FLOW_JMP:
+	case KINSTR_X86_FLOW_JCC:
+	case KINSTR_X86_FLOW_CALL:
+	case KINSTR_X86_FLOW_EXIT:	/* includes jkzd/jknzd, whose relative operand is not op0 */
+		return false;
+	default:
+		break;
+	}
+	switch (x->mnemonic) {
+	case ZYDIS_MNEMONIC_XBEGIN:
+	case ZYDIS_MNEMONIC_INT3:
+	case ZYDIS_MNEMONIC_INT1:
+	case ZYDIS_MNEMONIC_INT:
+	case ZYDIS_MNEMONIC_UD0:
+	case ZYDIS_MNEMONIC_UD1:
+	case ZYDIS_MNEMONIC_UD2:
+		return false;
+	default:
+		return true;
+	}
+}
+
+/*
+ * Does the relocator accept instructions [first, last] of this function at patch space? The
+ * range is at most KINSTR_RELOC_MAX_IN bytes.
+ */
+static bool relocatable(const struct kinstr_cfg *cfg, const uint8_t *code, size_t first,
+			size_t last, const char **why)
+{
+	const struct kinstr_cfg_insn *insns = kinstr_cfg__insn(cfg, 0);
+	uint64_t start = kinstr_cfg__start(cfg), addr = insns[first].x.addr;
+	size_t len = insns[last].x.addr + insns[last].x.len - addr, j;
 	uint8_t out[KINSTR_RELOC_MAX_OUT];
 	struct kinstr_reloc r;
 
+	for (j = first; j <= last && plain_copy(&insns[j]); j++)
+		;
+	if (j > last && last - first < KINSTR_RELOC_MAX_INSNS)
+		return true;
 	if (kinstr_reloc__run(&r, code + (addr - start), len, addr, out, sizeof(out),
 			      patch_space_for(start)) == 0)
 		return true;
@@ -94,14 +166,35 @@ static int function_rule(const struct kinstr_cfg *cfg)
 	return KINSTR_RULE_NONE;
 }
 
+/*
+ * The reservations of instructions [lo, hi) into res[] (zeroed by the caller): one lookup
+ * answers for a whole stretch that holds none, and most of a function does.
+ */
+static void find_reserved(const struct kinstr_kernel *k, const struct kinstr_cfg_insn *insns,
+			  size_t lo, size_t hi, uint32_t *res)
+{
+	uint64_t from = insns[lo].x.addr, to = insns[hi - 1].x.addr + insns[hi - 1].x.len;
+	size_t i;
+
+	/* the sweep's instructions tile [from, to), so none is reserved if the stretch is not */
+	if (to - from <= UINT32_MAX && !kinstr_kernel__reserved(k, from, to - from))
+		return;
+	if (hi - lo <= 8) {
+		for (i = lo; i < hi; i++)
+			res[i] = kinstr_kernel__reserved(k, insns[i].x.addr, insns[i].x.len);
+		return;
+	}
+	find_reserved(k, insns, lo, lo + (hi - lo) / 2, res);
+	find_reserved(k, insns, lo + (hi - lo) / 2, hi, res);
+}
+
 /* Is instruction i a place where an int3 may go and the instruction run out of line? */
-static void classify_trap(const struct kinstr_kernel *k, const struct kinstr_cfg *cfg,
+static void classify_trap(const struct kinstr_cfg *cfg, const uint32_t *reserved,
 			  const uint8_t *code, size_t i, struct kinstr_site *s)
 {
 	const struct kinstr_cfg_insn *in = kinstr_cfg__insn(cfg, i);
 	const struct kinstr_x86_insn *x = &in->x;
-	uint64_t start = kinstr_cfg__start(cfg);
-	uint32_t res = k ? kinstr_kernel__reserved(k, x->addr, x->len) : 0;
+	uint32_t res = reserved[i];
 
 	s->cls = KINSTR_SITE_REFUSED;
 	if (res) {
@@ -116,7 +209,7 @@ static void classify_trap(const struct kinstr_kernel *k, const struct kinstr_cfg
 	} else if (unsafe_out_of_line(x)) {
 		s->rule = KINSTR_RULE_UNSAFE_INSN;
 	} else if (x->flow != KINSTR_X86_FLOW_CALL &&	/* a call at a trap site is emulated */
-		   !relocatable(code, start, x->addr, x->len, &s->detail)) {
+		   !relocatable(cfg, code, i, i, &s->detail)) {
 		s->rule = KINSTR_RULE_NOT_RELOCATABLE;
 	} else {
 		s->cls = KINSTR_SITE_TRAP;
@@ -124,10 +217,10 @@ static void classify_trap(const struct kinstr_kernel *k, const struct kinstr_cfg
 }
 
 /* A trap site becomes a jump site if a 5-byte jmp can displace [addr, end) safely. */
-static void try_jump(const struct kinstr_kernel *k, const struct kinstr_cfg *cfg,
+static void try_jump(const struct kinstr_cfg *cfg, const uint32_t *reserved,
 		     const uint8_t *code, size_t i, struct kinstr_site *s)
 {
-	uint64_t start = kinstr_cfg__start(cfg), end = s->addr;
+	uint64_t end = s->addr;
 	size_t n = kinstr_cfg__insn_cnt(cfg), j;
 	const char *why = NULL;
 
@@ -137,7 +230,6 @@ static void try_jump(const struct kinstr_kernel *k, const struct kinstr_cfg *cfg
 	}
 	for (j = i; end < s->addr + JMP_LEN; j++) {
 		const struct kinstr_cfg_insn *in;
-		uint32_t res;
 
 		if (j >= n) {
 			s->rule = KINSTR_RULE_CROSSES_END;
@@ -154,10 +246,9 @@ static void try_jump(const struct kinstr_kernel *k, const struct kinstr_cfg *cfg
 			return;
 		}
 		if (j > i) {
-			res = k ? kinstr_kernel__reserved(k, in->x.addr, in->x.len) : 0;
-			if (res) {
+			if (reserved[j]) {
 				s->rule = KINSTR_RULE_DISPLACES_RESERVED;
-				s->reserved = res;
+				s->reserved = reserved[j];
 				s->rule_addr = in->x.addr;
 				return;
 			}
@@ -177,7 +268,8 @@ static void try_jump(const struct kinstr_kernel *k, const struct kinstr_cfg *cfg
 				s->rule_addr = kinstr_cfg__insn(cfg, j)->x.addr;
 		return;
 	}
-	if (end - s->addr > KINSTR_RELOC_MAX_IN || !relocatable(code, start, s->addr, end - s->addr, &why)) {
+	/* j is one past the last displaced instruction */
+	if (end - s->addr > KINSTR_RELOC_MAX_IN || !relocatable(cfg, code, i, j - 1, &why)) {
 		s->rule = KINSTR_RULE_DISPLACES_UNRELOCATABLE;
 		s->detail = why;
 		return;
@@ -194,7 +286,7 @@ struct kinstr_fn *kinstr_fn__analyze_bytes(const struct kinstr_kernel *k, const 
 	struct kinstr_cfg_opts opts = { .sz = sizeof(opts) };
 	struct kinstr_cfg *cfg;
 	struct kinstr_fn *fn;
-	size_t n, i;
+	size_t n, i, bytes;
 	int frule;
 
 	if (!code || !size) {
@@ -210,14 +302,19 @@ struct kinstr_fn *kinstr_fn__analyze_bytes(const struct kinstr_kernel *k, const 
 	if (!cfg)
 		return NULL;
 	n = kinstr_cfg__insn_cnt(cfg);
-	fn = calloc(1, sizeof(*fn) + n * sizeof(fn->sites[0]));
+	bytes = sizeof(*fn) + n * (sizeof(fn->sites[0]) + sizeof(fn->res[0]));
+	fn = kinstr__zalloc(bytes);
 	if (!fn) {
 		kinstr_cfg__free(cfg);
 		errno = ENOMEM;
 		return NULL;
 	}
+	fn->alloc_size = bytes;
 	fn->cfg = cfg;
 	fn->nsites = n;
+	fn->res = (uint32_t *)(fn->sites + n);
+	if (k)
+		find_reserved(k, kinstr_cfg__insn(cfg, 0), 0, n, fn->res);
 	frule = function_rule(cfg);
 	for (i = 0; i < n; i++) {
 		const struct kinstr_x86_insn *x = &kinstr_cfg__insn(cfg, i)->x;
@@ -226,16 +323,14 @@ struct kinstr_fn *kinstr_fn__analyze_bytes(const struct kinstr_kernel *k, const 
 		s->addr = x->addr;
 		s->insn_len = s->displaced_len = x->len;
 		if (frule) {	/* boundaries not proven: nothing in the function is safe */
-			uint32_t res = k ? kinstr_kernel__reserved(k, x->addr, x->len) : 0;
-
 			s->cls = KINSTR_SITE_REFUSED;
-			s->rule = res ? KINSTR_RULE_RESERVED : frule;
-			s->reserved = res;
+			s->rule = fn->res[i] ? KINSTR_RULE_RESERVED : frule;
+			s->reserved = fn->res[i];
 			continue;
 		}
-		classify_trap(k, cfg, code, i, s);
+		classify_trap(cfg, fn->res, code, i, s);
 		if (s->cls == KINSTR_SITE_TRAP)
-			try_jump(k, cfg, code, i, s);
+			try_jump(cfg, fn->res, code, i, s);
 	}
 	return fn;
 }
@@ -254,7 +349,7 @@ void kinstr_fn__free(struct kinstr_fn *fn)
 	if (!fn)
 		return;
 	kinstr_cfg__free(fn->cfg);
-	free(fn);
+	kinstr__zfree(fn, fn->alloc_size);
 }
 
 const struct kinstr_cfg *kinstr_fn__cfg(const struct kinstr_fn *fn)
@@ -303,7 +398,7 @@ static const struct {
 	[KINSTR_RULE_PADDING] = { "padding", "padding after the function's code" },
 	[KINSTR_RULE_INT3] = { "int3", "int3 (padding, SLS guard or another breakpoint)" },
 	[KINSTR_RULE_UD2] = { "ud2", "ud2 of BUG()/WARN() is found by its address" },
-	[KINSTR_RULE_UNSAFE_INSN] = { "unsafe-insn", "changes IF or privilege, or leaves by iret/sysret/far transfer" },
+	[KINSTR_RULE_UNSAFE_INSN] = { "unsafe-insn", "changes IF or privilege, is an indirect call, or leaves by iret/sysret/far transfer" },
 	[KINSTR_RULE_NOT_RELOCATABLE] = { "not-relocatable", "cannot be relocated" },
 	[KINSTR_RULE_INDIRECT_JMP] = { "indirect-jmp", "the function has an indirect jmp, so a jump could displace a target" },
 	[KINSTR_RULE_BRANCH_TARGET] = { "branch-target", "a branch target lies inside the 5 displaced bytes" },

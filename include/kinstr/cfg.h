@@ -5,7 +5,7 @@
  * linear sweep reaches every instruction that a direct branch can).
  *
  * Memory: kinstr_cfg__new() makes exactly one allocation (the cfg, its instructions, blocks,
- * resolved extra edges and dataflow scratch; about 150 bytes per instruction) and no other;
+ * resolved extra edges and dataflow scratch; about 160 bytes per instruction) and no other;
  * kinstr_cfg__free() releases it. Pointers returned by the accessors stay valid until then.
  * The function's bytes are copied per instruction and need not outlive the call.
  *

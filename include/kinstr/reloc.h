@@ -36,7 +36,8 @@
  *                 branches with a 16-bit operand size (rel16; Intel and AMD disagree on
  *                 them), a call to an address inside the run (`call 1f; 1: pop %rax` would
  *                 see the copy's address), a RIP-relative read or write of the run's own
- *                 bytes (they will hold the patch). A RIP-relative `lea` of an address in
+ *                 bytes (they will hold the patch), an EIP-relative operand (67h prefix:
+ *                 a 32-bit address). A RIP-relative `lea` of an address in
  *                 the run is fine: it keeps yielding the original address.
  *
  * Not the relocator's business (the site checker's): exception-table entries, branches from

@@ -40,7 +40,8 @@ enum kinstr_site_rule {
 	KINSTR_RULE_PADDING,		/* int3/nop padding after the function's code */
 	KINSTR_RULE_INT3,		/* int3: padding, SLS guard, or someone else's breakpoint */
 	KINSTR_RULE_UD2,		/* ud2 of BUG()/WARN(): found by address */
-	KINSTR_RULE_UNSAFE_INSN,	/* changes IF/privilege or leaves by iret/sysret/far: never out of line */
+	KINSTR_RULE_UNSAFE_INSN,	/* changes IF/privilege, an indirect call, or leaves by iret/sysret/far:
+					 * never out of line */
 	KINSTR_RULE_NOT_RELOCATABLE,	/* the relocator refuses it (see .detail) */
 	/* trap-only reasons: the jump does not fit */
 	KINSTR_RULE_INDIRECT_JMP,	/* function has an indirect jmp: a target may be anywhere */

@@ -1,0 +1,18 @@
+# Benchmarks (bench/README.md): `make bench` builds them, `make bench-run` runs them.
+#   make bench-run [SNAPSHOT=FILE] [BENCH_ARGS='-r 5 -c 1']
+# Without SNAPSHOT, bench/run-analysis takes (once, in the QEMU guest, ~1 min) a whole-kernel
+# snapshot of the target kernel into build/bench/ and reuses it afterwards.
+BENCH_SRCS := $(wildcard bench/*.c)
+BENCH_BINS := $(BENCH_SRCS:%.c=$(B)/%)
+
+.PHONY: bench bench-run
+bench: $(BENCH_BINS)
+
+bench-run: $(BENCH_BINS)
+	bench/run-analysis $(SNAPSHOT) $(if $(BENCH_ARGS),-- $(BENCH_ARGS))
+
+$(B)/bench/%: bench/%.c $(B)/libkinstr.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALLCFLAGS) -o $@ $< $(B)/libkinstr.a $(LIBS)
+
+-include $(BENCH_BINS:=.d)
