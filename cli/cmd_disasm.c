@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <kinstr/btf.h>
 #include <kinstr/sites.h>
 #include "cli.h"
 
@@ -13,7 +14,8 @@ static void disasm_usage(FILE *f)
 	fprintf(f, "usage: kinstr disasm [--json] [--snapshot FILE] FUNC\n\n"
 		   "Disassemble the live text of FUNC (as the running kernel has rewritten it), block by\n"
 		   "block. Each instruction shows its site class -- jump (a 5-byte jmp fits), trap (only an\n"
-		   "int3 fits), refused -- and the rule that decided it.\n\n"
+		   "int3 fits), refused -- and the rule that decided it. The prototype comes from the kernel's\n"
+		   "BTF, each argument with the register it arrives in.\n\n"
 		   "  --json           one JSON object: the function, its blocks and every instruction\n"
 		   "  --snapshot FILE  analyse a snapshot ('kinstr snapshot') instead of the running kernel\n");
 }
@@ -60,7 +62,9 @@ int cmd_disasm(int argc, char **argv)
 	struct kinstr_kernel *k;
 	struct kinstr_dev *dev;
 	struct kinstr_fn *fn;
-	bool json = false;
+	bool json = false, have_proto = false;
+	struct kinstr_proto proto;
+	char proto_text[1024];
 	size_t b, i;
 	int c;
 
@@ -95,12 +99,34 @@ int cmd_disasm(int argc, char **argv)
 	cfg = kinstr_fn__cfg(fn);
 	for (i = 0; i < kinstr_fn__site_cnt(fn); i++)
 		counts[kinstr_fn__site(fn, i)->cls]++;
+	/* the prototype, from the running kernel's BTF (a snapshot carries none) */
+	if (!snapshot) {
+		struct kinstr_btf *btf = kinstr_btf__open(NULL);
+
+		have_proto = btf && kinstr_btf__proto(btf, f->name, &proto) == 0 &&
+			     kinstr_proto__format(&proto, f->name, proto_text, sizeof(proto_text)) == 0;
+		kinstr_btf__close(btf);
+	}
 
 	if (json) {
 		printf("{\"function\":");
 		cli_json_str(f->name);
 		printf(",\"addr\":\"0x%llx\",\"size\":%u,\"kernel\":", f->addr, f->size);
 		cli_json_str(kinstr_kernel__release(k));
+		if (have_proto) {
+			printf(",\"prototype\":");
+			cli_json_str(proto_text);
+			printf(",\"args\":[");
+			for (i = 0; i < proto.nargs; i++) {
+				printf("%s{\"name\":", i ? "," : "");
+				cli_json_str(proto.args[i].name);
+				printf(",\"type\":");
+				cli_json_str(proto.args[i].type);
+				printf(",\"reg\":\"%s\"}", proto.args[i].on_stack ? "stack" :
+				       kinstr_x86__reg_name(proto.args[i].reg[0]));
+			}
+			printf("]");
+		}
 		printf(",\"jump\":%zu,\"trap\":%zu,\"refused\":%zu,\"blocks\":[",
 		       counts[KINSTR_SITE_JUMP], counts[KINSTR_SITE_TRAP], counts[KINSTR_SITE_REFUSED]);
 	} else {
@@ -108,6 +134,8 @@ int cmd_disasm(int argc, char **argv)
 		       "%zu jump, %zu trap, %zu refused\n", f->name, f->addr, f->addr + f->size, f->size,
 		       kinstr_fn__site_cnt(fn), kinstr_cfg__block_cnt(cfg), counts[KINSTR_SITE_JUMP],
 		       counts[KINSTR_SITE_TRAP], counts[KINSTR_SITE_REFUSED]);
+		if (have_proto)
+			printf("%s%s%s\n", col->dim, proto_text, col->reset);
 	}
 	for (b = 0; b < kinstr_cfg__block_cnt(cfg); b++) {
 		const struct kinstr_cfg_block *bl = kinstr_cfg__block(cfg, b);

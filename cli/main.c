@@ -18,7 +18,8 @@ static void usage(FILE *f)
 {
 	size_t i;
 
-	fprintf(f, "usage: kinstr [--version] [--help] COMMAND [ARGS]\n\n"
+	fprintf(f, "usage: kinstr [--version] [--help] COMMAND [ARGS]\n"
+		   "       kinstr -l [GLOB]      list the functions that can be probed\n\n"
 		   "Fine-grained dynamic instrumentation of the running Linux kernel.\n\ncommands:\n");
 	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		fprintf(f, "  %-10s %s\n", cmds[i].name, cmds[i].summary);
@@ -65,6 +66,8 @@ int main(int argc, char **argv)
 		usage(stdout);
 		return CLI_OK;
 	}
+	if (!strcmp(argv[1], "-l") || !strcmp(argv[1], "--list"))
+		return cmd_list(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "--version")) {
 		printf("kinstr %s\n", kinstr__version());
 		return CLI_OK;

@@ -35,6 +35,13 @@ EXPECT ^  \+0x0 +0f 1f 44 00 00 .* refused overlaps an ftrace site$
 EXPECT ^  \+0x[0-9a-f]+ +e8 .*call .* trap +a jump would move a call into the trampoline
 EXPECT ^  \+0x[0-9a-f]+ +.* jump *$
 
+NAME kinstr disasm shows the BTF prototype with each argument's register
+SETUP insmod kmod/kinstr.ko
+RUN build/kinstr disasm vfs_read | sed -n 2p; build/kinstr disasm --json do_sys_openat2 | python3 -c 'import json,sys; \
+	print([(a["name"], a["reg"]) for a in json.load(sys.stdin)["args"]])'
+EXPECT ^ssize_t vfs_read\(struct file \*file /rdi/, char \*buf /rsi/, size_t count /rdx/, loff_t \*pos /rcx/\)$
+EXPECT ^\[\('dfd', 'rdi'\), \('filename', 'rsi'\), \('how', 'rdx'\)\]$
+
 NAME kinstr disasm names a missing function and fails
 SETUP insmod kmod/kinstr.ko
 RUN build/kinstr disasm no_such_function_here

@@ -18,6 +18,13 @@ TIMEOUT 180
 EXPECT ^__x64_sys_getppid\+0xb jump 50000 kprobe 50000$
 EXPECT ^exact$
 
+NAME kinstr -l lists probeable functions with the class of their entry probe
+SETUP insmod kmod/kinstr.ko
+RUN build/kinstr -l 'vfs_*'; build/kinstr -l --all 'entry_SYSCALL_64'; build/kinstr -l 'entry_SYSCALL_64'
+EXPECT ^vfs_read +jump +[1-9][0-9]* jump +[0-9]+ trap$
+EXPECT ^entry_SYSCALL_64 +refused +0 jump +0 trap  in entry text
+EXPECT ^kinstr: no probeable function matches 'entry_SYSCALL_64'$
+
 NAME count -c exits with the command's status and prints the totals
 SETUP insmod kmod/kinstr.ko
 RUN build/kinstr count -c 'sh -c "exit 7"' vfs_read

@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: GPL-2.0
+/* kinstr -l [GLOB]: the functions kinstr count can probe, with how their entry would be probed. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <kinstr/sites.h>
+#include "cli.h"
+
+static void list_usage(FILE *f)
+{
+	fprintf(f, "usage: kinstr -l [--json] [--all] [GLOB]\n\n"
+		   "List the kernel functions matching GLOB (shell globs, comma-separated; default: all)\n"
+		   "whose entry kinstr count can probe, with the class of the entry probe and how many jump\n"
+		   "and trap sites the function has. --all lists refused functions too, with the rule.\n");
+}
+
+int cmd_list(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "all", no_argument, NULL, 'a' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	const char *glob = "*";
+	bool json = false, all = false;
+	unsigned long long last = 0;
+	struct kinstr_kernel *k;
+	struct kinstr_dev *dev;
+	size_t i, shown = 0;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "jah", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j': json = true; break;
+		case 'a': all = true; break;
+		case 'h': list_usage(stdout); return CLI_OK;
+		default: list_usage(stderr); return CLI_USAGE;
+		}
+	}
+	if (optind < argc)
+		glob = argv[optind++];
+	if (optind < argc) {
+		list_usage(stderr);
+		return CLI_USAGE;
+	}
+	k = cli_open_kernel(NULL, &dev);
+	if (!k)
+		return CLI_FAIL;
+	if (json)
+		printf("[");
+	for (i = 0; i < kinstr_kernel__func_cnt(k); i++) {
+		const struct kinstr_func *f = kinstr_kernel__func(k, i);
+		const struct kinstr_site *entry;
+		size_t n[KINSTR_SITE_NR_CLASSES] = { 0 }, s;
+		struct kinstr_fn *fn;
+		char why[256] = "";
+
+		if (!kinstr__glob_match(glob, f->name) || f->addr == last)
+			continue;
+		last = f->addr;
+		fn = kinstr_fn__analyze(k, f);
+		if (!fn)
+			continue;
+		entry = kinstr_fn__site(fn, 0);
+		if (entry && (entry->reserved & (1u << KINSTR_R_FTRACE)) && kinstr_fn__site_cnt(fn) > 1)
+			entry = kinstr_fn__site(fn, 1);
+		for (s = 0; s < kinstr_fn__site_cnt(fn); s++)
+			n[kinstr_fn__site(fn, s)->cls]++;
+		if (entry && entry->cls == KINSTR_SITE_REFUSED)
+			kinstr_site__why(entry, why, sizeof(why));
+		if (entry && (all || entry->cls != KINSTR_SITE_REFUSED)) {
+			if (json) {
+				printf("%s{\"function\":", shown ? "," : "");
+				cli_json_str(f->name);
+				printf(",\"entry\":\"%s\",\"entry_offset\":%llu,\"jump\":%zu,\"trap\":%zu,\"refused\":%zu",
+				       kinstr_site_class__str(entry->cls), entry->addr - f->addr, n[0], n[1], n[2]);
+				if (*why) {
+					printf(",\"why\":");
+					cli_json_str(why);
+				}
+				printf("}");
+			} else {
+				printf("%-48s %-7s %6zu jump %5zu trap%s%s\n", f->name,
+				       kinstr_site_class__str(entry->cls), n[0], n[1], *why ? "  " : "", why);
+			}
+			shown++;
+		}
+		kinstr_fn__free(fn);
+	}
+	if (json)
+		printf("]\n");
+	cli_close_kernel(k, dev);
+	if (!shown) {
+		cli_err("no %sfunction matches '%s'", all ? "" : "probeable ", glob);
+		return CLI_FAIL;
+	}
+	return CLI_OK;
+}
