@@ -196,14 +196,14 @@ static void print_table(const struct kinstr_probeset *ps, const uint64_t *hits, 
 {
 	size_t i;
 
-	printf("%-44s %-5s %14s%s\n", "PROBE", "CLASS", "HITS", rates ? "         HITS/S" : "");
+	printf("%-44s %-5s %-6s %14s%s\n", "PROBE", "CLASS", "ACTION", "HITS", rates ? "         HITS/S" : "");
 	for (i = 0; i < kinstr_probeset__cnt(ps); i++) {
 		const struct kinstr_probe_info *p = kinstr_probeset__info(ps, i);
 		char name[160];
 
 		probe_name(p, name, sizeof(name));
-		printf("%-44s %-5s %14llu", name, p->kind == KINSTR_PROBE_JUMP ? "jump" : "trap",
-		       (unsigned long long)hits[i]);
+		printf("%-44s %-5s %-6s %14llu", name, p->kind == KINSTR_PROBE_JUMP ? "jump" : "trap",
+		       p->inline_count ? "inline" : "stub", (unsigned long long)hits[i]);
 		if (rates)
 			printf(" %14.0f", dt > 0 ? (hits[i] - prev[i]) / dt : 0.0);
 		printf("\n");
@@ -226,8 +226,9 @@ static void print_json(const struct kinstr_probeset *ps, const uint64_t *hits, d
 		probe_name(p, name, sizeof(name));
 		printf("%s{\"probe\":", i ? "," : "");
 		cli_json_str(name);
-		printf(",\"addr\":\"0x%llx\",\"class\":\"%s\",\"hits\":%llu}", (unsigned long long)p->addr,
-		       p->kind == KINSTR_PROBE_JUMP ? "jump" : "trap", (unsigned long long)hits[i]);
+		printf(",\"addr\":\"0x%llx\",\"class\":\"%s\",\"action\":\"%s\",\"hits\":%llu}",
+		       (unsigned long long)p->addr, p->kind == KINSTR_PROBE_JUMP ? "jump" : "trap",
+		       p->inline_count ? "inline" : "stub", (unsigned long long)hits[i]);
 	}
 	printf("]}\n");
 }

@@ -35,6 +35,7 @@ struct kprobe_k {
 	unsigned long site;
 	u8 *slot;
 	u8 kind, displaced_len;
+	bool inline_count;		/* fast path: no call, flags dead at the site */
 	u8 orig[KINSTR_MAX_DISPLACED];
 	u64 __percpu *hits;
 };
@@ -111,13 +112,43 @@ static void put_rel32(u8 *at, unsigned long insn_end, unsigned long target)
 	memcpy(at, &rel, 4);
 }
 
-/* Prologue: push the probe pointer kept in the slot, call the stub, drop it, go to the body. */
+/*
+ * Prologue, fast path, where the flags are provably dead at the site: an inline per-CPU
+ * increment that calls nothing and saves one register.
+ *   push %rax; movabs $hits, %rax; incq %gs:(%rax); pop %rax; jmp body
+ */
+static void write_inline_count(u8 *slot, struct kprobe_k *p)
+{
+	unsigned long s = (unsigned long)slot, hits = (unsigned long)p->hits;
+	u8 *b = slot;
+
+	*b++ = 0x50;
+	*b++ = 0x48;
+	*b++ = 0xb8;
+	memcpy(b, &hits, 8);
+	b += 8;
+	memcpy(b, "\x65\x48\xff\x00", 4);	/* the per-CPU counter: %gs-relative, like this_cpu_inc() */
+	b += 4;
+	*b++ = 0x58;
+	*b = JMP32;
+	put_rel32(b + 1, (unsigned long)b + 5, s + KINSTR_SLOT_BODY);
+}
+
+/*
+ * Prologue: the inline counter where the flags are dead, else push the probe pointer kept in
+ * the slot, call the stub (which saves flags and registers), drop the pointer, go to the body.
+ */
 static void write_slot(u8 *slot, const struct kinstr_probe *req, struct kprobe_k *p)
 {
 	unsigned long s = (unsigned long)slot;
 	u8 *b = slot;
 
 	memset(slot, INT3, KINSTR_SLOT_SIZE);
+	p->inline_count = kinstr_flags_dead_at(req->site);
+	if (p->inline_count) {
+		write_inline_count(slot, p);
+		goto body;
+	}
 	/* ff 35 disp32: push qword [rip + disp32] -> the pointer at slot + 56 */
 	*b++ = 0xff;
 	*b++ = 0x35;
@@ -132,6 +163,7 @@ static void write_slot(u8 *slot, const struct kinstr_probe *req, struct kprobe_k
 	*b++ = JMP32;
 	put_rel32(b, s + 21, s + KINSTR_SLOT_BODY);
 	memcpy(slot + 56, &p, sizeof(p));
+body:
 	memcpy(slot + KINSTR_SLOT_BODY, req->body, req->body_len);
 	b = slot + KINSTR_SLOT_BODY + req->body_len;
 	*b = JMP32;
@@ -455,6 +487,9 @@ static long ioctl_counts(struct kinstr_session *s, void __user *uarg)
 		for_each_possible_cpu(cpu)
 			sum += *per_cpu_ptr(a->probes[i].hits, cpu);
 		if (put_user(sum, (u64 __user *)u64_to_user_ptr(c.counts) + i))
+			return -EFAULT;
+		if (c.flags && put_user(a->probes[i].inline_count ? KINSTR_PROBE_F_INLINE : 0,
+					(u32 __user *)u64_to_user_ptr(c.flags) + i))
 			return -EFAULT;
 	}
 	return 0;

@@ -114,6 +114,38 @@ static bool unsafe_insn(const struct insn *insn)
 	return false;
 }
 
+/*
+ * Does this instruction overwrite all six status flags without reading any? Then the flags are
+ * dead just before it, and a probe placed there may clobber them: add, or, and, sub, xor, cmp,
+ * test, in all their forms (not adc/sbb, which read CF; not inc/dec, which keep CF).
+ */
+static bool kills_flags(const struct insn *insn)
+{
+	u8 op = insn->opcode.bytes[0];
+	u8 reg = insn->modrm.nbytes ? X86_MODRM_REG(insn->modrm.bytes[0]) : 0xff;
+
+	if (insn->opcode.nbytes != 1)
+		return false;
+	if (op < 0x40 && (op & 7) <= 5)		/* the ALU block: add or adc sbb and sub xor cmp */
+		return (op >> 3) != 2 && (op >> 3) != 3;
+	switch (op) {
+	case 0x84: case 0x85: case 0xa8: case 0xa9:	/* test */
+		return true;
+	case 0x80: case 0x81: case 0x83:		/* group 1: not /2 adc, /3 sbb */
+		return reg != 0xff && reg != 2 && reg != 3;
+	case 0xf6: case 0xf7:				/* group 3 /0: test imm */
+		return reg == 0;
+	}
+	return false;
+}
+
+bool kinstr_flags_dead_at(unsigned long site)
+{
+	struct insn insn;
+
+	return !decode(&insn, site) && kills_flags(&insn);
+}
+
 static void refuse(struct kinstr_verdict *v, u32 why, unsigned long addr)
 {
 	v->refusal = why;
@@ -157,6 +189,20 @@ static bool target_inside(unsigned long start, unsigned long size, unsigned long
 		a += insn.length;
 	}
 	return kinstr_ksyms_table_target_in(lo, hi, target);
+}
+
+/* Does the function set the direction flag? The entry stub, like all kernel C, assumes DF clear. */
+static bool sets_df(unsigned long start, unsigned long size)
+{
+	unsigned long a = start;
+	struct insn insn;
+
+	while (a < start + size && !decode(&insn, a)) {
+		if (insn.opcode.nbytes == 1 && insn.opcode.bytes[0] == 0xfd)
+			return true;
+		a += insn.length;
+	}
+	return false;
 }
 
 /*
@@ -281,6 +327,10 @@ int kinstr_verify_probe(const struct kinstr_probe *p, unsigned long body_addr, s
 	if (a != p->site + p->displaced_len || (p->kind == KINSTR_PROBE_TRAP && a != p->site + insn.length)) {
 		refuse(v, KINSTR_REFUSE_BAD_LENGTH, p->site);
 		return -EILSEQ;
+	}
+	if (sets_df(start, size)) {
+		refuse(v, KINSTR_REFUSE_UNSAFE_INSN, p->site);
+		return -EPERM;
 	}
 	if (copy_from_kernel_nofault(live, (void *)p->site, p->displaced_len) ||
 	    memcmp(live, p->expected, p->displaced_len)) {

@@ -308,6 +308,19 @@ int kinstr_probeset__install(struct kinstr_probeset *ps, char *err, size_t errle
 	free(req);
 	ps->area = al.area;
 	ps->area_addr = al.addr;
+	{
+		/* learn which probes got the inline fast path */
+		uint32_t *flags = calloc(ps->n, sizeof(*flags));
+		uint64_t *counts = calloc(ps->n, sizeof(*counts));
+		struct kinstr_counts c = { .size = sizeof(c), .area = ps->area, .count = ps->n,
+					   .counts = (uintptr_t)counts, .flags = (uintptr_t)flags };
+
+		if (flags && counts && ioctl(fd, KINSTR_IOC_COUNTS, &c) == 0)
+			for (i = 0; i < ps->n; i++)
+				ps->probes[i].info.inline_count = flags[i] & KINSTR_PROBE_F_INLINE;
+		free(flags);
+		free(counts);
+	}
 	return 0;
 undo:
 	free(req);

@@ -156,6 +156,7 @@ static bool relocatable(const struct kinstr_cfg *cfg, const uint8_t *code, size_
 static int function_rule(const struct kinstr_cfg *cfg)
 {
 	uint32_t f = kinstr_cfg__flags(cfg);
+	size_t i;
 
 	if (f & KINSTR_CFG_F_INVALID)
 		return KINSTR_RULE_UNDECODABLE;
@@ -163,6 +164,10 @@ static int function_rule(const struct kinstr_cfg *cfg)
 		return KINSTR_RULE_BAD_TARGET;
 	if (f & KINSTR_CFG_F_TRUNCATED)
 		return KINSTR_RULE_TRUNCATED;
+	/* the kernel's C ABI keeps DF clear, and so does the entry stub: stay out of std..cld */
+	for (i = 0; i < kinstr_cfg__insn_cnt(cfg); i++)
+		if (kinstr_cfg__insn(cfg, i)->x.mnemonic == ZYDIS_MNEMONIC_STD)
+			return KINSTR_RULE_DIRECTION_FLAG;
 	return KINSTR_RULE_NONE;
 }
 
@@ -406,6 +411,7 @@ static const struct {
 	[KINSTR_RULE_DISPLACES_CALL] = { "displaces-call", "a jump would move a call into the trampoline" },
 	[KINSTR_RULE_DISPLACES_RESERVED] = { "displaces-reserved", "a jump would displace a reserved instruction" },
 	[KINSTR_RULE_DISPLACES_UNRELOCATABLE] = { "displaces-unrelocatable", "a jump would displace an instruction that cannot be relocated" },
+	[KINSTR_RULE_DIRECTION_FLAG] = { "direction-flag", "the function sets the direction flag (std), which probe code assumes clear" },
 };
 
 const char *kinstr_site_rule__id(unsigned int rule)

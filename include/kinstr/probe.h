@@ -7,6 +7,7 @@
 #ifndef KINSTR_PROBE_H
 #define KINSTR_PROBE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <kinstr/sites.h>
@@ -22,6 +23,7 @@ struct kinstr_probe_info {
 	const struct kinstr_func *func;	/* owned by the kernel view */
 	uint8_t kind;			/* KINSTR_PROBE_JUMP or KINSTR_PROBE_TRAP */
 	uint8_t displaced_len;
+	bool inline_count;		/* after install: the module chose the inline fast path */
 };
 
 /* dev may be NULL for a set that is only planned (--dry-run). NULL with errno on failure. */

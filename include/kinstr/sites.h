@@ -50,6 +50,7 @@ enum kinstr_site_rule {
 	KINSTR_RULE_DISPLACES_CALL,	/* a call would run from the trampoline and return into it */
 	KINSTR_RULE_DISPLACES_RESERVED,	/* a displaced instruction is reserved (.reserved) */
 	KINSTR_RULE_DISPLACES_UNRELOCATABLE, /* a displaced instruction cannot be relocated */
+	KINSTR_RULE_DIRECTION_FLAG,	/* the function sets DF (std): probe code assumes it clear */
 	KINSTR_RULE_NR
 };
 

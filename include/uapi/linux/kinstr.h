@@ -256,7 +256,11 @@ struct kinstr_counts {
 	__u32 count;			/* entries in counts[]: at most the area's slots */
 	__u32 __reserved;
 	__u64 counts;			/* user pointer to __u64[count]: hits summed over CPUs */
+	__u64 flags;			/* optional user pointer to __u32[count]: KINSTR_PROBE_F_* */
 };
 #define KINSTR_COUNTS_SIZE_VER0	24
+
+/* How a probe's action runs (kinstr_counts.flags). */
+#define KINSTR_PROBE_F_INLINE	(1U << 0)	/* inline per-CPU increment: no call, flags dead */
 
 #endif /* _UAPI_LINUX_KINSTR_H */

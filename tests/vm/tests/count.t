@@ -8,14 +8,15 @@ RUN build/kinstr count --json -o /tmp/c.json -c 'build/tests/vm/progs/getppid_lo
 	__x64_sys_getppid+0xb '__x64_sys_getppid%return'; \
 	ref=$(sed -n 's/.*comm: getppid_loop *} hitcount: *\([0-9]*\).*/\1/p' /sys/kernel/tracing/events/kprobes/kinstr_ref/hist); \
 	python3 -c 'import json,sys; d=json.load(open("/tmp/c.json")); ref=int(sys.argv[1]); \
-	[print(p["probe"], p["class"], p["hits"], "kprobe", ref) for p in d["probes"]]; \
+	[print(p["probe"], p["class"], p["action"], p["hits"], "kprobe", ref) for p in d["probes"]]; \
 	assert d["command_status"] == 0; \
 	assert all(p["hits"] == 50000 == ref for p in d["probes"]), "counts differ"; \
 	assert {p["class"] for p in d["probes"]} == {"jump", "trap"}; print("exact")' "$ref"
 CLEANUP echo 0 > /sys/kernel/tracing/events/kprobes/kinstr_ref/enable; \
 	echo '!hist:keys=comm' > /sys/kernel/tracing/events/kprobes/kinstr_ref/trigger; echo > /sys/kernel/tracing/kprobe_events
 TIMEOUT 180
-EXPECT ^__x64_sys_getppid\+0xb jump 50000 kprobe 50000$
+EXPECT ^__x64_sys_getppid\+0xb jump inline 50000 kprobe 50000$
+EXPECT ^__x64_sys_getppid\+0x5 trap stub 50000 kprobe 50000$
 EXPECT ^exact$
 
 NAME kinstr -l lists probeable functions with the class of their entry probe
@@ -29,8 +30,8 @@ NAME count -c exits with the command's status and prints the totals
 SETUP insmod kmod/kinstr.ko
 RUN build/kinstr count -c 'sh -c "exit 7"' vfs_read
 EXIT 7
-EXPECT ^PROBE +CLASS +HITS$
-EXPECT ^vfs_read\+0x5 +jump +[0-9]+$
+EXPECT ^PROBE +CLASS +ACTION +HITS$
+EXPECT ^vfs_read\+0x5 +jump +stub +[0-9]+$
 
 NAME count --dry-run shows the plan and patches nothing
 SETUP insmod kmod/kinstr.ko
