@@ -773,6 +773,9 @@ static void check_sites(const struct kinstr_fn *fn, const uint8_t *code, size_t 
 		frule = KINSTR_RULE_BAD_TARGET;
 	else if (f & KINSTR_CFG_F_TRUNCATED)
 		frule = KINSTR_RULE_TRUNCATED;
+	for (i = 0; !frule && i < n; i++)	/* std anywhere: probe code assumes DF clear */
+		if (kinstr_cfg__insn(cfg, i)->x.mnemonic == ZYDIS_MNEMONIC_STD)
+			frule = KINSTR_RULE_DIRECTION_FLAG;
 
 	ENSURE(kinstr_fn__site_cnt(fn) == n && !kinstr_fn__site(fn, n), "%zu sites for %zu insns",
 	       kinstr_fn__site_cnt(fn), n);
@@ -838,7 +841,8 @@ static void check_sites(const struct kinstr_fn *fn, const uint8_t *code, size_t 
 		       "%s site on %s", kinstr_site_class__str(s->cls), kinstr_x86__mnemonic_name(x));
 		if (s->cls == KINSTR_SITE_TRAP) {
 			ENSURE(s->rule >= KINSTR_RULE_INDIRECT_JMP && s->rule < KINSTR_RULE_NR &&
-			       s->rule != KINSTR_RULE_DISPLACES_RESERVED, "trap with rule %s",
+			       s->rule != KINSTR_RULE_DISPLACES_RESERVED &&
+			       s->rule != KINSTR_RULE_DIRECTION_FLAG, "trap with rule %s",
 			       kinstr_site_rule__id(s->rule));
 			ENSURE(!!(f & KINSTR_CFG_F_INDIRECT_JMP) == (s->rule == KINSTR_RULE_INDIRECT_JMP),
 			       "indirect-jmp rule");

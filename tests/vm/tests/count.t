@@ -21,10 +21,12 @@ EXPECT ^exact$
 
 NAME kinstr -l lists probeable functions with the class of their entry probe
 SETUP insmod kmod/kinstr.ko
-RUN build/kinstr -l 'vfs_*'; build/kinstr -l --all 'entry_SYSCALL_64'; build/kinstr -l 'entry_SYSCALL_64'
+RUN build/kinstr -l 'vfs_*'; build/kinstr -l --all 'entry_SYSCALL_64'; build/kinstr -l 'entry_SYSCALL_64'; \
+	echo "rc=$?"
 EXPECT ^vfs_read +jump +[1-9][0-9]* jump +[0-9]+ trap$
 EXPECT ^entry_SYSCALL_64 +refused +0 jump +0 trap  in entry text
 EXPECT ^kinstr: no probeable function matches 'entry_SYSCALL_64'$
+EXPECT ^rc=1$
 
 NAME count -c exits with the command's status and prints the totals
 SETUP insmod kmod/kinstr.ko
