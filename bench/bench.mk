@@ -5,8 +5,12 @@
 BENCH_SRCS := $(wildcard bench/*.c)
 BENCH_BINS := $(BENCH_SRCS:%.c=$(B)/%)
 
-.PHONY: bench bench-run
+.PHONY: bench bench-run bench-splice
 bench: $(BENCH_BINS)
+
+# Per-hit cost of kinstr's probes beside kprobes, in one guest run (bench/run-splice).
+bench-splice: $(BENCH_BINS)
+	bench/run-splice
 
 bench-run: $(BENCH_BINS)
 	bench/run-analysis $(SNAPSHOT) $(if $(BENCH_ARGS),-- $(BENCH_ARGS))
