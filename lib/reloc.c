@@ -41,6 +41,22 @@ struct reloc_scratch {
 	uint8_t addr32;		/* loop family: keep the 0x67 prefix (ecx instead of rcx) */
 };
 
+/* Traps whose handlers look their address up (kprobes, text_poke_bp, the BUG table). */
+int kinstr_reloc__found_by_address(unsigned int mnemonic)
+{
+	switch (mnemonic) {
+	case ZYDIS_MNEMONIC_INT3:
+	case ZYDIS_MNEMONIC_INT1:
+	case ZYDIS_MNEMONIC_INT:
+	case ZYDIS_MNEMONIC_UD0:
+	case ZYDIS_MNEMONIC_UD1:
+	case ZYDIS_MNEMONIC_UD2:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
 static int fail(struct kinstr_reloc *r, int err, int reason, int idx, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
 
@@ -99,20 +115,10 @@ static int classify(struct kinstr_reloc *r, int idx, struct reloc_scratch *s,
 	ri->kind = KINSTR_RELOC_INSN_COPY;
 	ri->new_len = ri->old_len;
 
-	switch (insn->mnemonic) {
-	case ZYDIS_MNEMONIC_INT3:
-	case ZYDIS_MNEMONIC_INT1:
-	case ZYDIS_MNEMONIC_INT:
-	case ZYDIS_MNEMONIC_UD0:
-	case ZYDIS_MNEMONIC_UD1:
-	case ZYDIS_MNEMONIC_UD2:
-		/* their handlers look the address up (kprobes, text_poke_bp, BUG table) */
+	if (kinstr_reloc__found_by_address(insn->mnemonic))
 		return fail(r, -EOPNOTSUPP, KINSTR_RELOC_UNMOVABLE, idx,
 			    "%s is handled by address lookup and cannot move",
 			    ZydisMnemonicGetString(insn->mnemonic));
-	default:
-		break;
-	}
 
 	if (insn->attributes & ZYDIS_ATTRIB_IS_RELATIVE) {
 		const ZydisDecodedOperand *imm = NULL;

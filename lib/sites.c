@@ -104,18 +104,7 @@ static bool plain_copy(const struct kinstr_cfg_insn *in)
 	default:
 		break;
 	}
-	switch (x->mnemonic) {
-	case ZYDIS_MNEMONIC_XBEGIN:
-	case ZYDIS_MNEMONIC_INT3:
-	case ZYDIS_MNEMONIC_INT1:
-	case ZYDIS_MNEMONIC_INT:
-	case ZYDIS_MNEMONIC_UD0:
-	case ZYDIS_MNEMONIC_UD1:
-	case ZYDIS_MNEMONIC_UD2:
-		return false;
-	default:
-		return true;
-	}
+	return x->mnemonic != ZYDIS_MNEMONIC_XBEGIN && !kinstr_reloc__found_by_address(x->mnemonic);
 }
 
 /*

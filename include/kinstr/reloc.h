@@ -130,6 +130,12 @@ int kinstr_reloc__unmap(const struct kinstr_reloc *r, uint64_t new_addr, uint64_
 /* One line saying why the last kinstr_reloc__run() failed ("" after success). */
 const char *kinstr_reloc__why(const struct kinstr_reloc *r);
 
+/*
+ * Is this (Zydis) mnemonic one the relocator always refuses because its handler finds it by
+ * address (int3, int1, int n, ud0/1/2)? Shared with the classifier's no-relocation fast path.
+ */
+int kinstr_reloc__found_by_address(unsigned int mnemonic);
+
 /* Name of an enum kinstr_reloc_kind, for logs. */
 const char *kinstr_reloc__kind_name(int kind);
 
