@@ -10,6 +10,12 @@
  * 0, sync. Remove: int3 on byte 0, sync; restore bytes 1..4, sync; restore byte 0, sync;
  * unpublish; synchronize_rcu() (int3 handlers in flight) and synchronize_rcu_tasks() (tasks
  * preempted inside a slot) before freeing. One wait of each kind per batch.
+ *
+ * The waits are asynchronous, like the kprobe optimizer's: INSTALL returns once the int3s are
+ * in (the probes count from then on, through the int3 handler), and a worker completes the
+ * jumps after the rcu-tasks wait; REMOVE returns once the text is restored, and the worker
+ * frees the slots after both waits. One round of the worker serves every batch queued before
+ * it started waiting, so the removal of one batch and the install of the next share a wait.
  */
 #include <linux/hashtable.h>
 #include <linux/kdebug.h>
@@ -21,6 +27,7 @@
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
+#include <linux/workqueue.h>
 #include <asm/text-patching.h>
 
 #include <uapi/linux/kinstr.h>
@@ -40,10 +47,17 @@ struct kprobe_k {
 	u64 __percpu *hits;
 };
 
+enum area_state {
+	AREA_NEW,		/* slots reserved, nothing patched */
+	AREA_ARMED,		/* int3 on every site; jumps wait for the worker */
+	AREA_LIVE,		/* every jump in place */
+};
+
 struct kinstr_area {
-	struct list_head node;		/* in the session */
+	struct list_head node;		/* in the session; then in kinstr_free_list */
+	struct list_head arm_node;	/* in kinstr_arm_list while AREA_ARMED */
 	u32 id, count;
-	bool installed;
+	enum area_state state;		/* under kinstr_patch_mutex */
 	u8 *mem;			/* module_alloc'ed slots */
 	unsigned long pages;
 	struct kprobe_k probes[];
@@ -55,9 +69,18 @@ struct kinstr_session {
 	u32 next_id;
 };
 
-/* One patcher at a time, across sessions; also guards kinstr_sites updates. */
+/*
+ * One patcher at a time, across sessions; also guards kinstr_sites, the worker's lists and
+ * every area's state. Taken before text_mutex.
+ */
 static DEFINE_MUTEX(kinstr_patch_mutex);
 static DEFINE_HASHTABLE(kinstr_sites, SITE_HASH_BITS);
+static LIST_HEAD(kinstr_arm_list);	/* areas whose jumps wait for an rcu-tasks wait */
+static LIST_HEAD(kinstr_free_list);	/* removed areas whose slots wait for quiescence */
+static void kinstr_worker_fn(struct work_struct *work);
+static DECLARE_DELAYED_WORK(kinstr_worker, kinstr_worker_fn);
+/* Let a few batches gather before a round (the kprobe optimizer waits 5 jiffies too). */
+#define WORKER_DELAY 5
 
 extern void kinstr_entry_stub(void);
 
@@ -217,13 +240,18 @@ static void unpatch_locked(struct kinstr_area *a, u32 n)
 	kinstr_ksyms.text_poke_sync();
 }
 
-static void unpublish(struct kinstr_area *a, u32 n)
+static void unpublish_locked(struct kinstr_area *a, u32 n)
 {
 	u32 i;
 
-	mutex_lock(&kinstr_patch_mutex);
 	for (i = 0; i < n; i++)
 		hash_del_rcu(&a->probes[i].hnode);
+}
+
+static void unpublish(struct kinstr_area *a, u32 n)
+{
+	mutex_lock(&kinstr_patch_mutex);
+	unpublish_locked(a, n);
 	mutex_unlock(&kinstr_patch_mutex);
 }
 
@@ -234,18 +262,128 @@ static void quiesce(void)
 	synchronize_rcu_tasks();	/* tasks preempted inside a slot or a displaced range */
 }
 
+/* Write the jmp of every jump probe of a; its int3s went in before an rcu-tasks wait. */
+static void complete_jumps_locked(struct kinstr_area *a)
+{
+	const u8 jmp = JMP32;
+	u32 i;
+
+	for (i = 0; i < a->count; i++) {
+		struct kprobe_k *p = &a->probes[i];
+		u8 rel[4];
+
+		if (p->kind != KINSTR_PROBE_JUMP)
+			continue;
+		put_rel32(rel, p->site + 5, (unsigned long)p->slot);
+		poke(p->site + 1, rel, 4);
+	}
+	kinstr_ksyms.text_poke_sync();
+	for (i = 0; i < a->count; i++)
+		if (a->probes[i].kind == KINSTR_PROBE_JUMP)
+			poke(a->probes[i].site, &jmp, 1);
+	kinstr_ksyms.text_poke_sync();
+}
+
+/*
+ * One round: take every armed and every removed area queued so far, wait once, then complete
+ * the armed ones' jumps (unless removed meanwhile) and free the removed ones.
+ */
+static void kinstr_worker_fn(struct work_struct *work)
+{
+	struct kinstr_area *a, *tmp;
+	LIST_HEAD(arm);
+	LIST_HEAD(dead);
+	bool more;
+
+	mutex_lock(&kinstr_patch_mutex);
+	list_splice_init(&kinstr_arm_list, &arm);
+	list_splice_init(&kinstr_free_list, &dead);
+	mutex_unlock(&kinstr_patch_mutex);
+	if (list_empty(&arm) && list_empty(&dead))
+		return;
+
+	/* removed areas need both waits; armed ones need the rcu-tasks one */
+	if (!list_empty(&dead))
+		synchronize_rcu();
+	synchronize_rcu_tasks();
+
+	mutex_lock(&kinstr_patch_mutex);
+	/* an area removed during the wait left this list (area_remove, under the same mutex) */
+	if (!list_empty(&arm)) {
+		mutex_lock(kinstr_ksyms.text_mutex);
+		list_for_each_entry_safe(a, tmp, &arm, arm_node) {
+			complete_jumps_locked(a);
+			list_del_init(&a->arm_node);
+			a->state = AREA_LIVE;
+		}
+		mutex_unlock(kinstr_ksyms.text_mutex);
+	}
+	more = !list_empty(&kinstr_arm_list) || !list_empty(&kinstr_free_list);
+	mutex_unlock(&kinstr_patch_mutex);
+
+	list_for_each_entry_safe(a, tmp, &dead, node) {
+		list_del(&a->node);
+		free_area(a);
+	}
+	if (more)
+		mod_delayed_work(system_unbound_wq, &kinstr_worker, 0);
+}
+
+static void kick_worker(unsigned long delay)
+{
+	mod_delayed_work(system_unbound_wq, &kinstr_worker, delay);
+}
+
+/* Until the worker has no work left: every queued jump is in, every removed slot freed. */
+static void kinstr_worker_drain(void)
+{
+	bool busy;
+
+	do {
+		flush_delayed_work(&kinstr_worker);
+		mutex_lock(&kinstr_patch_mutex);
+		busy = !list_empty(&kinstr_arm_list) || !list_empty(&kinstr_free_list);
+		mutex_unlock(&kinstr_patch_mutex);
+		if (busy)
+			kick_worker(0);
+	} while (busy);
+}
+
+/* Until a's jumps are in (the caller holds the session lock: a cannot go away). */
+static void wait_live(struct kinstr_area *a)
+{
+	for (;;) {
+		bool live;
+
+		mutex_lock(&kinstr_patch_mutex);
+		live = a->state == AREA_LIVE;
+		mutex_unlock(&kinstr_patch_mutex);
+		if (live)
+			return;
+		kick_worker(0);
+		flush_delayed_work(&kinstr_worker);
+	}
+}
+
+/* Restore the text now; the slots are freed by the worker after quiescence. */
 static int area_remove(struct kinstr_area *a)
 {
-	if (a->installed) {
-		mutex_lock(kinstr_ksyms.text_mutex);
-		unpatch_locked(a, a->count);
-		mutex_unlock(kinstr_ksyms.text_mutex);
-		unpublish(a, a->count);
-		quiesce();
-		a->installed = false;
-	}
 	list_del(&a->node);
-	free_area(a);
+	if (a->state == AREA_NEW) {
+		free_area(a);
+		return 0;
+	}
+	mutex_lock(&kinstr_patch_mutex);
+	if (a->state == AREA_ARMED)
+		list_del_init(&a->arm_node);	/* its jumps will not be written */
+	mutex_lock(kinstr_ksyms.text_mutex);
+	unpatch_locked(a, a->count);
+	mutex_unlock(kinstr_ksyms.text_mutex);
+	unpublish_locked(a, a->count);
+	a->state = AREA_NEW;
+	list_add_tail(&a->node, &kinstr_free_list);
+	mutex_unlock(&kinstr_patch_mutex);
+	kick_worker(0);
 	return 0;
 }
 
@@ -263,6 +401,7 @@ static int area_install(struct kinstr_area *a, const struct kinstr_probe *req, s
 	u32 i, j;
 	int err;
 
+	INIT_LIST_HEAD(&a->arm_node);
 	for (i = 0; i < a->count; i++) {
 		unsigned long slot = (unsigned long)a->mem + (unsigned long)i * KINSTR_SLOT_SIZE;
 
@@ -330,30 +469,17 @@ static int area_install(struct kinstr_area *a, const struct kinstr_probe *req, s
 	kinstr_ksyms.text_poke_sync();
 	mutex_unlock(kinstr_ksyms.text_mutex);
 
+	mutex_lock(&kinstr_patch_mutex);
 	if (jumps) {
-		/* no task may be preempted inside a range the jmp will cover */
-		synchronize_rcu_tasks();
-		mutex_lock(kinstr_ksyms.text_mutex);
-		for (i = 0; i < a->count; i++) {
-			struct kprobe_k *p = &a->probes[i];
-			u8 rel[4];
-
-			if (p->kind != KINSTR_PROBE_JUMP)
-				continue;
-			put_rel32(rel, p->site + 5, (unsigned long)p->slot);
-			poke(p->site + 1, rel, 4);
-		}
-		kinstr_ksyms.text_poke_sync();
-		for (i = 0; i < a->count; i++) {
-			const u8 jmp = JMP32;
-
-			if (a->probes[i].kind == KINSTR_PROBE_JUMP)
-				poke(a->probes[i].site, &jmp, 1);
-		}
-		kinstr_ksyms.text_poke_sync();
-		mutex_unlock(kinstr_ksyms.text_mutex);
+		/* no task may be preempted inside a range the jmp will cover: the worker waits */
+		a->state = AREA_ARMED;
+		list_add_tail(&a->arm_node, &kinstr_arm_list);
+	} else {
+		a->state = AREA_LIVE;
 	}
-	a->installed = true;
+	mutex_unlock(&kinstr_patch_mutex);
+	if (jumps)
+		kick_worker(WORKER_DELAY);
 	return 0;
 
 refused:
@@ -422,13 +548,13 @@ static long ioctl_install(struct kinstr_session *s, void __user *uarg)
 	err = kinstr_get_struct(&in, sizeof(in), uarg, KINSTR_INSTALL_SIZE_VER0);
 	if (err)
 		return err;
-	if (in.flags || in.refused_index || in.refusal || in.refusal_reasons || in.refusal_offset ||
+	if ((in.flags & ~KINSTR_INSTALL_F_WAIT) || in.refused_index || in.refusal || in.refusal_reasons || in.refusal_offset ||
 	    in.refusal_addr)
 		return -EINVAL;
 	a = find_area(s, in.area);
 	if (!a)
 		return -ENOENT;
-	if (a->installed)
+	if (a->state != AREA_NEW)
 		return -EALREADY;
 	if (in.count != a->count)
 		return -EINVAL;
@@ -445,6 +571,8 @@ static long ioctl_install(struct kinstr_session *s, void __user *uarg)
 	else
 		err = area_install(a, req, &in);
 	kvfree(req);
+	if (!err && (in.flags & KINSTR_INSTALL_F_WAIT))
+		wait_live(a);
 out:
 	if (err && in.refusal && copy_to_user(uarg, &in, min_t(u32, in.size, sizeof(in))))
 		return -EFAULT;
@@ -495,6 +623,20 @@ static long ioctl_counts(struct kinstr_session *s, void __user *uarg)
 	return 0;
 }
 
+static long ioctl_sync(void __user *uarg)
+{
+	struct kinstr_sync sy;
+	int err;
+
+	err = kinstr_get_struct(&sy, sizeof(sy), uarg, KINSTR_SYNC_SIZE_VER0);
+	if (err)
+		return err;
+	if (sy.flags)
+		return -EINVAL;
+	kinstr_worker_drain();
+	return 0;
+}
+
 long kinstr_session_ioctl(struct kinstr_session *s, unsigned int cmd, void __user *uarg)
 {
 	long err;
@@ -512,6 +654,9 @@ long kinstr_session_ioctl(struct kinstr_session *s, unsigned int cmd, void __use
 		break;
 	case KINSTR_IOC_COUNTS:
 		err = ioctl_counts(s, uarg);
+		break;
+	case KINSTR_IOC_SYNC:
+		err = ioctl_sync(uarg);
 		break;
 	default:
 		err = -ENOTTY;
@@ -550,6 +695,8 @@ int kinstr_probes_init(void)
 
 void kinstr_probes_exit(void)
 {
+	/* no session is left (each held a module reference); finish what they queued */
+	kinstr_worker_drain();
 	unregister_die_notifier(&kinstr_die_nb);
 	/* the notifier chain is RCU: no handler runs past this */
 	synchronize_rcu();

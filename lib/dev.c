@@ -106,6 +106,13 @@ int kinstr_dev__layout(struct kinstr_dev *dev, struct kinstr_layout *l)
 	return dev_ioctl(dev, KINSTR_IOC_LAYOUT, l);
 }
 
+int kinstr_dev__sync(struct kinstr_dev *dev)
+{
+	struct kinstr_sync sy = { .size = sizeof(sy) };
+
+	return dev_ioctl(dev, KINSTR_IOC_SYNC, &sy);
+}
+
 int kinstr_dev__check(struct kinstr_dev *dev, struct kinstr_check_range *ranges, unsigned int count)
 {
 	struct kinstr_check c = {

@@ -25,6 +25,7 @@ struct kinstr_probeset {
 	size_t n, cap;
 	uint32_t area;			/* 0: not installed */
 	uint64_t area_addr;
+	bool async;			/* install returns with int3s in, before the jumps */
 };
 
 struct kinstr_probeset *kinstr_probeset__new(struct kinstr_dev *dev, const struct kinstr_kernel *k)
@@ -282,6 +283,7 @@ int kinstr_probeset__install(struct kinstr_probeset *ps, char *err, size_t errle
 	}
 	in.area = al.area;
 	in.count = ps->n;
+	in.flags = ps->async ? 0 : KINSTR_INSTALL_F_WAIT;
 	in.probes = (uintptr_t)req;
 	if (ioctl(fd, KINSTR_IOC_INSTALL, &in) < 0) {
 		ret = -errno;
@@ -337,6 +339,11 @@ int kinstr_probeset__counts(struct kinstr_probeset *ps, uint64_t *counts)
 	if (!ps->area)
 		return -EINVAL;
 	return ioctl(kinstr_dev__fd(ps->dev), KINSTR_IOC_COUNTS, &c) < 0 ? -errno : 0;
+}
+
+void kinstr_probeset__set_async(struct kinstr_probeset *ps, bool async)
+{
+	ps->async = async;
 }
 
 int kinstr_probeset__remove(struct kinstr_probeset *ps)

@@ -42,6 +42,8 @@ int kinstr_dev__read(struct kinstr_dev *dev, unsigned long long addr, void *buf,
 int kinstr_dev__layout(struct kinstr_dev *dev, struct kinstr_layout *l);
 
 /* KINSTR_IOC_CHECK: fill ranges[i].reasons with the module's verdict for each range. */
+/* Wait until the module's worker has completed every queued jump and freed every removed slot. */
+int kinstr_dev__sync(struct kinstr_dev *dev);
 int kinstr_dev__check(struct kinstr_dev *dev, struct kinstr_check_range *ranges, unsigned int count);
 
 /* The stable name of one reason bit (enum kinstr_site_reason), e.g. "ftrace site". */

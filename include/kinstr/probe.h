@@ -42,6 +42,12 @@ int kinstr_probeset__add(struct kinstr_probeset *ps, const struct kinstr_func *f
 size_t kinstr_probeset__cnt(const struct kinstr_probeset *ps);
 const struct kinstr_probe_info *kinstr_probeset__info(const struct kinstr_probeset *ps, size_t i);
 
+/*
+ * Install without waiting for the jumps: the call returns once an int3 is on every site (the
+ * probes count from then on) and the module's worker puts the jumps in after its quiescence
+ * wait. The default waits, so that the probes run at full speed when install returns.
+ */
+void kinstr_probeset__set_async(struct kinstr_probeset *ps, bool async);
 /* Reserve slots, relocate, install every probe. On refusal, err names the probe and the rule. */
 int kinstr_probeset__install(struct kinstr_probeset *ps, char *err, size_t errlen);
 /* Hits per probe, summed over CPUs, into counts[cnt]. */

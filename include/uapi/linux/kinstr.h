@@ -30,6 +30,7 @@
 #define KINSTR_IOC_INSTALL	_IO(KINSTR_IOC_MAGIC, 0x11)	/* struct kinstr_install */
 #define KINSTR_IOC_REMOVE	_IO(KINSTR_IOC_MAGIC, 0x12)	/* struct kinstr_remove */
 #define KINSTR_IOC_COUNTS	_IO(KINSTR_IOC_MAGIC, 0x13)	/* struct kinstr_counts */
+#define KINSTR_IOC_SYNC		_IO(KINSTR_IOC_MAGIC, 0x14)	/* struct kinstr_sync */
 
 /* Largest struct size accepted at all; beyond it E2BIG without reading the tail. */
 #define KINSTR_MAX_STRUCT_SIZE	4096
@@ -172,6 +173,12 @@ struct kinstr_layout {
  *      batch if one fails, naming it; else it patches them all with one quiescence wait.
  *   3. KINSTR_IOC_COUNTS: read the hit counters.  4. KINSTR_IOC_REMOVE: undo the whole area.
  * Areas belong to the file descriptor: closing it removes everything it installed.
+ *
+ * Quiescence is asynchronous: INSTALL returns once an int3 is on every site (the probes act from
+ * then on, through the int3 handler) and a worker writes the jumps after an rcu-tasks wait,
+ * unless KINSTR_INSTALL_F_WAIT asks to return with the jumps in place. REMOVE returns with the
+ * text restored; the worker frees the slots after quiescence. KINSTR_IOC_SYNC waits until the
+ * worker has nothing left to do.
  */
 #define KINSTR_SLOT_SIZE	128
 #define KINSTR_SLOT_BODY	64	/* relocated bytes start here, at most 56 of them */
@@ -232,7 +239,7 @@ struct kinstr_install {
 	__u32 size;
 	__u32 area;
 	__u32 count;			/* must equal the area's slot count */
-	__u32 flags;			/* none defined */
+	__u32 flags;			/* KINSTR_INSTALL_F_* */
 	__u64 probes;			/* user pointer to struct kinstr_probe[count] */
 	/* out, on failure: which probe and why */
 	__u32 refused_index;
@@ -243,6 +250,7 @@ struct kinstr_install {
 	__u64 refusal_addr;		/* the address the refusal is about */
 };
 #define KINSTR_INSTALL_SIZE_VER0	48
+#define KINSTR_INSTALL_F_WAIT	(1U << 0)	/* return once every jump is in place */
 
 struct kinstr_remove {
 	__u32 size;
@@ -259,6 +267,12 @@ struct kinstr_counts {
 	__u64 flags;			/* optional user pointer to __u32[count]: KINSTR_PROBE_F_* */
 };
 #define KINSTR_COUNTS_SIZE_VER0	24
+
+struct kinstr_sync {
+	__u32 size;
+	__u32 flags;			/* none defined: must be 0 */
+};
+#define KINSTR_SYNC_SIZE_VER0	8
 
 /* How a probe's action runs (kinstr_counts.flags). */
 #define KINSTR_PROBE_F_INLINE	(1U << 0)	/* inline per-CPU increment: no call, flags dead */

@@ -233,7 +233,7 @@ int main(void)
 		expect(ioctl(fd, KINSTR_IOC_INSTALL, &in) < 0 && errno == EINVAL, "count differs from the area's",
 		       errno, 0);
 		in.count = 1;
-		in.flags = 1;
+		in.flags = 1U << 31;
 		errno = 0;
 		expect(ioctl(fd, KINSTR_IOC_INSTALL, &in) < 0 && errno == EINVAL, "unknown flag", errno, 0);
 		in.flags = 0;

@@ -2,6 +2,8 @@
 /*
  * Install and remove probes on hot functions in many batches while the caller runs a workload:
  *   storm BATCHES PROBES_PER_BATCH FUNC...
+ * Even batches install asynchronously (INSTALL returns with the int3s in; most are removed
+ * before the module's worker writes their jumps), odd ones wait for the jumps.
  * Prints the totals, the time per batch, and vmalloc/percpu memory before and after (from
  * /proc/meminfo); exits 1 on any failure.
  */
@@ -74,6 +76,8 @@ int main(int argc, char **argv)
 		uint64_t hits[4096];
 		int j;
 
+		/* even batches return with int3s in (often removed before their jumps land), odd ones wait */
+		kinstr_probeset__set_async(ps, b % 2 == 0);
 		for (j = 0; j < per; j++) {
 			const struct cand *x = &c[((size_t)b * per + j) % n];
 
@@ -95,6 +99,11 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		kinstr_probeset__free(ps);
+	}
+	/* the last removals' slots are freed by the module's worker: wait for it */
+	if (kinstr_dev__sync(dev)) {
+		fprintf(stderr, "storm: KINSTR_IOC_SYNC failed\n");
+		return 1;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	{
