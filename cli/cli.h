@@ -24,6 +24,7 @@ int cmd_sites(int argc, char **argv);
 int cmd_snapshot(int argc, char **argv);
 int cmd_count(int argc, char **argv);
 int cmd_list(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 
 struct kinstr_kernel;
 struct kinstr_dev;

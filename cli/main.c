@@ -11,6 +11,7 @@ static const struct cli_cmd cmds[] = {
 	{ "count", cmd_count, "count hits at functions, offsets, returns or globs of the live kernel" },
 	{ "disasm", cmd_disasm, "disassemble a live function block by block, with each site's class" },
 	{ "sites", cmd_sites, "count jump/trap/refused sites of functions or the whole kernel" },
+	{ "report", cmd_report, "summarise a CTF trace: events per probe and CPU, time span, events lost" },
 	{ "snapshot", cmd_snapshot, "save the kernel's code (text, symbols, reservations) to a file" },
 };
 

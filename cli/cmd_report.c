@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: GPL-2.0
+/* kinstr report [--json] DIR: summarise a CTF trace kinstr wrote. */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <kinstr/ctf.h>
+#include "cli.h"
+
+static void report_usage(FILE *f)
+{
+	fprintf(f, "usage: kinstr report [--json] DIR\n\n"
+		   "Summarise the CTF trace in DIR (written by kinstr): events per probe (event class)\n"
+		   "and per CPU, the time span (first and last event timestamp in ns of the trace's\n"
+		   "clock, and their realtime), and the events the tracer lost (each CPU's final\n"
+		   "events_discarded count, and their sum). Every packet and event is decoded and\n"
+		   "checked; a truncated or corrupted trace is an error (exit status 1).\n\n"
+		   "      --json   print one JSON object instead of tables\n"
+		   "  -h, --help   show this help\n"
+		   "To see the events themselves: babeltrace2 DIR\n");
+}
+
+static void print_realtime(int64_t offset, uint64_t ts)
+{
+	int64_t rt = offset + (int64_t)ts;
+	uint64_t a = rt < 0 ? -(uint64_t)rt : (uint64_t)rt;
+
+	printf("%s%" PRIu64 ".%09" PRIu64, rt < 0 ? "-" : "", a / 1000000000, a % 1000000000);
+}
+
+int cmd_report(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	struct kinstr_ctf_reader *r;
+	struct kinstr_ctf_event ev;
+	uint64_t *per_class = NULL, *per_cpu = NULL, total = 0, lost = 0, first = 0, last = 0;
+	unsigned int i, nclasses, nstreams;
+	bool json = false;
+	int c, ret, status = CLI_FAIL;
+	char err[1024];
+	const char *dir;
+
+	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j': json = true; break;
+		case 'h': report_usage(stdout); return CLI_OK;
+		default: report_usage(stderr); return CLI_USAGE;
+		}
+	}
+	if (optind != argc - 1) {
+		report_usage(stderr);
+		return CLI_USAGE;
+	}
+	dir = argv[optind];
+	r = kinstr_ctf_reader__open(dir, err, sizeof(err));
+	if (!r) {
+		cli_err("%s", err);
+		return CLI_FAIL;
+	}
+	nclasses = kinstr_ctf_reader__class_cnt(r);
+	nstreams = kinstr_ctf_reader__stream_cnt(r);
+	per_class = calloc(nclasses + 1, sizeof(*per_class));
+	per_cpu = calloc(nstreams + 1, sizeof(*per_cpu));
+	if (!per_class || !per_cpu) {
+		cli_err("%s: out of memory", dir);
+		goto out;
+	}
+	while ((ret = kinstr_ctf_reader__next(r, &ev, err, sizeof(err))) == 1) {
+		per_cpu[ev.stream]++;
+		per_class[ev.class_id]++;
+		if (!total || ev.ts < first)
+			first = ev.ts;
+		if (!total || ev.ts > last)
+			last = ev.ts;
+		total++;
+	}
+	if (ret < 0) {
+		cli_err("%s", err);
+		goto out;
+	}
+	for (i = 0; i < nstreams; i++)
+		lost += kinstr_ctf_reader__stream(r, i)->events_discarded;
+	if (json) {
+		const char *v;
+
+		printf("{\"trace\":");
+		cli_json_str(dir);
+		printf(",\"uuid\":\"%s\",\"hostname\":", kinstr_ctf_reader__uuid(r));
+		v = kinstr_ctf_reader__env(r, "hostname");
+		v ? cli_json_str(v) : (void)printf("null");
+		printf(",\"kernel_release\":");
+		v = kinstr_ctf_reader__env(r, "kernel_release");
+		v ? cli_json_str(v) : (void)printf("null");
+		printf(",\"clock\":");
+		cli_json_str(kinstr_ctf_reader__clock_name(r));
+		printf(",\"clock_offset_ns\":%" PRId64 ",\"events\":%" PRIu64 ",\"events_lost\":%" PRIu64,
+		       kinstr_ctf_reader__clock_offset_ns(r), total, lost);
+		if (total)
+			printf(",\"first_ns\":%" PRIu64 ",\"last_ns\":%" PRIu64 ",\"duration_ns\":%" PRIu64,
+			       first, last, last - first);
+		else
+			printf(",\"first_ns\":null,\"last_ns\":null,\"duration_ns\":null");
+		printf(",\"probes\":[");
+		for (i = 0, c = 0; i < nclasses; i++) {
+			const struct kinstr_ctf_class *k = kinstr_ctf_reader__class(r, i);
+
+			if (!k)
+				continue;
+			printf("%s{\"probe\":", c++ ? "," : "");
+			cli_json_str(k->name);
+			printf(",\"id\":%u,\"events\":%" PRIu64 "}", i, per_class[i]);
+		}
+		printf("],\"cpus\":[");
+		for (i = 0; i < nstreams; i++) {
+			const struct kinstr_ctf_stream_info *s = kinstr_ctf_reader__stream(r, i);
+
+			printf("%s{\"cpu\":%u,\"file\":", i ? "," : "", s->cpu);
+			cli_json_str(s->file);
+			printf(",\"packets\":%" PRIu64 ",\"events\":%" PRIu64 ",\"events_lost\":%" PRIu64 "}",
+			       s->packets, per_cpu[i], s->events_discarded);
+		}
+		printf("]}\n");
+	} else {
+		const char *host = kinstr_ctf_reader__env(r, "hostname");
+		const char *rel = kinstr_ctf_reader__env(r, "kernel_release");
+
+		printf("trace:       %s (%s%s%s)\n", dir, host ? host : "?", rel ? ", " : "", rel ? rel : "");
+		printf("events:      %" PRIu64 "\n", total);
+		printf("events lost: %" PRIu64 "\n", lost);
+		if (total) {
+			printf("first:       %" PRIu64 " ns (realtime ", first);
+			print_realtime(kinstr_ctf_reader__clock_offset_ns(r), first);
+			printf(")\nlast:        %" PRIu64 " ns (realtime ", last);
+			print_realtime(kinstr_ctf_reader__clock_offset_ns(r), last);
+			printf(")\nduration:    %" PRIu64 " ns (%.6f s)\n", last - first, (last - first) / 1e9);
+		}
+		printf("\n%-40s %14s\n", "PROBE", "EVENTS");
+		for (i = 0; i < nclasses; i++) {
+			const struct kinstr_ctf_class *k = kinstr_ctf_reader__class(r, i);
+
+			if (k)
+				printf("%-40s %14" PRIu64 "\n", k->name, per_class[i]);
+		}
+		printf("\n%-6s %10s %14s %14s\n", "CPU", "PACKETS", "EVENTS", "LOST");
+		for (i = 0; i < nstreams; i++) {
+			const struct kinstr_ctf_stream_info *s = kinstr_ctf_reader__stream(r, i);
+
+			printf("%-6u %10" PRIu64 " %14" PRIu64 " %14" PRIu64 "\n", s->cpu, s->packets, per_cpu[i],
+			       s->events_discarded);
+		}
+	}
+	status = CLI_OK;
+out:
+	free(per_class);
+	free(per_cpu);
+	kinstr_ctf_reader__close(r);
+	return status;
+}

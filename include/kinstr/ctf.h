@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/*
+ * Traces in CTF 1.8 (what Debian 12's babeltrace2 2.0.4 reads): a directory holding a plain-text
+ * `metadata` file and one stream file per CPU (`stream_<cpu>`). docs/design.md, "Trace format",
+ * describes the layout.
+ *
+ * Writer: create the trace, add the event classes, then write packets per CPU:
+ *
+ *	w = kinstr_ctf__create("t", &opts);
+ *	id = kinstr_ctf__add_class(w, "open", fields, 3);
+ *	kinstr_ctf__packet_begin(w, cpu, ts_begin);
+ *	kinstr_ctf__event(w, cpu, id, ts, values);	(no allocation once the packet buffer grew)
+ *	kinstr_ctf__packet_end(w, cpu, ts_end, discarded_total);
+ *	kinstr_ctf__close(w);
+ *
+ * The metadata file is written (atomically) when the first packet begins, so a writer killed
+ * later leaves a readable trace of the packets it completed. Timestamps are u64 nanoseconds of
+ * the trace's clock; within a CPU they must not go backwards.
+ *
+ * Reader: opens traces kinstr wrote, validates every packet, and iterates the events stream by
+ * stream (CPU by CPU in ascending order, each in file order).
+ */
+#ifndef KINSTR_CTF_H
+#define KINSTR_CTF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum kinstr_ctf_type {
+	KINSTR_CTF_U8, KINSTR_CTF_U16, KINSTR_CTF_U32, KINSTR_CTF_U64,
+	KINSTR_CTF_S8, KINSTR_CTF_S16, KINSTR_CTF_S32, KINSTR_CTF_S64,
+	KINSTR_CTF_CHARS,	/* char[len] shown as a UTF-8 string (e.g. comm[16]); NUL-padded */
+	KINSTR_CTF_STRING,	/* NUL-terminated string */
+};
+
+struct kinstr_ctf_field {
+	const char *name;	/* a C identifier */
+	enum kinstr_ctf_type type;
+	unsigned int len;	/* KINSTR_CTF_CHARS: bytes (1..4096); otherwise 0 */
+	bool hex;		/* integers: display in base 16 */
+};
+
+/* One field's value: u for unsigned, s for signed integers, str for CHARS and STRING. */
+union kinstr_ctf_value {
+	uint64_t u;
+	int64_t s;
+	const char *str;	/* CHARS: up to len bytes are copied, stopping at a NUL */
+};
+
+struct kinstr_ctf_env {
+	const char *key;	/* a C identifier */
+	const char *value;
+};
+
+struct kinstr_ctf_opts {
+	size_t sz;			/* sizeof(struct kinstr_ctf_opts) */
+	const char *clock_name;		/* default "monotonic" */
+	const char *clock_description;	/* default "CLOCK_MONOTONIC" */
+	/* realtime = clock_offset_ns + ts; 0: measured now (CLOCK_REALTIME - CLOCK_MONOTONIC) */
+	int64_t clock_offset_ns;
+	/* uname fields and hostname for the env block; NULL: from uname(2) */
+	const char *sysname, *release, *version, *hostname;
+	const struct kinstr_ctf_env *env;	/* extra env entries */
+	size_t env_cnt;
+	/* packets are padded to a multiple of this many bytes (a power of two >= 8); 0: 4096 */
+	size_t packet_align;
+};
+
+struct kinstr_ctf;
+
+/*
+ * Create the trace directory dir (it must not exist, or be empty). NULL with errno on failure:
+ * EEXIST when dir holds files, EINVAL for bad opts.
+ */
+struct kinstr_ctf *kinstr_ctf__create(const char *dir, const struct kinstr_ctf_opts *opts);
+
+/*
+ * Add an event class before the first packet. Returns its id (0, 1, ... in order), or -EINVAL
+ * (bad name, field name or type), -EBUSY (packets already written), -ENOMEM.
+ */
+int kinstr_ctf__add_class(struct kinstr_ctf *w, const char *name, const struct kinstr_ctf_field *fields,
+			  unsigned int nfields);
+
+/* Start a packet on cpu (< 65536). -EBUSY when one is open there, -ERANGE when ts_begin is before
+ * the previous packet's end on that CPU, -errno from writing the metadata or creating the file. */
+int kinstr_ctf__packet_begin(struct kinstr_ctf *w, unsigned int cpu, uint64_t ts_begin);
+
+/* Append an event (values[] has one entry per field of the class) to cpu's open packet.
+ * -EINVAL without an open packet or for an unknown class, -ERANGE when ts goes backwards. */
+int kinstr_ctf__event(struct kinstr_ctf *w, unsigned int cpu, unsigned int class_id, uint64_t ts,
+		      const union kinstr_ctf_value *values);
+
+/* End cpu's packet and write it. events_discarded is the CPU's running total of lost events. */
+int kinstr_ctf__packet_end(struct kinstr_ctf *w, unsigned int cpu, uint64_t ts_end, uint64_t events_discarded);
+
+/* End open packets (at their last timestamp), write the metadata if no packet did, free w.
+ * Returns the first error met (w is freed anyway). */
+int kinstr_ctf__close(struct kinstr_ctf *w);
+
+/* ---- reader ---- */
+
+struct kinstr_ctf_reader;
+
+struct kinstr_ctf_class {
+	const char *name;
+	unsigned int id;
+	const struct kinstr_ctf_field *fields;
+	unsigned int nfields;
+};
+
+struct kinstr_ctf_stream_info {
+	const char *file;		/* "stream_1" */
+	unsigned int cpu;		/* cpu_id of its packets */
+	uint64_t packets;
+	uint64_t events_discarded;	/* the last packet's running total */
+	uint64_t ts_begin, ts_end;	/* first packet's begin, last packet's end */
+};
+
+struct kinstr_ctf_event {
+	unsigned int class_id;
+	unsigned int cpu;
+	unsigned int stream;	/* index for kinstr_ctf_reader__stream() */
+	uint64_t ts;
+	/* one per field of the class; strings are NUL-terminated and valid until the next call */
+	const union kinstr_ctf_value *values;
+	unsigned int nvalues;
+};
+
+/*
+ * Open the trace in dir: parse its metadata and check every packet's header and context against
+ * the file sizes. NULL with errno on failure, and a sentence naming the file and offset in err
+ * (e.g. "t/stream_1: truncated packet at offset 8192 (packet_size says 4096 bytes, 1200 left)").
+ */
+struct kinstr_ctf_reader *kinstr_ctf_reader__open(const char *dir, char *err, size_t errlen);
+void kinstr_ctf_reader__close(struct kinstr_ctf_reader *r);
+
+/* 1 and *ev filled, 0 at the end, or a negative errno with the reason in err (-EBADMSG for a
+ * malformed event). */
+int kinstr_ctf_reader__next(struct kinstr_ctf_reader *r, struct kinstr_ctf_event *ev, char *err, size_t errlen);
+
+unsigned int kinstr_ctf_reader__class_cnt(const struct kinstr_ctf_reader *r);
+const struct kinstr_ctf_class *kinstr_ctf_reader__class(const struct kinstr_ctf_reader *r, unsigned int id);
+unsigned int kinstr_ctf_reader__stream_cnt(const struct kinstr_ctf_reader *r);
+const struct kinstr_ctf_stream_info *kinstr_ctf_reader__stream(const struct kinstr_ctf_reader *r, unsigned int i);
+/* An env entry's value as written (integers as decimal text), or NULL. */
+const char *kinstr_ctf_reader__env(const struct kinstr_ctf_reader *r, const char *key);
+/* The trace's uuid (36 characters), clock name, and the clock's offset from realtime in ns. */
+const char *kinstr_ctf_reader__uuid(const struct kinstr_ctf_reader *r);
+const char *kinstr_ctf_reader__clock_name(const struct kinstr_ctf_reader *r);
+int64_t kinstr_ctf_reader__clock_offset_ns(const struct kinstr_ctf_reader *r);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
