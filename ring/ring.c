@@ -232,6 +232,7 @@ int kr_reserve_slow(struct kr_buf *b, struct kr_reserve_ctx *ctx, uint32_t len, 
 			start = next + KR_SUBBUF_HDR_SIZE;
 		}
 		end = start + span;
+		/* Claims [o, end); kr_acquire's cmpxchg above already ordered the slot claim before it. */
 		if (kr_local_cmpxchg(&b->offset, o, end) == o)
 			break;
 	}
@@ -278,6 +279,7 @@ void kr_switch(struct kr_buf *b, uint64_t (*clock)(void))
 		pos = o & sbmask;
 		if (pos == 0)
 			return;		/* none open */
+		/* Claims the rest of the sub-buffer; ordering as in kr_reserve (compiler barrier only). */
 		if (kr_local_cmpxchg(&b->offset, o, (o | sbmask) + 1) == o)
 			break;
 	}
