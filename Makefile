@@ -13,7 +13,7 @@ WARN      := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wstrict-proto
 CPPFLAGS  += -Iinclude -D_GNU_SOURCE -DKINSTR_VERSION='"$(VERSION)"'
 ALLCFLAGS  = $(CPPFLAGS) $(WARN) $(CFLAGS) -MMD -MP
 
-LIB_SRCS  := $(wildcard lib/*.c)
+LIB_SRCS  := $(wildcard lib/*.c) ring/ring.c
 CLI_SRCS  := $(wildcard cli/*.c)
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 LIB_OBJS  := $(LIB_SRCS:%.c=$(B)/%.o)
