@@ -10,7 +10,7 @@ B         := build
 CC        ?= cc
 CFLAGS    ?= -O2 -g
 WARN      := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wstrict-prototypes -Wmissing-prototypes
-CPPFLAGS  += -Iinclude -D_GNU_SOURCE -DKINSTR_VERSION='"$(VERSION)"'
+CPPFLAGS  += -Iinclude -I. -D_GNU_SOURCE -DKINSTR_VERSION='"$(VERSION)"'
 ALLCFLAGS  = $(CPPFLAGS) $(WARN) $(CFLAGS) -MMD -MP
 
 LIB_SRCS  := $(wildcard lib/*.c) ring/ring.c

@@ -4,6 +4,7 @@
 #define KINSTR_CLI_H
 
 #include <stdbool.h>
+#include <sys/types.h>
 
 struct cli_cmd {
 	const char *name;
@@ -25,9 +26,18 @@ int cmd_snapshot(int argc, char **argv);
 int cmd_count(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_trace(int argc, char **argv);
 
 struct kinstr_kernel;
 struct kinstr_dev;
+struct kinstr_probeset;
+/*
+ * Resolve one SPEC (FUNC, FUNC+0xOFF, FUNC%return, GLOB) into probes of ps; every: each FUNC at
+ * every non-overlapping jump site. Returns 0, or prints why and returns -errno.
+ */
+int cli_add_spec(struct kinstr_probeset *ps, const struct kinstr_kernel *k, const char *spec, bool every);
+/* Run CMD (plain words exec'ed directly, else under /bin/sh -c). The child's pid, or -1 (printed). */
+pid_t cli_spawn(const char *command);
 /*
  * The kernel to analyse: the snapshot file if one is named, else the running kernel through
  * /dev/kinstr (kept open in *devp, may be NULL). Prints the error and returns NULL on failure.
@@ -40,6 +50,12 @@ struct cli_colors {
 };
 const struct cli_colors *cli_colors(void);
 
+/* SIGINT/SIGTERM set cli_stop (the long-running commands poll it). */
+#include <signal.h>
+extern volatile sig_atomic_t cli_stop;
+void cli_catch_signals(void);
+/* CLOCK_MONOTONIC in seconds. */
+double cli_now(void);
 /* "kinstr: " + message on stderr. */
 void cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Write s as a JSON string literal (quotes included) to stdout. */

@@ -13,13 +13,6 @@
 #include <kinstr/probe.h>
 #include "cli.h"
 
-static volatile sig_atomic_t stop;
-static bool every;	/* --every: all jump sites of each named function */
-
-static void on_signal(int sig)
-{
-	stop = 1;
-}
 
 static void count_usage(FILE *f)
 {
@@ -43,8 +36,7 @@ static void count_usage(FILE *f)
 		   "Without -d or -c, count until interrupted (Ctrl-C).\n");
 }
 
-/* Resolve one SPEC into probes of ps. Returns 0 or prints why and returns -errno. */
-static int add_spec(struct kinstr_probeset *ps, const struct kinstr_kernel *k, const char *spec)
+int cli_add_spec(struct kinstr_probeset *ps, const struct kinstr_kernel *k, const char *spec, bool every)
 {
 	char name[512], err[512];
 	const char *plus = strchr(spec, '+'), *pct = strstr(spec, "%return");
@@ -175,12 +167,30 @@ static int add_spec(struct kinstr_probeset *ps, const struct kinstr_kernel *k, c
 	return ret;
 }
 
-static double now(void)
+pid_t cli_spawn(const char *command)
 {
-	struct timespec ts;
+	pid_t child = fork();
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
+	if (child == 0) {
+		/* plain words run directly: a shell would add its own syscalls to what is measured */
+		if (!strpbrk(command, "|&;<>()$`\\\"'*?[#~=%{}")) {
+			char *copy = strdup(command), *words[64], *save = NULL;
+			int n = 0;
+
+			for (char *w = strtok_r(copy, " \t", &save); w && n < 63; w = strtok_r(NULL, " \t", &save))
+				words[n++] = w;
+			words[n] = NULL;
+			if (n)
+				execvp(words[0], words);
+			fprintf(stderr, "kinstr: cannot run '%s': %s\n", command, strerror(errno));
+			_exit(127);
+		}
+		execl("/bin/sh", "sh", "-c", command, (char *)NULL);
+		_exit(127);
+	}
+	if (child < 0)
+		cli_err("cannot run '%s': %s", command, strerror(errno));
+	return child;
 }
 
 static void probe_name(const struct kinstr_probe_info *p, char *buf, size_t size)
@@ -268,7 +278,7 @@ int cmd_count(int argc, char **argv)
 	};
 	double duration = 0, interval = 1, t0, last;
 	const char *command = NULL, *output = NULL;
-	bool json = false, dry = false, live;
+	bool json = false, dry = false, every = false, live;
 	struct kinstr_probeset *ps = NULL;
 	uint64_t *hits = NULL, *prev = NULL;
 	struct kinstr_kernel *k;
@@ -301,7 +311,7 @@ int cmd_count(int argc, char **argv)
 	if (!ps)
 		goto out;
 	for (i = optind; i < argc; i++)
-		if (add_spec(ps, k, argv[i]))
+		if (cli_add_spec(ps, k, argv[i], every))
 			goto out;
 	if (dry) {
 		print_plan(ps, k);
@@ -312,40 +322,20 @@ int cmd_count(int argc, char **argv)
 	prev = calloc(kinstr_probeset__cnt(ps), sizeof(*prev));
 	if (!hits || !prev)
 		goto out;
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
+	cli_catch_signals();
 	if (kinstr_probeset__install(ps, err, sizeof(err))) {
 		cli_err("%s", err);
 		goto out;
 	}
-	t0 = last = now();
+	t0 = last = cli_now();
 	if (command) {
-		child = fork();
-		if (child == 0) {
-			/* plain words run directly: a shell would add its own syscalls to the counts */
-			if (!strpbrk(command, "|&;<>()$`\\\"'*?[#~=%{}")) {
-				char *copy = strdup(command), *words[64], *save = NULL;
-				int n = 0;
-
-				for (char *w = strtok_r(copy, " \t", &save); w && n < 63; w = strtok_r(NULL, " \t", &save))
-					words[n++] = w;
-				words[n] = NULL;
-				if (n)
-					execvp(words[0], words);
-				fprintf(stderr, "kinstr: cannot run '%s': %s\n", command, strerror(errno));
-				_exit(127);
-			}
-			execl("/bin/sh", "sh", "-c", command, (char *)NULL);
-			_exit(127);
-		}
-		if (child < 0) {
-			cli_err("cannot run '%s': %s", command, strerror(errno));
+		child = cli_spawn(command);
+		if (child < 0)
 			goto out;
-		}
 	}
 	live = !json && !command && isatty(STDOUT_FILENO);
-	while (!stop) {
-		double t = now(), wait = interval;
+	while (!cli_stop) {
+		double t = cli_now(), wait = interval;
 
 		if (duration > 0 && t - t0 >= duration)
 			break;
@@ -362,13 +352,13 @@ int cmd_count(int argc, char **argv)
 			wait = 0.01;	/* notice the command's end promptly */
 		}
 		usleep((useconds_t)(wait * 1e6));
-		if (live && now() - last >= interval) {
+		if (live && cli_now() - last >= interval) {
 			memcpy(prev, hits, kinstr_probeset__cnt(ps) * sizeof(*hits));
 			if (kinstr_probeset__counts(ps, hits) == 0) {
 				printf("\033[H\033[2J");
-				print_table(ps, hits, prev, now() - last, true);
+				print_table(ps, hits, prev, cli_now() - last, true);
 			}
-			last = now();
+			last = cli_now();
 		}
 	}
 	if (kinstr_probeset__counts(ps, hits)) {
@@ -380,7 +370,7 @@ int cmd_count(int argc, char **argv)
 		goto out;
 	}
 	if (json)
-		print_json(ps, hits, now() - t0, status);
+		print_json(ps, hits, cli_now() - t0, status);
 	else
 		print_table(ps, hits, prev, 0, false);
 	fflush(stdout);

@@ -2,6 +2,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include <kinstr/kinstr.h>
 #include "cli.h"
@@ -11,6 +12,7 @@ static const struct cli_cmd cmds[] = {
 	{ "count", cmd_count, "count hits at functions, offsets, returns or globs of the live kernel" },
 	{ "disasm", cmd_disasm, "disassemble a live function block by block, with each site's class" },
 	{ "sites", cmd_sites, "count jump/trap/refused sites of functions or the whole kernel" },
+	{ "trace", cmd_trace, "record every hit, with values, into a CTF trace (babeltrace2 reads it)" },
 	{ "report", cmd_report, "summarise a CTF trace: events per probe and CPU, time span, events lost" },
 	{ "snapshot", cmd_snapshot, "save the kernel's code (text, symbols, reservations) to a file" },
 };
@@ -26,6 +28,27 @@ static void usage(FILE *f)
 		fprintf(f, "  %-10s %s\n", cmds[i].name, cmds[i].summary);
 	fprintf(f, "\n'kinstr COMMAND --help' tells more about each. kinstr needs root and the kinstr\n"
 		   "module loaded (insmod kmod/kinstr.ko).\n");
+}
+
+volatile sig_atomic_t cli_stop;
+
+static void on_signal(int sig)
+{
+	cli_stop = 1;
+}
+
+void cli_catch_signals(void)
+{
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+}
+
+double cli_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 void cli_err(const char *fmt, ...)

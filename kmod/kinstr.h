@@ -91,6 +91,27 @@ long kinstr_session_ioctl(struct kinstr_session *s, unsigned int cmd, void __use
 int kinstr_probes_init(void);
 void kinstr_probes_exit(void);
 
+/* trace.c: trace channels (one per session), the trace action, the reader's ioctls. */
+struct kinstr_chan;
+struct kinstr_trace_spec;
+struct pt_regs;
+struct vm_area_struct;
+struct file;
+struct poll_table_struct;
+void kinstr_chan_get(struct kinstr_chan *ch);
+void kinstr_chan_put(struct kinstr_chan *ch);
+long kinstr_trace_create(struct kinstr_chan **chp, void __user *uarg);
+long kinstr_trace_subbuf(struct kinstr_chan *ch, unsigned int cmd, void __user *uarg);
+long kinstr_trace_flush(struct kinstr_chan *ch, void __user *uarg);
+long kinstr_trace_stats(struct kinstr_chan *ch, void __user *uarg);
+__poll_t kinstr_trace_poll(struct kinstr_chan *ch, struct file *file, struct poll_table_struct *pt);
+int kinstr_trace_mmap(struct kinstr_chan *ch, struct vm_area_struct *vma);
+u32 kinstr_trace_spec_len(const struct kinstr_trace_spec *s);
+void kinstr_trace_record(struct kinstr_chan *ch, const struct kinstr_trace_spec *spec, u32 len,
+			 struct pt_regs *regs);
+int kinstr_session_mmap(struct kinstr_session *s, struct vm_area_struct *vma);
+__poll_t kinstr_session_poll(struct kinstr_session *s, struct file *file, struct poll_table_struct *pt);
+
 /* main.c */
 int kinstr_get_struct(void *kbuf, u32 ksize, const void __user *uarg, u32 min_size);
 

@@ -216,10 +216,23 @@ static int kinstr_release(struct inode *inode, struct file *file)
 	return 0;
 }
 
+/* The trace buffers, read-only (a mapping also keeps the file, so the session, alive). */
+static int kinstr_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	return kinstr_session_mmap(file->private_data, vma);
+}
+
+static __poll_t kinstr_poll(struct file *file, struct poll_table_struct *pt)
+{
+	return kinstr_session_poll(file->private_data, file, pt);
+}
+
 static const struct file_operations kinstr_fops = {
 	.owner = THIS_MODULE,
 	.open = kinstr_open,
 	.release = kinstr_release,
+	.mmap = kinstr_mmap,
+	.poll = kinstr_poll,
 	.unlocked_ioctl = kinstr_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
 	.llseek = noop_llseek,

@@ -45,6 +45,10 @@ struct kprobe_k {
 	bool inline_count;		/* fast path: no call, flags dead at the site */
 	u8 orig[KINSTR_MAX_DISPLACED];
 	u64 __percpu *hits;
+	/* KINSTR_ACTION_TRACE: what to record, where (the area holds a reference) */
+	struct kinstr_chan *chan;
+	u32 rec_len;
+	struct kinstr_trace_spec spec;
 };
 
 enum area_state {
@@ -59,6 +63,7 @@ struct kinstr_area {
 	u32 id, count;
 	enum area_state state;		/* under kinstr_patch_mutex */
 	u8 *mem;			/* module_alloc'ed slots */
+	struct kinstr_chan *chan;	/* held while any probe may trace into it */
 	unsigned long pages;
 	struct kprobe_k probes[];
 };
@@ -67,6 +72,7 @@ struct kinstr_session {
 	struct mutex lock;
 	struct list_head areas;
 	u32 next_id;
+	struct kinstr_chan *chan;	/* KINSTR_IOC_TRACE_CREATE */
 };
 
 /*
@@ -83,12 +89,22 @@ static DECLARE_DELAYED_WORK(kinstr_worker, kinstr_worker_fn);
 #define WORKER_DELAY 5
 
 extern void kinstr_entry_stub(void);
+extern void kinstr_trace_stub(void);
 
 /* Called from every slot's prologue, in any context (task, irq, NMI): touch nothing else. */
 notrace void kinstr_probe_hit(struct kprobe_k *p);
 notrace void kinstr_probe_hit(struct kprobe_k *p)
 {
 	this_cpu_inc(*p->hits);
+}
+
+/* From a trace probe's slot, through kinstr_trace_stub: regs is the site's full state. */
+notrace void kinstr_trace_hit(struct kprobe_k *p, struct pt_regs *regs);
+notrace void kinstr_trace_hit(struct kprobe_k *p, struct pt_regs *regs)
+{
+	regs->ip = p->site;
+	this_cpu_inc(*p->hits);
+	kinstr_trace_record(p->chan, &p->spec, p->rec_len, regs);
 }
 
 static struct kprobe_k *lookup_site(unsigned long site)
@@ -167,7 +183,7 @@ static void write_slot(u8 *slot, const struct kinstr_probe *req, struct kprobe_k
 	u8 *b = slot;
 
 	memset(slot, INT3, KINSTR_SLOT_SIZE);
-	p->inline_count = kinstr_flags_dead_at(req->site);
+	p->inline_count = req->action == KINSTR_ACTION_COUNT && kinstr_flags_dead_at(req->site);
 	if (p->inline_count) {
 		write_inline_count(slot, p);
 		goto body;
@@ -177,8 +193,9 @@ static void write_slot(u8 *slot, const struct kinstr_probe *req, struct kprobe_k
 	*b++ = 0x35;
 	put_rel32(b, s + 6, s + 56);
 	b += 4;
-	*b++ = 0xe8;	/* call kinstr_entry_stub */
-	put_rel32(b, s + 11, (unsigned long)kinstr_entry_stub);
+	*b++ = 0xe8;	/* call kinstr_entry_stub or kinstr_trace_stub */
+	put_rel32(b, s + 11, (unsigned long)(req->action == KINSTR_ACTION_TRACE ? kinstr_trace_stub :
+					     kinstr_entry_stub));
 	b += 4;
 	/* lea 8(%rsp), %rsp: drop the pointer without touching the flags */
 	memcpy(b, "\x48\x8d\x64\x24\x08", 5);
@@ -201,6 +218,7 @@ static void free_area(struct kinstr_area *a)
 		free_percpu(a->probes[i].hits);
 	if (a->mem)
 		kinstr_ksyms.module_memfree(a->mem);	/* resets permissions (VM_FLUSH_RESET_PERMS) */
+	kinstr_chan_put(a->chan);
 	kvfree(a);
 }
 
@@ -393,7 +411,8 @@ static bool locked_down(void)
 	       security_locked_down(LOCKDOWN_KPROBES);
 }
 
-static int area_install(struct kinstr_area *a, const struct kinstr_probe *req, struct kinstr_install *in)
+static int area_install(struct kinstr_session *s, struct kinstr_area *a, const struct kinstr_probe *req,
+			const struct kinstr_trace_spec *specs, struct kinstr_install *in)
 {
 	struct kinstr_verdict v;
 	const u8 int3 = INT3;
@@ -406,6 +425,11 @@ static int area_install(struct kinstr_area *a, const struct kinstr_probe *req, s
 		unsigned long slot = (unsigned long)a->mem + (unsigned long)i * KINSTR_SLOT_SIZE;
 
 		err = kinstr_verify_probe(&req[i], slot + KINSTR_SLOT_BODY, &v);
+		if (!err && req[i].action == KINSTR_ACTION_TRACE &&
+		    (!specs || !s->chan || !kinstr_trace_spec_len(&specs[i]))) {
+			v = (struct kinstr_verdict){ .refusal = KINSTR_REFUSE_BAD_REQUEST, .addr = req[i].site };
+			err = !s->chan ? -ENODEV : -EINVAL;
+		}
 		for (j = 0; !err && j < i; j++)	/* two probes of one batch on one site */
 			if (req[j].site < req[i].site + req[i].displaced_len &&
 			    req[i].site < req[j].site + req[j].displaced_len) {
@@ -440,6 +464,15 @@ static int area_install(struct kinstr_area *a, const struct kinstr_probe *req, s
 		p->displaced_len = req[i].displaced_len;
 		memcpy(p->orig, req[i].expected, KINSTR_MAX_DISPLACED);
 		p->slot = a->mem + (unsigned long)i * KINSTR_SLOT_SIZE;
+		if (req[i].action == KINSTR_ACTION_TRACE) {
+			p->spec = specs[i];
+			p->rec_len = kinstr_trace_spec_len(&specs[i]);
+			p->chan = s->chan;
+			if (!a->chan) {
+				a->chan = s->chan;
+				kinstr_chan_get(a->chan);
+			}
+		}
 		write_slot(p->slot, &req[i], p);
 		jumps |= p->kind == KINSTR_PROBE_JUMP;
 	}
@@ -541,6 +574,7 @@ static long ioctl_alloc(struct kinstr_session *s, void __user *uarg)
 static long ioctl_install(struct kinstr_session *s, void __user *uarg)
 {
 	struct kinstr_install in;
+	struct kinstr_trace_spec *specs = NULL;
 	struct kinstr_probe *req;
 	struct kinstr_area *a;
 	long err;
@@ -566,10 +600,19 @@ static long ioctl_install(struct kinstr_session *s, void __user *uarg)
 	req = kvmalloc_array(in.count, sizeof(*req), GFP_KERNEL);
 	if (!req)
 		return -ENOMEM;
-	if (copy_from_user(req, u64_to_user_ptr(in.probes), (size_t)in.count * sizeof(*req)))
+	if (in.specs) {
+		specs = kvmalloc_array(in.count, sizeof(*specs), GFP_KERNEL);
+		if (!specs) {
+			kvfree(req);
+			return -ENOMEM;
+		}
+	}
+	if (copy_from_user(req, u64_to_user_ptr(in.probes), (size_t)in.count * sizeof(*req)) ||
+	    (specs && copy_from_user(specs, u64_to_user_ptr(in.specs), (size_t)in.count * sizeof(*specs))))
 		err = -EFAULT;
 	else
-		err = area_install(a, req, &in);
+		err = area_install(s, a, req, specs, &in);
+	kvfree(specs);
 	kvfree(req);
 	if (!err && (in.flags & KINSTR_INSTALL_F_WAIT))
 		wait_live(a);
@@ -658,6 +701,19 @@ long kinstr_session_ioctl(struct kinstr_session *s, unsigned int cmd, void __use
 	case KINSTR_IOC_SYNC:
 		err = ioctl_sync(uarg);
 		break;
+	case KINSTR_IOC_TRACE_CREATE:
+		err = kinstr_trace_create(&s->chan, uarg);
+		break;
+	case KINSTR_IOC_TRACE_GET:
+	case KINSTR_IOC_TRACE_PUT:
+		err = kinstr_trace_subbuf(s->chan, cmd, uarg);
+		break;
+	case KINSTR_IOC_TRACE_FLUSH:
+		err = kinstr_trace_flush(s->chan, uarg);
+		break;
+	case KINSTR_IOC_TRACE_STATS:
+		err = kinstr_trace_stats(s->chan, uarg);
+		break;
 	default:
 		err = -ENOTTY;
 	}
@@ -685,7 +741,25 @@ void kinstr_session_free(struct kinstr_session *s)
 	list_for_each_entry_safe(a, tmp, &s->areas, node)
 		area_remove(a);
 	mutex_unlock(&s->lock);
+	/* the areas' references keep the buffers until the worker frees them after quiescence */
+	kinstr_chan_put(s->chan);
 	kfree(s);
+}
+
+int kinstr_session_mmap(struct kinstr_session *s, struct vm_area_struct *vma)
+{
+	int err;
+
+	mutex_lock(&s->lock);
+	err = kinstr_trace_mmap(s->chan, vma);
+	mutex_unlock(&s->lock);
+	return err;
+}
+
+__poll_t kinstr_session_poll(struct kinstr_session *s, struct file *file, struct poll_table_struct *pt)
+{
+	/* poll does not take the session lock: pairs with the release in kinstr_trace_create */
+	return kinstr_trace_poll(smp_load_acquire(&s->chan), file, pt);
 }
 
 int kinstr_probes_init(void)

@@ -16,6 +16,8 @@ struct pset_probe {
 	bool is_call;			/* trap probe on a direct call: emulated */
 	bool is_ret;			/* bare ret: moves as jmp __x86_return_thunk */
 	uint64_t call_target;
+	bool trace;			/* KINSTR_ACTION_TRACE with spec */
+	struct kinstr_trace_spec spec;
 };
 
 struct kinstr_probeset {
@@ -245,6 +247,7 @@ int kinstr_probeset__install(struct kinstr_probeset *ps, char *err, size_t errle
 	struct kinstr_alloc al = { .size = sizeof(al) };
 	struct kinstr_install in = { .size = sizeof(in) };
 	struct kinstr_remove rm = { .size = sizeof(rm) };
+	struct kinstr_trace_spec *specs = NULL;
 	struct kinstr_probe *req;
 	size_t i;
 	int ret = 0, fd;
@@ -274,7 +277,16 @@ int kinstr_probeset__install(struct kinstr_probeset *ps, char *err, size_t errle
 
 		req[i].site = p->info.addr;
 		req[i].kind = p->info.kind;
-		req[i].action = KINSTR_ACTION_COUNT;
+		req[i].action = p->trace ? KINSTR_ACTION_TRACE : KINSTR_ACTION_COUNT;
+		if (p->trace) {
+			if (!specs)
+				specs = calloc(ps->n, sizeof(*specs));
+			if (!specs) {
+				ret = -ENOMEM;
+				goto undo;
+			}
+			specs[i] = p->spec;
+		}
 		req[i].displaced_len = p->info.displaced_len;
 		memcpy(req[i].expected, p->bytes, p->info.displaced_len);
 		ret = build_body(ps, p, body, &req[i], err, errlen);
@@ -284,6 +296,7 @@ int kinstr_probeset__install(struct kinstr_probeset *ps, char *err, size_t errle
 	in.area = al.area;
 	in.count = ps->n;
 	in.flags = ps->async ? 0 : KINSTR_INSTALL_F_WAIT;
+	in.specs = (uintptr_t)specs;
 	in.probes = (uintptr_t)req;
 	if (ioctl(fd, KINSTR_IOC_INSTALL, &in) < 0) {
 		ret = -errno;
@@ -303,11 +316,13 @@ int kinstr_probeset__install(struct kinstr_probeset *ps, char *err, size_t errle
 				 (unsigned long long)(p->info.addr - p->info.func->addr),
 				 kinstr_refusal__str(in.refusal), extra);
 		} else {
-			snprintf(err, errlen, "installing %zu probes failed: %s", ps->n, strerror(-ret));
+			snprintf(err, errlen, "installing %zu probes failed: %s%s", ps->n, strerror(-ret),
+				 ret == -ENODEV ? " (trace probes need a trace channel)" : "");
 		}
 		goto undo;
 	}
 	free(req);
+	free(specs);
 	ps->area = al.area;
 	ps->area_addr = al.addr;
 	{
@@ -326,6 +341,7 @@ int kinstr_probeset__install(struct kinstr_probeset *ps, char *err, size_t errle
 	return 0;
 undo:
 	free(req);
+	free(specs);
 	rm.area = al.area;
 	ioctl(fd, KINSTR_IOC_REMOVE, &rm);
 	return ret;
@@ -339,6 +355,16 @@ int kinstr_probeset__counts(struct kinstr_probeset *ps, uint64_t *counts)
 	if (!ps->area)
 		return -EINVAL;
 	return ioctl(kinstr_dev__fd(ps->dev), KINSTR_IOC_COUNTS, &c) < 0 ? -errno : 0;
+}
+
+int kinstr_probeset__set_trace(struct kinstr_probeset *ps, size_t i, const struct kinstr_trace_spec *spec)
+{
+	if (i >= ps->n || ps->area)
+		return -EINVAL;
+	ps->probes[i].trace = spec != NULL;
+	if (spec)
+		ps->probes[i].spec = *spec;
+	return 0;
 }
 
 void kinstr_probeset__set_async(struct kinstr_probeset *ps, bool async)

@@ -48,6 +48,12 @@ const struct kinstr_probe_info *kinstr_probeset__info(const struct kinstr_probes
  * wait. The default waits, so that the probes run at full speed when install returns.
  */
 void kinstr_probeset__set_async(struct kinstr_probeset *ps, bool async);
+/*
+ * Make probe i (in the order added) a trace probe that records spec into the device's trace
+ * channel (kinstr_trace__create on the same device first); NULL makes it count again.
+ */
+struct kinstr_trace_spec;
+int kinstr_probeset__set_trace(struct kinstr_probeset *ps, size_t i, const struct kinstr_trace_spec *spec);
 /* Reserve slots, relocate, install every probe. On refusal, err names the probe and the rule. */
 int kinstr_probeset__install(struct kinstr_probeset *ps, char *err, size_t errlen);
 /* Hits per probe, summed over CPUs, into counts[cnt]. */

@@ -31,6 +31,11 @@
 #define KINSTR_IOC_REMOVE	_IO(KINSTR_IOC_MAGIC, 0x12)	/* struct kinstr_remove */
 #define KINSTR_IOC_COUNTS	_IO(KINSTR_IOC_MAGIC, 0x13)	/* struct kinstr_counts */
 #define KINSTR_IOC_SYNC		_IO(KINSTR_IOC_MAGIC, 0x14)	/* struct kinstr_sync */
+#define KINSTR_IOC_TRACE_CREATE	_IO(KINSTR_IOC_MAGIC, 0x20)	/* struct kinstr_trace_create */
+#define KINSTR_IOC_TRACE_GET	_IO(KINSTR_IOC_MAGIC, 0x21)	/* struct kinstr_trace_subbuf */
+#define KINSTR_IOC_TRACE_PUT	_IO(KINSTR_IOC_MAGIC, 0x22)	/* struct kinstr_trace_subbuf */
+#define KINSTR_IOC_TRACE_FLUSH	_IO(KINSTR_IOC_MAGIC, 0x23)	/* struct kinstr_trace_flush */
+#define KINSTR_IOC_TRACE_STATS	_IO(KINSTR_IOC_MAGIC, 0x24)	/* struct kinstr_trace_stats */
 
 /* Largest struct size accepted at all; beyond it E2BIG without reading the tail. */
 #define KINSTR_MAX_STRUCT_SIZE	4096
@@ -202,6 +207,7 @@ enum kinstr_probe_kind {
 
 enum kinstr_action {
 	KINSTR_ACTION_COUNT = 1,	/* per-CPU hit counter */
+	KINSTR_ACTION_TRACE = 2,	/* a record into the session's trace buffers (and the counter) */
 };
 
 struct kinstr_probe {
@@ -248,8 +254,11 @@ struct kinstr_install {
 	__u32 refusal_offset;		/* NOT_BOUNDARY: offset of the instruction containing site
 					 * from the symbol; BRANCH_TARGET: the target's offset */
 	__u64 refusal_addr;		/* the address the refusal is about */
+	__u64 specs;			/* user pointer to struct kinstr_trace_spec[count]; read for
+					 * KINSTR_ACTION_TRACE probes only (needs TRACE_CREATE first) */
 };
 #define KINSTR_INSTALL_SIZE_VER0	48
+#define KINSTR_INSTALL_SIZE_VER1	56
 #define KINSTR_INSTALL_F_WAIT	(1U << 0)	/* return once every jump is in place */
 
 struct kinstr_remove {
@@ -276,5 +285,105 @@ struct kinstr_sync {
 
 /* How a probe's action runs (kinstr_counts.flags). */
 #define KINSTR_PROBE_F_INLINE	(1U << 0)	/* inline per-CPU increment: no call, flags dead */
+
+/*
+ * Tracing. One trace channel per file descriptor: KINSTR_IOC_TRACE_CREATE makes a ring buffer
+ * per possible CPU (ring/ring.h: sub-buffers, each starting with a struct kr_subbuf_hdr), which
+ * user space maps with mmap() on the same descriptor: CPU c's buffer at offset c * buf_mmap_size.
+ * A reader takes a delivered sub-buffer with TRACE_GET (its offset in the mapping), reads it, and
+ * gives it back with TRACE_PUT. poll() says POLLIN when a sub-buffer is ready (a timer checks;
+ * probes wake nobody). TRACE_FLUSH closes every CPU's current sub-buffer so that a partly filled
+ * one is delivered (at the end, or periodically for live output).
+ */
+enum kinstr_trace_mode {
+	KINSTR_TRACE_DISCARD = 0,	/* full buffer: new records are dropped and counted */
+	KINSTR_TRACE_OVERWRITE = 1,	/* flight recorder: the oldest sub-buffers are overwritten */
+};
+
+struct kinstr_trace_create {
+	__u32 size;
+	__u32 mode;			/* enum kinstr_trace_mode */
+	__u32 subbuf_size;		/* bytes: a power of two, 4096 .. 16 MiB */
+	__u32 num_subbufs;		/* a power of two, 2 .. 4096 */
+	__u32 flags;			/* none defined: must be 0 */
+	__u32 nr_cpus;			/* out: buffers, for CPU ids 0 .. nr_cpus - 1 */
+	__u64 buf_mmap_size;		/* out: bytes of one CPU's buffer in the mapping */
+};
+#define KINSTR_TRACE_CREATE_SIZE_VER0	32
+
+struct kinstr_trace_subbuf {
+	__u32 size;
+	__u32 cpu;
+	__u64 seq;			/* GET: out, the sub-buffer's sequence number; PUT: in */
+	__u64 offset;			/* GET: out, its offset in the mapping (all CPUs) */
+};
+#define KINSTR_TRACE_SUBBUF_SIZE_VER0	24
+
+struct kinstr_trace_flush {
+	__u32 size;
+	__u32 flags;			/* none defined: must be 0 */
+};
+#define KINSTR_TRACE_FLUSH_SIZE_VER0	8
+
+struct kinstr_trace_stats {
+	__u32 size;
+	__u32 cpu;
+	__u64 written;			/* records committed */
+	__u64 lost_full;		/* discard mode: no free sub-buffer */
+	__u64 lost_wrap;		/* overwrite mode: records in overwritten sub-buffers */
+	__u64 lost_big;			/* larger than a sub-buffer */
+	__u64 lost_nest;		/* probes nested deeper than 4 (task, softirq, irq, NMI) */
+};
+#define KINSTR_TRACE_STATS_SIZE_VER0	48
+
+/* Registers a trace value can name: the x86 encoding order, then the site's address. */
+enum kinstr_reg {
+	KINSTR_REG_RAX, KINSTR_REG_RCX, KINSTR_REG_RDX, KINSTR_REG_RBX,
+	KINSTR_REG_RSP, KINSTR_REG_RBP, KINSTR_REG_RSI, KINSTR_REG_RDI,
+	KINSTR_REG_R8, KINSTR_REG_R9, KINSTR_REG_R10, KINSTR_REG_R11,
+	KINSTR_REG_R12, KINSTR_REG_R13, KINSTR_REG_R14, KINSTR_REG_R15,
+	KINSTR_REG_RIP,			/* the probed site */
+	KINSTR_REG_NR
+};
+
+enum kinstr_val_kind {
+	KINSTR_VAL_REG = 1,		/* the register's value at the site: 8 bytes */
+	KINSTR_VAL_MEM = 2,		/* size bytes at reg + offset, fault-safe: 8 bytes, zero-extended */
+	KINSTR_VAL_STR = 3,		/* a NUL-terminated string at *(reg + offset) if deref, else at
+					 * reg + offset, at most size - 1 chars: round_up(size, 8) bytes */
+};
+
+#define KINSTR_TRACE_MAX_VALS	8
+#define KINSTR_TRACE_STR_MAX	128
+
+struct kinstr_trace_val {
+	__u8 kind;			/* enum kinstr_val_kind */
+	__u8 reg;			/* enum kinstr_reg */
+	__u8 size;			/* MEM: 1, 2, 4 or 8; STR: 2 .. KINSTR_TRACE_STR_MAX */
+	__u8 deref;			/* STR: the string's address is the pointer at reg + offset */
+	__s32 offset;
+};
+
+struct kinstr_trace_spec {
+	__u16 event;			/* copied into each record: the consumer's event class */
+	__u8 nvals;			/* values in vals[] */
+	__u8 flags;			/* none defined: must be 0 */
+	__u32 __reserved;
+	struct kinstr_trace_val vals[KINSTR_TRACE_MAX_VALS];
+};
+
+/*
+ * A record in a trace sub-buffer: this header, then the values in the order of the spec (8
+ * bytes each, strings round_up(size, 8)). Records are 8-byte aligned; len includes the header.
+ */
+struct kinstr_trace_rec {
+	__u32 len;
+	__u16 event;
+	__u16 faults;			/* bit i: value i could not be read (it reads as 0 / "") */
+	__u64 ts;			/* ns, CLOCK_MONOTONIC (NMI-safe fast clock) */
+	__u32 pid;			/* thread group id */
+	__u32 tid;
+	char comm[16];
+};
 
 #endif /* _UAPI_LINUX_KINSTR_H */

@@ -1,0 +1,849 @@
+// SPDX-License-Identifier: GPL-2.0
+/* kinstr trace -o DIR SPEC[(VALUE,...)]...: record every hit, with values, as a CTF trace. */
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <kinstr/btf.h>
+#include <kinstr/ctf.h>
+#include <kinstr/probe.h>
+#include <kinstr/trace.h>
+#include "cli.h"
+
+#define MAX_EVENTS 4096
+#define STR_DEFAULT 64
+
+
+static void trace_usage(FILE *f)
+{
+	fprintf(f, "usage: kinstr trace [options] SPEC[(VALUE,...)]...\n\n"
+		   "Record every hit of the given probes, with time, CPU, pid/tid, comm and the\n"
+		   "requested values, into a CTF 1.8 trace directory (babeltrace2 DIR reads it;\n"
+		   "'kinstr report DIR' summarises it). SPEC is as for 'kinstr count':\n"
+		   "  FUNC, FUNC+0xOFF, FUNC%%return (every return site), GLOB ('vfs_*')\n"
+		   "VALUE is one of\n"
+		   "  NAME            an argument of FUNC by name (from BTF; at FUNC's entry only)\n"
+		   "  %%REG            a register at the site: %%rax .. %%r15, %%rip\n"
+		   "  ret             the return value (at FUNC%%return: %%rax)\n"
+		   "  +OFF(X)         8 bytes of memory at X + OFF (X: NAME or %%REG; -OFF too),\n"
+		   "                  read fault-safely (a fault records 0)\n"
+		   "  FIELD=VALUE     name the value's field in the trace (default: from VALUE)\n"
+		   "  VALUE:TYPE      u8 u16 u32 u64 s8 s16 s32 s64 x64 (hex), or string: the value\n"
+		   "                  is a char pointer (for +OFF(X), the pointer stored there);\n"
+		   "                  string[N] keeps at most N-1 chars (default %d)\n"
+		   "e.g. kinstr trace -o t 'vfs_read(file,count)' 'vfs_read%%return'\n\n"
+		   "  -o, --output DIR      the trace directory (must not exist or be empty;\n"
+		   "                        default kinstr-trace-YYYYmmdd-HHMMSS)\n"
+		   "  -d, --duration SEC    trace for SEC seconds\n"
+		   "  -c, --command CMD     run CMD, trace while it runs, exit with its status\n"
+		   "      --live            also print each event as text while recording\n"
+		   "      --buffer-size N   bytes of buffer per CPU (default 1M; K/M suffixes)\n"
+		   "      --subbuf-size N   bytes per sub-buffer (default 64K; a power of two >= 4K)\n"
+		   "      --overwrite       flight recorder: keep the newest events, overwrite the\n"
+		   "                        oldest (default: discard new events when full)\n"
+		   "Without -d or -c, trace until interrupted (Ctrl-C). At the end it prints the\n"
+		   "events recorded and lost per CPU.\n", STR_DEFAULT);
+}
+
+struct tval {
+	char name[64];
+	struct kinstr_trace_val v;
+	enum kinstr_ctf_type type;
+	bool hex;
+};
+
+struct tevent {
+	char name[192];
+	int class_id;
+	unsigned int nvals;
+	struct tval vals[KINSTR_TRACE_MAX_VALS];
+	uint64_t count;
+};
+
+struct tracer {
+	struct tevent *ev;
+	unsigned int nev;
+	struct kinstr_ctf *w;
+	bool live;
+	unsigned int nr_cpus;
+	uint64_t *recorded, *last_discarded, *last_ts;
+	bool *has_packet;
+	int error;
+};
+
+static const char *const reg_names[KINSTR_REG_NR] = {
+	"rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi",
+	"r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15", "rip",
+};
+
+static int reg_by_name(const char *s)
+{
+	int i;
+
+	for (i = 0; i < KINSTR_REG_NR; i++)
+		if (!strcmp(s, reg_names[i]))
+			return i;
+	return -1;
+}
+
+static void trim(char *s)
+{
+	size_t n = strlen(s), i = 0;
+
+	while (n && isspace((unsigned char)s[n - 1]))
+		s[--n] = 0;
+	while (isspace((unsigned char)s[i]))
+		i++;
+	memmove(s, s + i, n - i + 1);
+}
+
+/* C type spelling from BTF to a CTF integer type. */
+static void type_from_btf(const struct kinstr_proto_arg *a, struct tval *t)
+{
+	bool is_signed = !strstr(a->type, "unsigned") && strncmp(a->type, "u", 1) && strcmp(a->type, "size_t") &&
+			 strcmp(a->type, "bool") && strcmp(a->type, "_Bool") && strncmp(a->type, "__u", 3) &&
+			 strncmp(a->type, "gfp_t", 5) && strncmp(a->type, "umode_t", 7);
+
+	if (strchr(a->type, '*') || strchr(a->type, '(') || a->size > 8 || a->size == 0) {
+		t->type = KINSTR_CTF_U64;
+		t->hex = true;
+		return;
+	}
+	switch (a->size) {
+	case 1: t->type = is_signed ? KINSTR_CTF_S8 : KINSTR_CTF_U8; break;
+	case 2: t->type = is_signed ? KINSTR_CTF_S16 : KINSTR_CTF_U16; break;
+	case 4: t->type = is_signed ? KINSTR_CTF_S32 : KINSTR_CTF_U32; break;
+	default: t->type = is_signed ? KINSTR_CTF_S64 : KINSTR_CTF_U64; break;
+	}
+}
+
+/* ":TYPE" into t (integer width also sets a memory read's size). */
+static int apply_type(const char *ty, struct tval *t, bool mem, char *err, size_t errlen)
+{
+	static const struct { const char *n; enum kinstr_ctf_type t; unsigned int size; bool hex; } types[] = {
+		{ "u8", KINSTR_CTF_U8, 1, false }, { "u16", KINSTR_CTF_U16, 2, false },
+		{ "u32", KINSTR_CTF_U32, 4, false }, { "u64", KINSTR_CTF_U64, 8, false },
+		{ "s8", KINSTR_CTF_S8, 1, false }, { "s16", KINSTR_CTF_S16, 2, false },
+		{ "s32", KINSTR_CTF_S32, 4, false }, { "s64", KINSTR_CTF_S64, 8, false },
+		{ "x8", KINSTR_CTF_U8, 1, true }, { "x16", KINSTR_CTF_U16, 2, true },
+		{ "x32", KINSTR_CTF_U32, 4, true }, { "x64", KINSTR_CTF_U64, 8, true },
+	};
+	size_t i;
+
+	if (!strncmp(ty, "string", 6)) {
+		unsigned long n = STR_DEFAULT;
+		char *end;
+
+		if (ty[6] == '[') {
+			n = strtoul(ty + 7, &end, 0);
+			if (end == ty + 7 || strcmp(end, "]") || n < 2 || n > KINSTR_TRACE_STR_MAX) {
+				snprintf(err, errlen, "bad string size '%.100s' (string[2..%d])", ty, KINSTR_TRACE_STR_MAX);
+				return -EINVAL;
+			}
+		} else if (ty[6]) {
+			goto bad;
+		}
+		t->v.deref = mem;
+		t->v.kind = KINSTR_VAL_STR;
+		t->v.size = (uint8_t)n;
+		t->type = KINSTR_CTF_STRING;
+		t->hex = false;
+		return 0;
+	}
+	for (i = 0; i < sizeof(types) / sizeof(types[0]); i++)
+		if (!strcmp(ty, types[i].n)) {
+			t->type = types[i].t;
+			t->hex = types[i].hex;
+			if (mem)
+				t->v.size = types[i].size;
+			return 0;
+		}
+bad:
+	snprintf(err, errlen, "unknown type '%.100s' (u8..u64, s8..s64, x8..x64, string)", ty);
+	return -EINVAL;
+}
+
+/* A register or an argument name into a register; *name_out gets the field's name. */
+static int base_reg(const char *s, const struct kinstr_proto *proto, bool at_entry, const char *func,
+		    struct tval *t, char *err, size_t errlen)
+{
+	unsigned int j;
+	int r;
+
+	if (s[0] == '%') {
+		r = reg_by_name(s + 1);
+		if (r < 0) {
+			snprintf(err, errlen, "unknown register '%.100s' (%%rax .. %%r15, %%rip)", s);
+			return -EINVAL;
+		}
+		t->v.reg = (uint8_t)r;
+		t->type = KINSTR_CTF_U64;
+		t->hex = true;
+		return 0;
+	}
+	if (!proto) {
+		snprintf(err, errlen, "'%.100s': no BTF prototype for %.200s (use registers: %%rdi, %%rsi, ...)", s, func);
+		return -ENOENT;
+	}
+	for (j = 0; j < proto->nargs; j++)
+		if (!strcmp(proto->args[j].name, s))
+			break;
+	if (j == proto->nargs) {
+		char names[256] = "";
+
+		for (j = 0; j < proto->nargs; j++)
+			snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s", j ? ", " : "",
+				 proto->args[j].name);
+		snprintf(err, errlen, "%.150s has no argument '%.100s' (it has: %.200s)", func, s, proto->nargs ? names : "none");
+		return -ENOENT;
+	}
+	if (!at_entry) {
+		snprintf(err, errlen, "argument '%.100s': arguments by name only at %.150s's entry (use registers "
+			 "elsewhere)", s, func);
+		return -EINVAL;
+	}
+	if (proto->args[j].on_stack || proto->args[j].reg[0] < 0) {
+		snprintf(err, errlen, "argument '%.100s' of %.150s is passed on the stack: not supported", s, func);
+		return -EOPNOTSUPP;
+	}
+	t->v.reg = (uint8_t)proto->args[j].reg[0];
+	type_from_btf(&proto->args[j], t);
+	return 0;
+}
+
+static void field_name(const char *expr, char *out, size_t size)
+{
+	size_t o = 0;
+
+	for (; *expr && o + 1 < size; expr++) {
+		char c = *expr;
+
+		if (isalnum((unsigned char)c) || c == '_')
+			out[o++] = c;
+		else if (o && out[o - 1] != '_' && c != '%' && c != ')')
+			out[o++] = '_';
+	}
+	while (o && out[o - 1] == '_')
+		o--;
+	out[o] = 0;
+	if (!o || isdigit((unsigned char)out[0])) {
+		memmove(out + 1, out, strlen(out) + 1 < size - 1 ? strlen(out) + 1 : size - 2);
+		out[0] = 'v';
+		out[size - 1] = 0;
+	}
+}
+
+/* One VALUE of a SPEC. */
+static int parse_value(char *tok, const struct kinstr_proto *proto, bool at_entry, bool at_return,
+		       const char *func, struct tval *t, char *err, size_t errlen)
+{
+	char *colon = NULL, *p, *open;
+	int depth = 0, ret;
+
+	memset(t, 0, sizeof(*t));
+	trim(tok);
+	for (p = tok; *p; p++) {
+		depth += *p == '(';
+		depth -= *p == ')';
+		if (*p == ':' && !depth)
+			colon = p;
+	}
+	if (colon)
+		*colon = 0;
+	trim(tok);
+	/* NAME=EXPR names the field */
+	p = strchr(tok, '=');
+	if (p && (!strchr(tok, '(') || p < strchr(tok, '('))) {
+		*p = 0;
+		trim(tok);
+		field_name(tok, t->name, sizeof(t->name));
+		tok = p + 1;
+		trim(tok);
+	} else {
+		p = NULL;
+	}
+	if (!*tok) {
+		snprintf(err, errlen, "empty value");
+		return -EINVAL;
+	}
+	if (!p)
+		field_name(tok, t->name, sizeof(t->name));
+	open = strchr(tok, '(');
+	if (!strcmp(tok, "ret") || !strcmp(tok, "retval")) {
+		if (!at_return) {
+			snprintf(err, errlen, "'%.200s': the return value exists only at FUNC%%return", tok);
+			return -EINVAL;
+		}
+		t->v.kind = KINSTR_VAL_REG;
+		t->v.reg = KINSTR_REG_RAX;
+		t->type = KINSTR_CTF_S64;
+		if (!p)
+			snprintf(t->name, sizeof(t->name), "ret");
+	} else if (open) {
+		char *end, *close = strrchr(tok, ')');
+		long long off = 0;
+
+		if (!close || close[1]) {
+			snprintf(err, errlen, "'%.200s': expected +OFF(X)", tok);
+			return -EINVAL;
+		}
+		*close = 0;
+		*open = 0;
+		if (*tok) {
+			errno = 0;
+			off = strtoll(tok, &end, 0);
+			if (errno || *end || off < INT32_MIN || off > INT32_MAX) {
+				snprintf(err, errlen, "'%.200s': bad offset (+0x10(%%rdi))", tok);
+				return -EINVAL;
+			}
+		}
+		trim(open + 1);
+		ret = base_reg(open + 1, proto, at_entry, func, t, err, errlen);
+		if (ret)
+			return ret;
+		if (!p) {
+			char base[64];
+
+			field_name(open + 1, base, sizeof(base));
+			snprintf(t->name, sizeof(t->name), "%.40s_%s%llx", base, off < 0 ? "m" : "",
+				 off < 0 ? -(unsigned long long)off : (unsigned long long)off);
+		}
+		t->v.kind = KINSTR_VAL_MEM;
+		t->v.offset = (int32_t)off;
+		t->v.size = 8;
+		t->type = KINSTR_CTF_U64;
+		t->hex = true;
+		if (colon)
+			return apply_type(colon + 1, t, true, err, errlen);
+		return 0;
+	} else {
+		ret = base_reg(tok, proto, at_entry, func, t, err, errlen);
+		if (ret)
+			return ret;
+		t->v.kind = KINSTR_VAL_REG;
+	}
+	if (colon) {
+		ret = apply_type(colon + 1, t, false, err, errlen);
+		if (ret)
+			return ret;
+		if (t->v.kind == KINSTR_VAL_STR)
+			t->v.deref = 0;	/* the register holds the char pointer */
+	}
+	return 0;
+}
+
+static int parse_values(const char *list, struct tevent *e, const struct kinstr_proto *proto, bool at_entry,
+			bool at_return, const char *func, char *err, size_t errlen)
+{
+	char buf[1024], *tok, *p;
+	int depth = 0, ret;
+	unsigned int i, j;
+
+	e->nvals = 0;
+	if (at_return && (!list || !*list)) {
+		/* a return's value is what one wants to see */
+		struct tval *t = &e->vals[e->nvals++];
+
+		memset(t, 0, sizeof(*t));
+		snprintf(t->name, sizeof(t->name), "ret");
+		t->v.kind = KINSTR_VAL_REG;
+		t->v.reg = KINSTR_REG_RAX;
+		t->type = KINSTR_CTF_S64;
+		return 0;
+	}
+	if (!list || !*list)
+		return 0;
+	snprintf(buf, sizeof(buf), "%s", list);
+	for (tok = p = buf;; p++) {
+		if (*p == '(')
+			depth++;
+		else if (*p == ')')
+			depth--;
+		if ((*p == ',' && !depth) || !*p) {
+			bool last = !*p;
+
+			*p = 0;
+			if (e->nvals == KINSTR_TRACE_MAX_VALS) {
+				snprintf(err, errlen, "at most %d values per probe", KINSTR_TRACE_MAX_VALS);
+				return -E2BIG;
+			}
+			ret = parse_value(tok, proto, at_entry, at_return, func, &e->vals[e->nvals], err, errlen);
+			if (ret)
+				return ret;
+			e->nvals++;
+			if (last)
+				break;
+			tok = p + 1;
+		}
+	}
+	/* field names must be distinct, and not the ones every event has */
+	for (i = 0; i < e->nvals; i++) {
+		for (j = 0; j < i; j++)
+			if (!strcmp(e->vals[i].name, e->vals[j].name))
+				break;
+		if (j < i || !strcmp(e->vals[i].name, "pid") || !strcmp(e->vals[i].name, "tid") ||
+		    !strcmp(e->vals[i].name, "comm"))
+			snprintf(e->vals[i].name + strlen(e->vals[i].name),
+				 sizeof(e->vals[i].name) - strlen(e->vals[i].name), "_%u", i);
+	}
+	return 0;
+}
+
+static uint32_t parse_size(const char *s)
+{
+	char *end;
+	double v = strtod(s, &end);
+
+	if (end == s || v <= 0)
+		return 0;
+	if (*end == 'k' || *end == 'K')
+		v *= 1024, end++;
+	else if (*end == 'm' || *end == 'M')
+		v *= 1024 * 1024, end++;
+	else if (*end == 'g' || *end == 'G')
+		v *= 1024.0 * 1024 * 1024, end++;
+	if (*end || v > 4294967295.0)
+		return 0;
+	return (uint32_t)v;
+}
+
+static void print_event(const struct tevent *e, unsigned int cpu, const struct kinstr_trace_rec *r,
+			const union kinstr_ctf_value *vals)
+{
+	unsigned int i;
+
+	printf("[%llu.%09llu] cpu %u %.16s %u/%u %s:", (unsigned long long)(r->ts / 1000000000),
+	       (unsigned long long)(r->ts % 1000000000), cpu, r->comm, r->pid, r->tid, e->name);
+	for (i = 0; i < e->nvals; i++) {
+		const struct tval *t = &e->vals[i];
+
+		if (t->type == KINSTR_CTF_STRING)
+			printf(" %s=\"%s\"", t->name, vals[3 + i].str);
+		else if (t->hex)
+			printf(" %s=0x%llx", t->name, (unsigned long long)vals[3 + i].u);
+		else if (t->type >= KINSTR_CTF_S8 && t->type <= KINSTR_CTF_S64)
+			printf(" %s=%lld", t->name, (long long)vals[3 + i].s);
+		else
+			printf(" %s=%llu", t->name, (unsigned long long)vals[3 + i].u);
+	}
+	printf("\n");
+}
+
+static uint64_t narrow(const struct tval *t, uint64_t v)
+{
+	switch (t->type) {
+	case KINSTR_CTF_U8: return (uint8_t)v;
+	case KINSTR_CTF_U16: return (uint16_t)v;
+	case KINSTR_CTF_U32: return (uint32_t)v;
+	case KINSTR_CTF_S8: return (uint64_t)(int64_t)(int8_t)v;
+	case KINSTR_CTF_S16: return (uint64_t)(int64_t)(int16_t)v;
+	case KINSTR_CTF_S32: return (uint64_t)(int64_t)(int32_t)v;
+	default: return v;
+	}
+}
+
+/* One delivered sub-buffer into one CTF packet of the CPU's stream. */
+static int on_subbuf(void *ctx, unsigned int cpu, const struct kr_subbuf_hdr *h, const unsigned char *recs)
+{
+	struct tracer *tr = ctx;
+	uint64_t discarded = h->lost_full + h->lost_wrap + h->lost_big + h->lost_nest;
+	uint32_t off, len;
+	int ret;
+
+	if (cpu >= tr->nr_cpus)
+		return -EINVAL;
+	/*
+	 * Events lost before the first packet of a CPU (overwrite mode): an empty packet with none
+	 * lost goes first, so that readers count them (babeltrace2 counts differences).
+	 */
+	if (!tr->has_packet[cpu] && discarded) {
+		ret = kinstr_ctf__packet_begin(tr->w, cpu, h->ts_begin);
+		if (!ret)
+			ret = kinstr_ctf__packet_end(tr->w, cpu, h->ts_begin, 0);
+		if (ret)
+			return ret;
+		tr->has_packet[cpu] = true;
+	}
+	ret = kinstr_ctf__packet_begin(tr->w, cpu, h->ts_begin);
+	if (ret)
+		return ret;
+	for (off = 0; off + sizeof(struct kinstr_trace_rec) <= h->data_size; off += KR_RECORD_SPAN(len)) {
+		const struct kinstr_trace_rec *r = (const void *)(recs + off);
+		union kinstr_ctf_value vals[3 + KINSTR_TRACE_MAX_VALS];
+		const unsigned char *v = (const unsigned char *)(r + 1);
+		const struct tevent *e;
+		unsigned int i;
+
+		len = r->len;
+		if (len < sizeof(*r) || off + len > h->data_size)
+			return -EBADMSG;
+		if (r->event >= tr->nev)
+			return -EBADMSG;
+		e = &tr->ev[r->event];
+		vals[0].u = r->pid;
+		vals[1].u = r->tid;
+		vals[2].str = r->comm;
+		for (i = 0; i < e->nvals; i++) {
+			const struct tval *t = &e->vals[i];
+			uint64_t x;
+
+			if (t->v.kind == KINSTR_VAL_STR) {
+				size_t n = (t->v.size + 7u) & ~7u;
+
+				if (v + n > (const unsigned char *)r + len)
+					return -EBADMSG;
+				vals[3 + i].str = (const char *)v;
+				v += n;
+				continue;
+			}
+			if (v + 8 > (const unsigned char *)r + len)
+				return -EBADMSG;
+			memcpy(&x, v, 8);
+			vals[3 + i].u = narrow(t, x);
+			v += 8;
+		}
+		ret = kinstr_ctf__event(tr->w, cpu, (unsigned int)e->class_id, r->ts, vals);
+		if (ret)
+			return ret;
+		tr->ev[r->event].count++;
+		tr->recorded[cpu]++;
+		if (tr->live)
+			print_event(e, cpu, r, vals);
+	}
+	if (tr->live)
+		fflush(stdout);
+	tr->last_discarded[cpu] = discarded;
+	tr->last_ts[cpu] = h->ts_end;
+	tr->has_packet[cpu] = true;
+	return kinstr_ctf__packet_end(tr->w, cpu, h->ts_end, discarded);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The SPEC's probes [n0, n1) of ps become trace probes of event classes of tr. */
+static int setup_spec(struct tracer *tr, struct kinstr_probeset *ps, size_t n0, const char *probe,
+		      const char *values, struct kinstr_btf *btf)
+{
+	bool at_return = strstr(probe, "%return") != NULL, offset = strchr(probe, '+') != NULL;
+	size_t i;
+	char err[512];
+
+	for (i = n0; i < kinstr_probeset__cnt(ps); i++) {
+		const struct kinstr_probe_info *p = kinstr_probeset__info(ps, i);
+		struct kinstr_trace_spec spec;
+		struct kinstr_proto proto, *pp = NULL;
+		char name[192];
+		unsigned int e, j;
+		bool at_entry = !at_return && !offset;
+
+		if (at_return)
+			snprintf(name, sizeof(name), "%s%%return", p->func->name);
+		else if (offset)
+			snprintf(name, sizeof(name), "%s+0x%llx", p->func->name,
+				 (unsigned long long)(p->addr - p->func->addr));
+		else
+			snprintf(name, sizeof(name), "%s", p->func->name);
+		for (e = 0; e < tr->nev; e++)
+			if (!strcmp(tr->ev[e].name, name))
+				break;
+		if (e == tr->nev) {
+			struct tevent *ev;
+
+			if (tr->nev == MAX_EVENTS) {
+				cli_err("more than %d events", MAX_EVENTS);
+				return -E2BIG;
+			}
+			ev = &tr->ev[tr->nev];
+			memset(ev, 0, sizeof(*ev));
+			snprintf(ev->name, sizeof(ev->name), "%s", name);
+			if (btf && kinstr_btf__proto(btf, p->func->name, &proto) == 0)
+				pp = &proto;
+			if (parse_values(values, ev, pp, at_entry, at_return, p->func->name, err, sizeof(err))) {
+				cli_err("%s: %s", name, err);
+				return -EINVAL;
+			}
+			tr->nev++;
+		}
+		memset(&spec, 0, sizeof(spec));
+		spec.event = (uint16_t)e;
+		spec.nvals = (uint8_t)tr->ev[e].nvals;
+		for (j = 0; j < tr->ev[e].nvals; j++)
+			spec.vals[j] = tr->ev[e].vals[j].v;
+		if (kinstr_probeset__set_trace(ps, i, &spec))
+			return -EINVAL;
+	}
+	return 0;
+}
+
+static int add_classes(struct tracer *tr)
+{
+	unsigned int e, i;
+
+	for (e = 0; e < tr->nev; e++) {
+		struct kinstr_ctf_field f[3 + KINSTR_TRACE_MAX_VALS] = {
+			{ .name = "pid", .type = KINSTR_CTF_U32 },
+			{ .name = "tid", .type = KINSTR_CTF_U32 },
+			{ .name = "comm", .type = KINSTR_CTF_CHARS, .len = 16 },
+		};
+		struct tevent *ev = &tr->ev[e];
+
+		for (i = 0; i < ev->nvals; i++)
+			f[3 + i] = (struct kinstr_ctf_field){ .name = ev->vals[i].name, .type = ev->vals[i].type,
+							      .hex = ev->vals[i].hex };
+		ev->class_id = kinstr_ctf__add_class(tr->w, ev->name, f, 3 + ev->nvals);
+		if (ev->class_id < 0) {
+			cli_err("%s: cannot describe the event: %s", ev->name, strerror(-ev->class_id));
+			return ev->class_id;
+		}
+	}
+	return 0;
+}
+
+int cmd_trace(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "command", required_argument, NULL, 'c' },
+		{ "live", no_argument, NULL, 'l' },
+		{ "buffer-size", required_argument, NULL, 'B' },
+		{ "subbuf-size", required_argument, NULL, 'S' },
+		{ "overwrite", no_argument, NULL, 'O' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	const char *dir = NULL, *command = NULL;
+	char dirbuf[64], err[512], specs_env[1024] = "";
+	double duration = 0, t0, last_flush;
+	uint32_t bufsize = 1 << 20, subbuf = 64 << 10;
+	bool overwrite = false;
+	struct tracer tr = { 0 };
+	struct kinstr_trace_opts topts = { .sz = sizeof(topts) };
+	struct kinstr_ctf_opts copts = { .sz = sizeof(copts) };
+	struct kinstr_ctf_env env[2];
+	struct kinstr_probeset *ps = NULL;
+	struct kinstr_trace *t = NULL;
+	struct kinstr_btf *btf;
+	struct kinstr_kernel *k;
+	struct kinstr_dev *dev;
+	int c, i, ret = CLI_FAIL, status = -1, r;
+	pid_t child = 0;
+	uint64_t total_rec = 0, total_lost = 0;
+	unsigned int cpu;
+
+	while ((c = getopt_long(argc, argv, "+o:d:c:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'o': dir = optarg; break;
+		case 'd': duration = atof(optarg); break;
+		case 'c': command = optarg; break;
+		case 'l': tr.live = true; break;
+		case 'B': bufsize = parse_size(optarg); break;
+		case 'S': subbuf = parse_size(optarg); break;
+		case 'O': overwrite = true; break;
+		case 'h': trace_usage(stdout); return CLI_OK;
+		default: trace_usage(stderr); return CLI_USAGE;
+		}
+	}
+	if (optind >= argc || duration < 0) {
+		trace_usage(stderr);
+		return CLI_USAGE;
+	}
+	if (subbuf < 4096 || (subbuf & (subbuf - 1))) {
+		cli_err("--subbuf-size: a power of two of at least 4K");
+		return CLI_USAGE;
+	}
+	if (bufsize < 2 * subbuf || bufsize / subbuf > 256) {
+		cli_err("--buffer-size: 2 to 256 sub-buffers of %u bytes per CPU", subbuf);
+		return CLI_USAGE;
+	}
+	topts.subbuf_size = subbuf;
+	for (topts.num_subbufs = 2; topts.num_subbufs * 2 <= bufsize / subbuf; topts.num_subbufs *= 2)
+		;
+	topts.overwrite = overwrite;
+	if (!dir) {
+		time_t now_t = time(NULL);
+
+		strftime(dirbuf, sizeof(dirbuf), "kinstr-trace-%Y%m%d-%H%M%S", localtime(&now_t));
+		dir = dirbuf;
+	}
+	tr.ev = calloc(MAX_EVENTS, sizeof(*tr.ev));
+	if (!tr.ev)
+		return CLI_FAIL;
+	k = cli_open_kernel(NULL, &dev);
+	if (!k) {
+		free(tr.ev);
+		return CLI_FAIL;
+	}
+	btf = kinstr_btf__open(NULL);	/* NULL: registers only */
+	ps = kinstr_probeset__new(dev, k);
+	if (!ps)
+		goto out;
+	for (i = optind; i < argc; i++) {
+		char probe[512], *open;
+		const char *values = NULL;
+		size_t n0 = kinstr_probeset__cnt(ps);
+
+		snprintf(probe, sizeof(probe), "%s", argv[i]);
+		open = strchr(probe, '(');
+		if (open) {
+			size_t n = strlen(probe);
+
+			if (probe[n - 1] != ')') {
+				cli_err("%s: expected SPEC(VALUE,...)", argv[i]);
+				ret = CLI_USAGE;
+				goto out;
+			}
+			probe[n - 1] = 0;
+			*open = 0;
+			values = open + 1;
+		}
+		if (cli_add_spec(ps, k, probe, false) || setup_spec(&tr, ps, n0, probe, values, btf))
+			goto out;
+		snprintf(specs_env + strlen(specs_env), sizeof(specs_env) - strlen(specs_env), "%s%s",
+			 i > optind ? " " : "", argv[i]);
+	}
+	t = kinstr_trace__create(dev, &topts);
+	if (!t) {
+		cli_err("cannot create the trace buffers (%u x %u bytes per CPU): %s", topts.num_subbufs, subbuf,
+			strerror(errno));
+		goto out;
+	}
+	tr.nr_cpus = kinstr_trace__nr_cpus(t);
+	tr.recorded = calloc(tr.nr_cpus, sizeof(uint64_t));
+	tr.last_discarded = calloc(tr.nr_cpus, sizeof(uint64_t));
+	tr.last_ts = calloc(tr.nr_cpus, sizeof(uint64_t));
+	tr.has_packet = calloc(tr.nr_cpus, sizeof(bool));
+	if (!tr.recorded || !tr.last_discarded || !tr.last_ts || !tr.has_packet)
+		goto out;
+	env[0] = (struct kinstr_ctf_env){ "kinstr_probes", specs_env };
+	env[1] = (struct kinstr_ctf_env){ "kinstr_mode", overwrite ? "overwrite" : "discard" };
+	copts.env = env;
+	copts.env_cnt = 2;
+	tr.w = kinstr_ctf__create(dir, &copts);
+	if (!tr.w) {
+		cli_err("%s: cannot create the trace: %s", dir, errno == EEXIST ? "it exists and is not empty" :
+			strerror(errno));
+		goto out;
+	}
+	if (add_classes(&tr))
+		goto out;
+	cli_catch_signals();
+	if (kinstr_probeset__install(ps, err, sizeof(err))) {
+		cli_err("%s", err);
+		goto out;
+	}
+	fprintf(stderr, "kinstr: tracing %zu probes (%u events) into %s%s\n", kinstr_probeset__cnt(ps), tr.nev, dir,
+		command || duration > 0 ? "" : "; Ctrl-C to stop");
+	t0 = last_flush = cli_now();
+	if (command) {
+		child = cli_spawn(command);
+		if (child < 0)
+			goto out;
+	}
+	while (!cli_stop) {
+		int wait_ms = 100;
+
+		if (duration > 0 && cli_now() - t0 >= duration)
+			break;
+		if (child > 0) {
+			int st;
+
+			if (waitpid(child, &st, WNOHANG) == child) {
+				status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+				break;
+			}
+			wait_ms = 20;
+		}
+		kinstr_trace__poll(t, wait_ms);
+		if (tr.live && cli_now() - last_flush >= 1) {
+			kinstr_trace__flush(t);
+			last_flush = cli_now();
+		}
+		r = kinstr_trace__consume(t, on_subbuf, &tr);
+		if (r) {
+			cli_err("reading the trace buffers: %s", strerror(-r));
+			goto out;
+		}
+	}
+	/* probes out, every handler finished (quiescence), then the last partial sub-buffers */
+	kinstr_probeset__remove(ps);
+	kinstr_dev__sync(dev);
+	kinstr_trace__flush(t);
+	r = kinstr_trace__consume(t, on_subbuf, &tr);
+	if (r) {
+		cli_err("reading the trace buffers: %s", strerror(-r));
+		goto out;
+	}
+	for (cpu = 0; cpu < tr.nr_cpus; cpu++) {
+		struct kinstr_trace_stats st;
+		uint64_t lost;
+
+		if (kinstr_trace__stats(t, cpu, &st))
+			continue;
+		lost = st.lost_full + st.lost_wrap + st.lost_big + st.lost_nest;
+		/* losses after the last delivered sub-buffer: an empty packet carries the total */
+		if (lost > tr.last_discarded[cpu]) {
+			uint64_t ts = tr.has_packet[cpu] ? tr.last_ts[cpu] : now_ns();
+
+			if (!tr.has_packet[cpu] &&	/* from none lost, as above */
+			    (kinstr_ctf__packet_begin(tr.w, cpu, ts) || kinstr_ctf__packet_end(tr.w, cpu, ts, 0))) {
+				cli_err("%s: cannot write the stream of cpu %u", dir, cpu);
+				goto out;
+			}
+
+			if (kinstr_ctf__packet_begin(tr.w, cpu, ts) ||
+			    kinstr_ctf__packet_end(tr.w, cpu, ts, lost)) {
+				cli_err("%s: cannot write the stream of cpu %u", dir, cpu);
+				goto out;
+			}
+			tr.last_discarded[cpu] = lost;
+		}
+		if (tr.recorded[cpu] || lost)
+			fprintf(stderr, "kinstr: cpu %u: %llu events recorded, %llu lost (full %llu, overwritten %llu, "
+				"too big %llu, nested %llu)\n", cpu, (unsigned long long)tr.recorded[cpu],
+				(unsigned long long)lost, (unsigned long long)st.lost_full,
+				(unsigned long long)st.lost_wrap, (unsigned long long)st.lost_big,
+				(unsigned long long)st.lost_nest);
+		total_rec += tr.recorded[cpu];
+		total_lost += lost;
+	}
+	r = kinstr_ctf__close(tr.w);
+	tr.w = NULL;
+	if (r) {
+		cli_err("%s: writing the trace failed: %s", dir, strerror(-r));
+		goto out;
+	}
+	fprintf(stderr, "kinstr: %llu events recorded, %llu lost, in %s\n", (unsigned long long)total_rec,
+		(unsigned long long)total_lost, dir);
+	ret = child > 0 ? status : CLI_OK;
+out:
+	if (child > 0 && status < 0) {
+		kill(child, SIGTERM);
+		waitpid(child, NULL, 0);
+	}
+	if (tr.w)
+		kinstr_ctf__close(tr.w);
+	kinstr_probeset__free(ps);	/* removes the probes */
+	kinstr_trace__free(t);
+	kinstr_btf__close(btf);
+	cli_close_kernel(k, dev);
+	free(tr.recorded);
+	free(tr.last_discarded);
+	free(tr.last_ts);
+	free(tr.has_packet);
+	free(tr.ev);
+	return ret;
+}

@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/* The reader's side of a trace channel: map the buffers, take and give back sub-buffers. */
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+
+#include <kinstr/trace.h>
+
+struct kinstr_trace {
+	struct kinstr_dev *dev;
+	unsigned int nr_cpus;
+	uint32_t subbuf_size;
+	size_t buf_size, map_size;
+	unsigned char *map;
+};
+
+struct kinstr_trace *kinstr_trace__create(struct kinstr_dev *dev, const struct kinstr_trace_opts *opts)
+{
+	struct kinstr_trace_create tc = { .size = sizeof(tc) };
+	struct kinstr_trace *t;
+	int fd = kinstr_dev__fd(dev), err;
+
+	if (opts && opts->sz > sizeof(*opts)) {
+		const unsigned char *tail = (const unsigned char *)opts + sizeof(*opts);
+		size_t i;
+
+		for (i = 0; i < opts->sz - sizeof(*opts); i++)
+			if (tail[i]) {
+				errno = EINVAL;
+				return NULL;
+			}
+	}
+	tc.subbuf_size = opts && opts->subbuf_size ? opts->subbuf_size : 64 << 10;
+	tc.num_subbufs = opts && opts->num_subbufs ? opts->num_subbufs : 16;
+	tc.mode = opts && opts->overwrite ? KINSTR_TRACE_OVERWRITE : KINSTR_TRACE_DISCARD;
+	if (ioctl(fd, KINSTR_IOC_TRACE_CREATE, &tc) < 0)
+		return NULL;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return NULL;
+	t->dev = dev;
+	t->nr_cpus = tc.nr_cpus;
+	t->subbuf_size = tc.subbuf_size;
+	t->buf_size = tc.buf_mmap_size;
+	t->map_size = t->buf_size * t->nr_cpus;
+	t->map = mmap(NULL, t->map_size, PROT_READ, MAP_SHARED, fd, 0);
+	if (t->map == MAP_FAILED) {
+		err = errno;
+		free(t);
+		errno = err;
+		return NULL;
+	}
+	return t;
+}
+
+void kinstr_trace__free(struct kinstr_trace *t)
+{
+	if (!t)
+		return;
+	munmap(t->map, t->map_size);
+	free(t);
+}
+
+unsigned int kinstr_trace__nr_cpus(const struct kinstr_trace *t)
+{
+	return t->nr_cpus;
+}
+
+int kinstr_trace__consume(struct kinstr_trace *t, kinstr_trace_subbuf_fn fn, void *ctx)
+{
+	int fd = kinstr_dev__fd(t->dev);
+	unsigned int cpu;
+
+	for (cpu = 0; cpu < t->nr_cpus; cpu++) {
+		for (;;) {
+			struct kinstr_trace_subbuf sb = { .size = sizeof(sb), .cpu = cpu };
+			const struct kr_subbuf_hdr *h;
+			int ret = 0;
+
+			if (ioctl(fd, KINSTR_IOC_TRACE_GET, &sb) < 0) {
+				if (errno == EAGAIN)
+					break;
+				return -errno;
+			}
+			if (sb.offset + t->subbuf_size > t->map_size)
+				return -EIO;
+			h = (const struct kr_subbuf_hdr *)(t->map + sb.offset);
+			/* the header says how much is records; never trust it past the sub-buffer */
+			if (h->magic != KR_SUBBUF_MAGIC || h->hdr_size < sizeof(*h) ||
+			    (uint64_t)h->hdr_size + h->data_size > t->subbuf_size)
+				ret = -EIO;
+			else
+				ret = fn(ctx, cpu, h, (const unsigned char *)h + h->hdr_size);
+			sb.offset = 0;
+			if (ioctl(fd, KINSTR_IOC_TRACE_PUT, &sb) < 0 && !ret)
+				ret = -errno;
+			if (ret)
+				return ret;
+		}
+	}
+	return 0;
+}
+
+int kinstr_trace__flush(struct kinstr_trace *t)
+{
+	struct kinstr_trace_flush fl = { .size = sizeof(fl) };
+
+	return ioctl(kinstr_dev__fd(t->dev), KINSTR_IOC_TRACE_FLUSH, &fl) < 0 ? -errno : 0;
+}
+
+int kinstr_trace__poll(struct kinstr_trace *t, int timeout_ms)
+{
+	struct pollfd p = { .fd = kinstr_dev__fd(t->dev), .events = POLLIN };
+	int n = poll(&p, 1, timeout_ms);
+
+	if (n < 0)
+		return -errno;
+	return n > 0 && (p.revents & POLLIN);
+}
+
+int kinstr_trace__stats(struct kinstr_trace *t, unsigned int cpu, struct kinstr_trace_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->size = sizeof(*st);
+	st->cpu = cpu;
+	return ioctl(kinstr_dev__fd(t->dev), KINSTR_IOC_TRACE_STATS, st) < 0 ? -errno : 0;
+}

@@ -1,0 +1,94 @@
+# kinstr trace: the tracer (issue 5). Every trace is read by babeltrace2 in the guest
+# (tests/vm/progs/check_trace.py: exit 0, no stderr but discard warnings, per-CPU time order).
+
+NAME trace: exactly N getppid events with the right tid and return value, and argument and string values that match
+SETUP insmod kmod/kinstr.ko
+RUN build/kinstr trace -o /tmp/t1 -c 'build/tests/vm/progs/trace_workload 2000' __x64_sys_getppid \
+	'__x64_sys_getppid%return' 'vfs_llseek(offset,whence)' 'do_filp_open(dfd,path=+0(pathname):string)' \
+	> /tmp/o 2>&1; echo "rc=$?"; cat /tmp/o; \
+	tid=$(sed -n 's/^tid \([0-9]*\) ppid.*/\1/p' /tmp/o); ppid=$(sed -n 's/^tid [0-9]* ppid \([0-9]*\)$/\1/p' /tmp/o); \
+	python3 tests/vm/progs/check_trace.py /tmp/t1 --count __x64_sys_getppid trace_workload 2000 \
+	--count '__x64_sys_getppid%return' trace_workload 2000 \
+	--field-eq __x64_sys_getppid trace_workload tid "$tid" --field-eq __x64_sys_getppid trace_workload pid "$tid" \
+	--field-eq '__x64_sys_getppid%return' trace_workload ret "$ppid" \
+	--values vfs_llseek trace_workload offset "$(seq -s, 1000 1099)" --field-eq vfs_llseek trace_workload whence 0 \
+	--count-where do_filp_open trace_workload path /tmp/kinstr-trace-probe 10 \
+	--field-eq do_filp_open trace_workload dfd -100 --discarded 0 && \
+	build/kinstr report /tmp/t1
+TIMEOUT 240
+EXPECT ^rc=0$
+EXPECT ^kinstr: tracing 4 probes \(4 events\) into /tmp/t1$
+EXPECT ^kinstr: [0-9]+ events recorded, 0 lost, in /tmp/t1$
+EXPECT ^__x64_sys_getppid trace_workload: 2000 events, tids \['[0-9]+'\]$
+EXPECT ^vfs_llseek trace_workload offset: 100 values as expected$
+EXPECT ^do_filp_open trace_workload path = /tmp/kinstr-trace-probe: 10 events$
+EXPECT ^trace ok$
+EXPECT ^__x64_sys_getppid%return +[0-9]+$
+
+NAME trace overload (discard): tiny buffers on a hot probe lose events; recorded + lost = calls, and babeltrace2 shows the same discarded count
+SETUP insmod kmod/kinstr.ko
+RUN build/kinstr trace --buffer-size 8K --subbuf-size 4K -o /tmp/t2 -c 'build/tests/vm/progs/getppid_loop 100000' \
+	'__x64_sys_getppid(stack=%rsp:string[128])' > /tmp/o 2>&1; echo "rc=$?"; cat /tmp/o; \
+	rec=$(sed -n 's/^kinstr: \([0-9]*\) events recorded, \([0-9]*\) lost.*/\1/p' /tmp/o); \
+	lost=$(sed -n 's/^kinstr: \([0-9]*\) events recorded, \([0-9]*\) lost.*/\2/p' /tmp/o); \
+	echo "recorded $rec lost $lost sum $((rec + lost))"; test "$lost" -gt 0 && echo lost-some; \
+	python3 tests/vm/progs/check_trace.py /tmp/t2 --discarded "$lost" --total "$rec"
+TIMEOUT 300
+EXPECT ^rc=0$
+EXPECT ^recorded [0-9]+ lost [0-9]+ sum 100000$
+EXPECT ^lost-some$
+EXPECT ^trace ok$
+
+NAME trace overload (overwrite): the flight recorder keeps the newest sub-buffers; recorded + lost = calls, as babeltrace2 counts them
+SETUP insmod kmod/kinstr.ko
+RUN build/kinstr trace --overwrite --buffer-size 8K --subbuf-size 4K -o /tmp/t3 \
+	-c 'build/tests/vm/progs/getppid_loop 100000' '__x64_sys_getppid(stack=%rsp:string[128])' > /tmp/o 2>&1; \
+	echo "rc=$?"; cat /tmp/o; \
+	rec=$(sed -n 's/^kinstr: \([0-9]*\) events recorded, \([0-9]*\) lost.*/\1/p' /tmp/o); \
+	lost=$(sed -n 's/^kinstr: \([0-9]*\) events recorded, \([0-9]*\) lost.*/\2/p' /tmp/o); \
+	echo "recorded $rec lost $lost sum $((rec + lost))"; \
+	python3 tests/vm/progs/check_trace.py /tmp/t3 --discarded "$lost" --total "$rec"
+TIMEOUT 300
+EXPECT ^rc=0$
+EXPECT ^recorded [0-9]+ lost [0-9]+ sum 100000$
+EXPECT ^kinstr: cpu [0-9]+: [0-9]+ events recorded, [1-9][0-9]* lost \(full 0, overwritten [1-9]
+EXPECT ^trace ok$
+
+NAME trace: bad values are refused with the rule, before anything is patched or written
+SETUP insmod kmod/kinstr.ko
+RUN a=$(build/tests/vm/progs/textsum 'vfs_*'); \
+	build/kinstr trace -o /tmp/t4 'vfs_read(nosuch)'; echo "rc=$?"; \
+	build/kinstr trace -o /tmp/t4 'vfs_read(ret)'; echo "rc=$?"; \
+	build/kinstr trace -o /tmp/t4 'vfs_read%return(count)'; echo "rc=$?"; \
+	build/kinstr trace -o /tmp/t4 'vfs_read(%rxx)'; echo "rc=$?"; \
+	build/kinstr trace -o /tmp/t4 'vfs_read(count:u7)'; echo "rc=$?"; \
+	test ! -e /tmp/t4 && echo no-trace-dir; b=$(build/tests/vm/progs/textsum 'vfs_*'); test "$a" = "$b" && echo text-same
+EXPECT ^kinstr: vfs_read: vfs_read has no argument 'nosuch' \(it has: file, buf, count, pos\)$
+EXPECT ^kinstr: vfs_read: 'ret': the return value exists only at FUNC%return$
+EXPECT ^kinstr: vfs_read%return: argument 'count': arguments by name only at vfs_read's entry
+EXPECT ^kinstr: vfs_read: unknown register '%rxx'
+EXPECT ^kinstr: vfs_read: unknown type 'u7'
+EXPECT ^rc=1$
+EXPECT_NOT ^rc=0$
+EXPECT ^no-trace-dir$
+EXPECT ^text-same$
+
+NAME trace: kill -9 mid-trace restores the text and frees the buffers; rmmod then works; the partial trace still opens
+SETUP insmod kmod/kinstr.ko
+RUN a=$(build/tests/vm/progs/textsum 'vfs_*'); \
+	(while :; do cat /proc/version > /dev/null; done) & w=$!; \
+	build/kinstr trace --subbuf-size 4K -o /tmp/t5 vfs_read 'vfs_write(count)' 2>/dev/null & k=$!; sleep 4; \
+	kill -9 $k; wait $k; kill $w; wait $w 2>/dev/null; \
+	b=$(build/tests/vm/progs/textsum 'vfs_*'); test "$a" = "$b" && echo text-restored; \
+	rmmod kinstr && echo rmmod-ok; ls -la /tmp/t5; python3 tests/vm/progs/check_trace.py /tmp/t5
+TIMEOUT 120
+EXPECT ^text-restored$
+EXPECT ^rmmod-ok$
+EXPECT ^trace ok$
+
+NAME kinstr report on a truncated trace: a clear error naming the file, no crash
+SETUP insmod kmod/kinstr.ko
+RUN build/kinstr trace -o /tmp/t6 -c 'build/tests/vm/progs/getppid_loop 3000' __x64_sys_getppid 2>/dev/null && \
+	s=$(ls /tmp/t6/stream_* | head -1) && truncate -s -100 "$s" && build/kinstr report /tmp/t6; echo "rc=$?"
+EXPECT ^kinstr: /tmp/t6/stream_[0-9]+: truncated packet at offset
+EXPECT ^rc=1$
