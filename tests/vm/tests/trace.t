@@ -89,6 +89,22 @@ EXPECT ^trace ok$
 NAME kinstr report on a truncated trace: a clear error naming the file, no crash
 SETUP insmod kmod/kinstr.ko
 RUN build/kinstr trace -o /tmp/t6 -c 'build/tests/vm/progs/getppid_loop 3000' __x64_sys_getppid 2>/dev/null && \
+	python3 tests/vm/progs/check_trace.py /tmp/t6 --count __x64_sys_getppid getppid_loop 3000 | tail -1 && \
 	s=$(ls /tmp/t6/stream_* | head -1) && truncate -s -100 "$s" && build/kinstr report /tmp/t6; echo "rc=$?"
+EXPECT ^trace ok$
 EXPECT ^kinstr: /tmp/t6/stream_[0-9]+: truncated packet at offset
 EXPECT ^rc=1$
+
+NAME trace --live prints events as text while recording, and -d ends it
+SETUP insmod kmod/kinstr.ko
+RUN (while :; do cat /proc/version > /dev/null; done) & w=$!; \
+	build/kinstr trace --live -d 3 -o /tmp/t7 'vfs_read(count)' > /tmp/o 2>&1; echo "rc=$?"; kill $w; wait $w 2>/dev/null; \
+	grep -m3 vfs_read /tmp/o; n=$(grep -c ' vfs_read: count=' /tmp/o); \
+	rec=$(sed -n 's/^kinstr: \([0-9]*\) events recorded, 0 lost.*/\1/p' /tmp/o); \
+	test "$n" -gt 0 && test "$n" = "$rec" && echo "live lines = events recorded"; \
+	python3 tests/vm/progs/check_trace.py /tmp/t7 --total "$rec" | tail -1
+TIMEOUT 60
+EXPECT ^rc=0$
+EXPECT ^\[[0-9]+\.[0-9]{9}\] cpu [0-9]+ cat [0-9]+/[0-9]+ vfs_read: count=[0-9]+$
+EXPECT ^live lines = events recorded$
+EXPECT ^trace ok$
