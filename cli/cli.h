@@ -39,6 +39,15 @@ int cli_add_spec(struct kinstr_probeset *ps, const struct kinstr_kernel *k, cons
 /* Run CMD (plain words exec'ed directly, else under /bin/sh -c). The child's pid, or -1 (printed). */
 pid_t cli_spawn(const char *command);
 /*
+ * Wait until Ctrl-C, duration seconds (0: no limit) or the exit of child (> 0; its exit status,
+ * or 128 + signal, into *status), calling tick every interval seconds if it is not NULL.
+ */
+void cli_run_until(double duration, double interval, pid_t child, int *status, void (*tick)(void *ctx, double dt),
+		   void *ctx);
+/* The same, but CMD waits until a byte is written to *release (or it is closed). */
+pid_t cli_spawn_gated(const char *command, int *release);
+int cmd_profile(int argc, char **argv);
+/*
  * The kernel to analyse: the snapshot file if one is named, else the running kernel through
  * /dev/kinstr (kept open in *devp, may be NULL). Prints the error and returns NULL on failure.
  */

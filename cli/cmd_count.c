@@ -2,6 +2,7 @@
 /* kinstr count SPEC...: count hits at any instruction of the running kernel. */
 #include <errno.h>
 #include <getopt.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -167,11 +168,21 @@ int cli_add_spec(struct kinstr_probeset *ps, const struct kinstr_kernel *k, cons
 	return ret;
 }
 
-pid_t cli_spawn(const char *command)
+/* gate >= 0: the child waits for a byte (or EOF) on it before it runs CMD */
+static pid_t spawn(const char *command, int gate, int other)
 {
 	pid_t child = fork();
 
 	if (child == 0) {
+		if (gate >= 0) {
+			/* poll, not read: a read in progress would be a call half seen by the probes */
+			struct pollfd p = { .fd = gate, .events = POLLIN };
+
+			close(other);
+			while (poll(&p, 1, -1) < 0 && errno == EINTR)
+				;
+			close(gate);
+		}
 		/* plain words run directly: a shell would add its own syscalls to what is measured */
 		if (!strpbrk(command, "|&;<>()$`\\\"'*?[#~=%{}")) {
 			char *copy = strdup(command), *words[64], *save = NULL;
@@ -190,6 +201,58 @@ pid_t cli_spawn(const char *command)
 	}
 	if (child < 0)
 		cli_err("cannot run '%s': %s", command, strerror(errno));
+	return child;
+}
+
+void cli_run_until(double duration, double interval, pid_t child, int *status, void (*tick)(void *ctx, double dt),
+		   void *ctx)
+{
+	double t0 = cli_now(), last = t0;
+
+	while (!cli_stop) {
+		double t = cli_now(), wait = interval;
+
+		if (duration > 0 && t - t0 >= duration)
+			break;
+		if (duration > 0 && t0 + duration - t < wait)
+			wait = t0 + duration - t;
+		if (child > 0) {
+			int st;
+
+			if (waitpid(child, &st, WNOHANG) == child) {
+				*status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+				break;
+			}
+			wait = 0.01;	/* notice the command's end promptly */
+		}
+		usleep((useconds_t)(wait * 1e6));
+		if (tick && cli_now() - last >= interval) {
+			tick(ctx, cli_now() - last);
+			last = cli_now();
+		}
+	}
+}
+
+pid_t cli_spawn(const char *command)
+{
+	return spawn(command, -1, -1);
+}
+
+pid_t cli_spawn_gated(const char *command, int *release)
+{
+	int p[2];
+	pid_t child;
+
+	if (pipe(p)) {
+		cli_err("cannot run '%s': %s", command, strerror(errno));
+		return -1;
+	}
+	child = spawn(command, p[0], p[1]);
+	close(p[0]);
+	if (child < 0)
+		close(p[1]);
+	else
+		*release = p[1];
 	return child;
 }
 
@@ -263,6 +326,22 @@ static void print_plan(const struct kinstr_probeset *ps, const struct kinstr_ker
 	printf("dry run: %zu probes, nothing patched\n", kinstr_probeset__cnt(ps));
 }
 
+struct live_ctx {
+	struct kinstr_probeset *ps;
+	uint64_t *hits, *prev;
+};
+
+static void live_tick(void *ctx, double dt)
+{
+	struct live_ctx *lc = ctx;
+
+	memcpy(lc->prev, lc->hits, kinstr_probeset__cnt(lc->ps) * sizeof(*lc->hits));
+	if (kinstr_probeset__counts(lc->ps, lc->hits) == 0) {
+		printf("\033[H\033[2J");
+		print_table(lc->ps, lc->hits, lc->prev, dt, true);
+	}
+}
+
 int cmd_count(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -276,7 +355,7 @@ int cmd_count(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	double duration = 0, interval = 1, t0, last;
+	double duration = 0, interval = 1, t0;
 	const char *command = NULL, *output = NULL;
 	bool json = false, dry = false, every = false, live;
 	struct kinstr_probeset *ps = NULL;
@@ -327,39 +406,17 @@ int cmd_count(int argc, char **argv)
 		cli_err("%s", err);
 		goto out;
 	}
-	t0 = last = cli_now();
+	t0 = cli_now();
 	if (command) {
 		child = cli_spawn(command);
 		if (child < 0)
 			goto out;
 	}
 	live = !json && !command && isatty(STDOUT_FILENO);
-	while (!cli_stop) {
-		double t = cli_now(), wait = interval;
+	{
+		struct live_ctx lc = { ps, hits, prev };
 
-		if (duration > 0 && t - t0 >= duration)
-			break;
-		if (duration > 0 && t0 + duration - t < wait)
-			wait = t0 + duration - t;
-		if (child > 0) {
-			int st;
-			pid_t r = waitpid(child, &st, WNOHANG);
-
-			if (r == child) {
-				status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-				break;
-			}
-			wait = 0.01;	/* notice the command's end promptly */
-		}
-		usleep((useconds_t)(wait * 1e6));
-		if (live && cli_now() - last >= interval) {
-			memcpy(prev, hits, kinstr_probeset__cnt(ps) * sizeof(*hits));
-			if (kinstr_probeset__counts(ps, hits) == 0) {
-				printf("\033[H\033[2J");
-				print_table(ps, hits, prev, cli_now() - last, true);
-			}
-			last = cli_now();
-		}
+		cli_run_until(duration, interval, child, &status, live ? live_tick : NULL, &lc);
 	}
 	if (kinstr_probeset__counts(ps, hits)) {
 		cli_err("cannot read the counters: %s", strerror(errno));

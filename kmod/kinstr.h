@@ -112,6 +112,17 @@ void kinstr_trace_record(struct kinstr_chan *ch, const struct kinstr_trace_spec 
 int kinstr_session_mmap(struct kinstr_session *s, struct vm_area_struct *vma);
 __poll_t kinstr_session_poll(struct kinstr_session *s, struct file *file, struct poll_table_struct *pt);
 
+/* timing.c: per-thread start/stop timers for the profiler. */
+struct kinstr_timers;
+void kinstr_timers_get(struct kinstr_timers *t);
+void kinstr_timers_put(struct kinstr_timers *t);
+u32 kinstr_timers_count(const struct kinstr_timers *t);
+long kinstr_timers_create(struct kinstr_timers **tp, void __user *uarg);
+long kinstr_timers_read(struct kinstr_timers *t, void __user *uarg);
+void kinstr_timer_hit(struct kinstr_timers *t, u32 timer, bool start);
+int kinstr_timing_init(void);
+void kinstr_timing_exit(void);
+
 /* main.c */
 int kinstr_get_struct(void *kbuf, u32 ksize, const void __user *uarg, u32 min_size);
 

@@ -257,10 +257,12 @@ static int __init kinstr_init(void)
 		kinstr_ksyms_exit();
 		return err;
 	}
+	kinstr_timing_init();	/* without sched_switch, only the timers are unavailable */
 	err = misc_register(&kinstr_miscdev);
 	if (err) {
 		pr_err(KINSTR_PR_PREFIX "cannot register /dev/kinstr: %d\n", err);
 		kinstr_probes_exit();
+		kinstr_timing_exit();
 		kinstr_ksyms_exit();
 		return err;
 	}
@@ -273,7 +275,8 @@ static int __init kinstr_init(void)
 static void __exit kinstr_exit(void)
 {
 	misc_deregister(&kinstr_miscdev);
-	kinstr_probes_exit();
+	kinstr_probes_exit();	/* frees every area: the timers' last references go */
+	kinstr_timing_exit();
 	kinstr_ksyms_exit();
 	pr_info(KINSTR_PR_PREFIX "unloaded\n");
 }

@@ -45,6 +45,10 @@ struct kprobe_k {
 	bool inline_count;		/* fast path: no call, flags dead at the site */
 	u8 orig[KINSTR_MAX_DISPLACED];
 	u64 __percpu *hits;
+	/* KINSTR_ACTION_TIMER_*: which timer of which set (the area holds a reference) */
+	struct kinstr_timers *timers;
+	u32 timer;
+	bool timer_start;
 	/* KINSTR_ACTION_TRACE: what to record, where (the area holds a reference) */
 	struct kinstr_chan *chan;
 	u32 rec_len;
@@ -64,6 +68,7 @@ struct kinstr_area {
 	enum area_state state;		/* under kinstr_patch_mutex */
 	u8 *mem;			/* module_alloc'ed slots */
 	struct kinstr_chan *chan;	/* held while any probe may trace into it */
+	struct kinstr_timers *timers;	/* held while any probe may time into it */
 	unsigned long pages;
 	struct kprobe_k probes[];
 };
@@ -73,6 +78,7 @@ struct kinstr_session {
 	struct list_head areas;
 	u32 next_id;
 	struct kinstr_chan *chan;	/* KINSTR_IOC_TRACE_CREATE */
+	struct kinstr_timers *timers;	/* KINSTR_IOC_TIMERS_CREATE */
 };
 
 /*
@@ -96,6 +102,8 @@ notrace void kinstr_probe_hit(struct kprobe_k *p);
 notrace void kinstr_probe_hit(struct kprobe_k *p)
 {
 	this_cpu_inc(*p->hits);
+	if (unlikely(p->timers))
+		kinstr_timer_hit(p->timers, p->timer, p->timer_start);
 }
 
 /* From a trace probe's slot, through kinstr_trace_stub: regs is the site's full state. */
@@ -219,6 +227,7 @@ static void free_area(struct kinstr_area *a)
 	if (a->mem)
 		kinstr_ksyms.module_memfree(a->mem);	/* resets permissions (VM_FLUSH_RESET_PERMS) */
 	kinstr_chan_put(a->chan);
+	kinstr_timers_put(a->timers);
 	kvfree(a);
 }
 
@@ -430,6 +439,11 @@ static int area_install(struct kinstr_session *s, struct kinstr_area *a, const s
 			v = (struct kinstr_verdict){ .refusal = KINSTR_REFUSE_BAD_REQUEST, .addr = req[i].site };
 			err = !s->chan ? -ENODEV : -EINVAL;
 		}
+		if (!err && req[i].action >= KINSTR_ACTION_TIMER_START &&
+		    req[i].arg >= kinstr_timers_count(s->timers)) {
+			v = (struct kinstr_verdict){ .refusal = KINSTR_REFUSE_BAD_REQUEST, .addr = req[i].site };
+			err = !s->timers ? -ENODEV : -EINVAL;
+		}
 		for (j = 0; !err && j < i; j++)	/* two probes of one batch on one site */
 			if (req[j].site < req[i].site + req[i].displaced_len &&
 			    req[i].site < req[j].site + req[j].displaced_len) {
@@ -471,6 +485,15 @@ static int area_install(struct kinstr_session *s, struct kinstr_area *a, const s
 			if (!a->chan) {
 				a->chan = s->chan;
 				kinstr_chan_get(a->chan);
+			}
+		}
+		if (req[i].action >= KINSTR_ACTION_TIMER_START) {
+			p->timers = s->timers;
+			p->timer = req[i].arg;
+			p->timer_start = req[i].action == KINSTR_ACTION_TIMER_START;
+			if (!a->timers) {
+				a->timers = s->timers;
+				kinstr_timers_get(a->timers);
 			}
 		}
 		write_slot(p->slot, &req[i], p);
@@ -714,6 +737,12 @@ long kinstr_session_ioctl(struct kinstr_session *s, unsigned int cmd, void __use
 	case KINSTR_IOC_TRACE_STATS:
 		err = kinstr_trace_stats(s->chan, uarg);
 		break;
+	case KINSTR_IOC_TIMERS_CREATE:
+		err = kinstr_timers_create(&s->timers, uarg);
+		break;
+	case KINSTR_IOC_TIMERS_READ:
+		err = kinstr_timers_read(s->timers, uarg);
+		break;
 	default:
 		err = -ENOTTY;
 	}
@@ -743,6 +772,7 @@ void kinstr_session_free(struct kinstr_session *s)
 	mutex_unlock(&s->lock);
 	/* the areas' references keep the buffers until the worker frees them after quiescence */
 	kinstr_chan_put(s->chan);
+	kinstr_timers_put(s->timers);
 	kfree(s);
 }
 

@@ -283,9 +283,9 @@ int kinstr_verify_probe(const struct kinstr_probe *p, unsigned long body_addr, s
 
 	memset(v, 0, sizeof(*v));
 	if ((p->kind != KINSTR_PROBE_JUMP && p->kind != KINSTR_PROBE_TRAP) ||
-	    (p->action != KINSTR_ACTION_COUNT && p->action != KINSTR_ACTION_TRACE) || !p->displaced_len ||
+	    p->action < KINSTR_ACTION_COUNT || p->action > KINSTR_ACTION_TIMER_STOP || !p->displaced_len ||
 	    p->displaced_len > KINSTR_MAX_DISPLACED || p->body_len > KINSTR_SLOT_BODY_MAX ||
-	    p->__reserved || (p->kind == KINSTR_PROBE_JUMP && p->displaced_len < 5)) {
+	    (p->arg && p->action < KINSTR_ACTION_TIMER_START) || (p->kind == KINSTR_PROBE_JUMP && p->displaced_len < 5)) {
 		refuse(v, KINSTR_REFUSE_BAD_REQUEST, p->site);
 		return -EINVAL;
 	}

@@ -16,6 +16,8 @@ struct pset_probe {
 	bool is_call;			/* trap probe on a direct call: emulated */
 	bool is_ret;			/* bare ret: moves as jmp __x86_return_thunk */
 	uint64_t call_target;
+	uint8_t timer_action;		/* KINSTR_ACTION_TIMER_START/STOP, or 0 */
+	uint32_t timer;
 	bool trace;			/* KINSTR_ACTION_TRACE with spec */
 	struct kinstr_trace_spec spec;
 };
@@ -277,7 +279,8 @@ int kinstr_probeset__install(struct kinstr_probeset *ps, char *err, size_t errle
 
 		req[i].site = p->info.addr;
 		req[i].kind = p->info.kind;
-		req[i].action = p->trace ? KINSTR_ACTION_TRACE : KINSTR_ACTION_COUNT;
+		req[i].action = p->trace ? KINSTR_ACTION_TRACE : p->timer_action ? p->timer_action : KINSTR_ACTION_COUNT;
+		req[i].arg = p->timer_action ? p->timer : 0;
 		if (p->trace) {
 			if (!specs)
 				specs = calloc(ps->n, sizeof(*specs));
@@ -317,7 +320,7 @@ int kinstr_probeset__install(struct kinstr_probeset *ps, char *err, size_t errle
 				 kinstr_refusal__str(in.refusal), extra);
 		} else {
 			snprintf(err, errlen, "installing %zu probes failed: %s%s", ps->n, strerror(-ret),
-				 ret == -ENODEV ? " (trace probes need a trace channel)" : "");
+				 ret == -ENODEV ? " (trace and timer probes need a trace channel or timers)" : "");
 		}
 		goto undo;
 	}
@@ -365,6 +368,39 @@ int kinstr_probeset__set_trace(struct kinstr_probeset *ps, size_t i, const struc
 	if (spec)
 		ps->probes[i].spec = *spec;
 	return 0;
+}
+
+int kinstr_probeset__truncate(struct kinstr_probeset *ps, size_t n)
+{
+	if (ps->area || n > ps->n)
+		return -EINVAL;
+	ps->n = n;
+	return 0;
+}
+
+int kinstr_probeset__set_timer(struct kinstr_probeset *ps, size_t i, bool start, uint32_t timer)
+{
+	if (i >= ps->n || ps->area)
+		return -EINVAL;
+	ps->probes[i].timer_action = start ? KINSTR_ACTION_TIMER_START : KINSTR_ACTION_TIMER_STOP;
+	ps->probes[i].timer = timer;
+	ps->probes[i].trace = false;
+	return 0;
+}
+
+int kinstr_timers__create(struct kinstr_dev *dev, uint32_t count, uint32_t tgid)
+{
+	struct kinstr_timers_create tc = { .size = sizeof(tc), .count = count, .tgid = tgid };
+
+	return ioctl(kinstr_dev__fd(dev), KINSTR_IOC_TIMERS_CREATE, &tc) < 0 ? -errno : 0;
+}
+
+int kinstr_timers__read(struct kinstr_dev *dev, uint32_t first, uint32_t count, struct kinstr_timer_stats *out)
+{
+	struct kinstr_timers_read rd = { .size = sizeof(rd), .first = first, .count = count,
+					 .stats = (uintptr_t)out };
+
+	return ioctl(kinstr_dev__fd(dev), KINSTR_IOC_TIMERS_READ, &rd) < 0 ? -errno : 0;
 }
 
 void kinstr_probeset__set_async(struct kinstr_probeset *ps, bool async)

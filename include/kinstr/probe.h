@@ -40,6 +40,8 @@ int kinstr_probeset__add(struct kinstr_probeset *ps, const struct kinstr_func *f
 			 char *err, size_t errlen);
 
 size_t kinstr_probeset__cnt(const struct kinstr_probeset *ps);
+/* Drop the probes added after the first n (before install): undo a partly added group. */
+int kinstr_probeset__truncate(struct kinstr_probeset *ps, size_t n);
 const struct kinstr_probe_info *kinstr_probeset__info(const struct kinstr_probeset *ps, size_t i);
 
 /*
@@ -54,6 +56,17 @@ void kinstr_probeset__set_async(struct kinstr_probeset *ps, bool async);
  */
 struct kinstr_trace_spec;
 int kinstr_probeset__set_trace(struct kinstr_probeset *ps, size_t i, const struct kinstr_trace_spec *spec);
+/* Make probe i start (or stop) timer `timer` of the device's timers (kinstr_timers__create). */
+int kinstr_probeset__set_timer(struct kinstr_probeset *ps, size_t i, bool start, uint32_t timer);
+
+/*
+ * The device's timers (include/uapi/linux/kinstr.h, "Timers"): count of them, for the threads of
+ * process tgid only (0: every thread and interrupt context). Once per device.
+ */
+struct kinstr_timer_stats;
+int kinstr_timers__create(struct kinstr_dev *dev, uint32_t count, uint32_t tgid);
+/* Statistics of timers [first, first + count), summed over CPUs. */
+int kinstr_timers__read(struct kinstr_dev *dev, uint32_t first, uint32_t count, struct kinstr_timer_stats *out);
 /* Reserve slots, relocate, install every probe. On refusal, err names the probe and the rule. */
 int kinstr_probeset__install(struct kinstr_probeset *ps, char *err, size_t errlen);
 /* Hits per probe, summed over CPUs, into counts[cnt]. */

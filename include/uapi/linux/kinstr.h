@@ -36,6 +36,8 @@
 #define KINSTR_IOC_TRACE_PUT	_IO(KINSTR_IOC_MAGIC, 0x22)	/* struct kinstr_trace_subbuf */
 #define KINSTR_IOC_TRACE_FLUSH	_IO(KINSTR_IOC_MAGIC, 0x23)	/* struct kinstr_trace_flush */
 #define KINSTR_IOC_TRACE_STATS	_IO(KINSTR_IOC_MAGIC, 0x24)	/* struct kinstr_trace_stats */
+#define KINSTR_IOC_TIMERS_CREATE _IO(KINSTR_IOC_MAGIC, 0x30)	/* struct kinstr_timers_create */
+#define KINSTR_IOC_TIMERS_READ	_IO(KINSTR_IOC_MAGIC, 0x31)	/* struct kinstr_timers_read */
 
 /* Largest struct size accepted at all; beyond it E2BIG without reading the tail. */
 #define KINSTR_MAX_STRUCT_SIZE	4096
@@ -208,6 +210,8 @@ enum kinstr_probe_kind {
 enum kinstr_action {
 	KINSTR_ACTION_COUNT = 1,	/* per-CPU hit counter */
 	KINSTR_ACTION_TRACE = 2,	/* a record into the session's trace buffers (and the counter) */
+	KINSTR_ACTION_TIMER_START = 3,	/* start timer `arg` of the session's timers for this thread */
+	KINSTR_ACTION_TIMER_STOP = 4,	/* stop it: one call of `arg`, its wall and on-CPU time */
 };
 
 struct kinstr_probe {
@@ -216,7 +220,7 @@ struct kinstr_probe {
 	__u8 action;			/* enum kinstr_action */
 	__u8 displaced_len;		/* bytes the splice displaces (trap: the instruction's) */
 	__u8 body_len;			/* bytes of body[] */
-	__u32 __reserved;
+	__u32 arg;			/* KINSTR_ACTION_TIMER_*: the timer; else 0 */
 	__u8 expected[KINSTR_MAX_DISPLACED];	/* the bytes analysed: must equal memory */
 	__u8 body[KINSTR_SLOT_BODY_MAX];	/* displaced instructions relocated to the slot */
 };
@@ -385,5 +389,46 @@ struct kinstr_trace_rec {
 	__u32 tid;
 	char comm[16];
 };
+
+/*
+ * Timers (kinstr profile): start/stop probes time intervals per thread, e.g. a function from its
+ * entry to each of its returns, or a call instruction to the instruction after it. A thread
+ * keeps a stack of the timers it started (interrupt contexts have their own per CPU); a stop
+ * pops its timer, with whatever was started above it and never stopped. Wall time is from start
+ * to stop; on-CPU time leaves out the time the thread was switched out (the sched_switch
+ * tracepoint). A timer started again while it runs (recursion) counts the call but adds time
+ * for the outermost activation only. Statistics are per CPU, summed when read.
+ */
+#define KINSTR_TIMERS_MAX	65536
+#define KINSTR_TIMER_HIST	40	/* log2 buckets: [2^i, 2^(i+1)) ns, bucket 0 also 0 ns */
+
+struct kinstr_timers_create {
+	__u32 size;
+	__u32 count;			/* timers, 1 .. KINSTR_TIMERS_MAX */
+	__u32 tgid;			/* only this process's threads (task context only); 0: all */
+	__u32 flags;			/* none defined: must be 0 */
+};
+#define KINSTR_TIMERS_CREATE_SIZE_VER0	16
+
+struct kinstr_timer_stats {
+	__u64 calls;			/* stops that matched a start */
+	__u64 starts;
+	__u64 unmatched;		/* stops without a start (e.g. a call in progress at install) */
+	__u64 recursive;		/* calls inside a running activation of the same timer */
+	__u64 dropped;			/* starts not recorded: stack full, or no room for the thread */
+	__u64 wall_ns;			/* sums over the outermost activations */
+	__u64 oncpu_ns;
+	__u64 wall_min, wall_max;	/* ns; min is ~0ULL before the first call */
+	__u64 hist[KINSTR_TIMER_HIST];	/* wall time, log2 */
+};
+
+struct kinstr_timers_read {
+	__u32 size;
+	__u32 first;			/* timer index */
+	__u32 count;
+	__u32 __reserved;
+	__u64 stats;			/* user pointer to struct kinstr_timer_stats[count] */
+};
+#define KINSTR_TIMERS_READ_SIZE_VER0	24
 
 #endif /* _UAPI_LINUX_KINSTR_H */

@@ -122,7 +122,7 @@ static void m_body(struct kinstr_probe *p) { p->body[p->body_len - 1] ^= 1; }
 static void m_kind(struct kinstr_probe *p) { p->kind = 9; }
 static void m_action(struct kinstr_probe *p) { p->action = 0; }
 static void m_len6(struct kinstr_probe *p) { p->displaced_len = 6; }
-static void m_reserved(struct kinstr_probe *p) { p->__reserved = 1; }
+static void m_arg(struct kinstr_probe *p) { p->arg = 1; }
 static void m_body_len(struct kinstr_probe *p) { p->body_len = KINSTR_SLOT_BODY_MAX + 1; }
 
 struct rcase {
@@ -162,7 +162,7 @@ int main(void)
 			  KINSTR_REFUSE_BAD_RELOCATION, 0 },
 			{ "unknown probe kind", getppid + 0xb, 7, m_kind, EINVAL, KINSTR_REFUSE_BAD_REQUEST, 0 },
 			{ "unknown action", getppid + 0xb, 7, m_action, EINVAL, KINSTR_REFUSE_BAD_REQUEST, 0 },
-			{ "reserved field set", getppid + 0xb, 7, m_reserved, EINVAL, KINSTR_REFUSE_BAD_REQUEST, 0 },
+			{ "arg set on a counting probe", getppid + 0xb, 7, m_arg, EINVAL, KINSTR_REFUSE_BAD_REQUEST, 0 },
 			{ "body longer than a slot holds", getppid + 0xb, 7, m_body_len, EINVAL,
 			  KINSTR_REFUSE_BAD_REQUEST, 0 },
 			{ "ftrace site", sym("vfs_read", 0), 5, m_none, EPERM, KINSTR_REFUSE_RESERVED, KINSTR_R_FTRACE },

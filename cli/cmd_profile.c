@@ -1,0 +1,402 @@
+// SPDX-License-Identifier: GPL-2.0
+/* kinstr profile FUNC...: time functions from their entry to each of their exits, per thread. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <kinstr/probe.h>
+#include "cli.h"
+
+static void profile_usage(FILE *f)
+{
+	fprintf(f, "usage: kinstr profile [options] FUNC...\n\n"
+		   "Time kernel functions from their entry to each of their exits (every ret,\n"
+		   "return-thunk jump and tail call: every exit site is spliced, no return address is\n"
+		   "touched). Per function: calls, inclusive wall time, inclusive on-CPU time (the\n"
+		   "time its thread was switched out left out), min/mean/max, and a log2 histogram.\n"
+		   "A recursive call counts once, its time with the outermost activation's.\n"
+		   "FUNC is a function name or a glob ('vfs_*').\n\n"
+		   "  -d, --duration SEC  profile for SEC seconds\n"
+		   "  -c, --command CMD   run CMD and profile only its process while it runs; exit\n"
+		   "                      with its status (its threads, not its children)\n"
+		   "  -p, --pid PID       profile only process PID (its threads)\n"
+		   "  -i, --interval SEC  refresh the live table every SEC seconds (default 1)\n"
+		   "  -s, --sort KEY      wall (default), oncpu, calls, mean or max\n"
+		   "      --hist          print each function's latency histogram at the end\n"
+		   "      --json          print the totals as one JSON object (no live table)\n"
+		   "  -o, --output FILE   write the totals to FILE, not stdout (which -c CMD shares)\n"
+		   "Without -d or -c, profile until interrupted (Ctrl-C). Interrupt contexts are\n"
+		   "timed too unless -p or -c restricts to a process.\n");
+}
+
+struct pfunc {
+	const struct kinstr_func *f;
+	unsigned int exits;
+};
+
+static const char *sort_key = "wall";
+static const struct kinstr_timer_stats *sort_stats;
+
+static uint64_t key_of(const struct kinstr_timer_stats *s)
+{
+	if (!strcmp(sort_key, "oncpu"))
+		return s->oncpu_ns;
+	if (!strcmp(sort_key, "calls"))
+		return s->calls;
+	if (!strcmp(sort_key, "mean"))
+		return s->calls > s->recursive ? s->wall_ns / (s->calls - s->recursive) : 0;
+	if (!strcmp(sort_key, "max"))
+		return s->wall_max;
+	return s->wall_ns;
+}
+
+static int cmp_rows(const void *a, const void *b)
+{
+	uint64_t ka = key_of(&sort_stats[*(const unsigned int *)a]), kb = key_of(&sort_stats[*(const unsigned int *)b]);
+
+	return ka < kb ? 1 : ka > kb ? -1 : (int)(*(const unsigned int *)a - *(const unsigned int *)b);
+}
+
+static double us(uint64_t ns)
+{
+	return ns / 1000.0;
+}
+
+static void print_table(const struct pfunc *pf, unsigned int n, const struct kinstr_timer_stats *st, bool hist)
+{
+	unsigned int *order = calloc(n, sizeof(*order)), i, b;
+
+	if (!order)
+		return;
+	for (i = 0; i < n; i++)
+		order[i] = i;
+	sort_stats = st;
+	qsort(order, n, sizeof(*order), cmp_rows);
+	printf("%-36s %10s %12s %12s %10s %10s %10s\n", "FUNCTION", "CALLS", "WALL ms", "ONCPU ms", "MIN us", "MEAN us",
+	       "MAX us");
+	for (i = 0; i < n; i++) {
+		const struct kinstr_timer_stats *s = &st[order[i]];
+		uint64_t timed = s->calls - s->recursive;
+
+		printf("%-36s %10llu %12.3f %12.3f %10.1f %10.1f %10.1f\n", pf[order[i]].f->name,
+		       (unsigned long long)s->calls, s->wall_ns / 1e6, s->oncpu_ns / 1e6,
+		       timed ? us(s->wall_min) : 0.0, timed ? us(s->wall_ns / timed) : 0.0, us(s->wall_max));
+		if (!hist || !timed)
+			continue;
+		for (b = 0; b < KINSTR_TIMER_HIST; b++) {
+			uint64_t max = 0;
+			unsigned int j, bar;
+
+			if (!s->hist[b])
+				continue;
+			for (j = 0; j < KINSTR_TIMER_HIST; j++)
+				if (s->hist[j] > max)
+					max = s->hist[j];
+			bar = (unsigned int)(40 * s->hist[b] / max);
+			printf("    [%8.1f us, %8.1f us) %10llu %.*s\n", b ? (1ull << b) / 1000.0 : 0.0,
+			       (1ull << (b + 1)) / 1000.0, (unsigned long long)s->hist[b], (int)(bar ? bar : 1),
+			       "****************************************");
+		}
+	}
+	fflush(stdout);
+	free(order);
+}
+
+static void print_json(const struct pfunc *pf, unsigned int n, const struct kinstr_timer_stats *st, double secs,
+		       int status)
+{
+	unsigned int i, b;
+
+	printf("{\"seconds\":%.3f,", secs);
+	if (status >= 0)
+		printf("\"command_status\":%d,", status);
+	printf("\"functions\":[");
+	for (i = 0; i < n; i++) {
+		const struct kinstr_timer_stats *s = &st[i];
+		uint64_t timed = s->calls - s->recursive;
+
+		printf("%s{\"function\":", i ? "," : "");
+		cli_json_str(pf[i].f->name);
+		printf(",\"exits\":%u,\"calls\":%llu,\"starts\":%llu,\"unmatched\":%llu,\"recursive\":%llu,"
+		       "\"dropped\":%llu,\"wall_ns\":%llu,\"oncpu_ns\":%llu,\"min_ns\":%llu,\"mean_ns\":%llu,"
+		       "\"max_ns\":%llu,\"hist_log2_ns\":[", pf[i].exits, (unsigned long long)s->calls,
+		       (unsigned long long)s->starts, (unsigned long long)s->unmatched,
+		       (unsigned long long)s->recursive, (unsigned long long)s->dropped,
+		       (unsigned long long)s->wall_ns, (unsigned long long)s->oncpu_ns,
+		       (unsigned long long)(timed ? s->wall_min : 0), (unsigned long long)(timed ? s->wall_ns / timed : 0),
+		       (unsigned long long)s->wall_max);
+		for (b = 0; b < KINSTR_TIMER_HIST; b++)
+			printf("%s%llu", b ? "," : "", (unsigned long long)s->hist[b]);
+		printf("]}");
+	}
+	printf("]}\n");
+}
+
+/*
+ * Probes for one function: a start at its entry (after the ftrace NOP), a stop at every exit.
+ * A conditional tail call (jcc out of the function) cannot be timed: the stop would also run
+ * when the branch is not taken. Such functions are refused, naming the site.
+ */
+static int add_func(struct kinstr_probeset *ps, const struct kinstr_kernel *k, const struct kinstr_func *f,
+		    unsigned int timer, unsigned int *exits, bool quiet)
+{
+	struct kinstr_fn *fn = kinstr_fn__analyze(k, f);
+	const struct kinstr_cfg *cfg;
+	const struct kinstr_site *s;
+	size_t i, n0 = kinstr_probeset__cnt(ps), j;
+	uint64_t at = f->addr;
+	char err[512];
+	int ret = 0;
+
+	if (!fn) {
+		if (!quiet)
+			cli_err("%s: cannot analyse: %s", f->name, strerror(errno));
+		return -errno;
+	}
+	cfg = kinstr_fn__cfg(fn);
+	for (i = 0; i < kinstr_cfg__insn_cnt(cfg); i++) {
+		const struct kinstr_cfg_insn *in = kinstr_cfg__insn(cfg, i);
+
+		if ((in->flags & (KINSTR_CFG_I_TAIL_CALL | KINSTR_CFG_I_RETURN)) && in->x.flow == KINSTR_X86_FLOW_JCC) {
+			if (!quiet)
+				cli_err("%s+0x%llx: a conditional %s: exits there cannot be timed", f->name,
+					(unsigned long long)(in->x.addr - f->addr),
+					in->flags & KINSTR_CFG_I_RETURN ? "return" : "tail call");
+			ret = -EOPNOTSUPP;
+			goto out;
+		}
+	}
+	s = kinstr_fn__site(fn, 0);
+	if (s && (s->reserved & (1u << KINSTR_R_FTRACE)) && kinstr_fn__site_cnt(fn) > 1)
+		at = kinstr_fn__site(fn, 1)->addr;
+	for (i = 0; i < kinstr_cfg__insn_cnt(cfg); i++)
+		if (kinstr_cfg__insn(cfg, i)->x.addr == at && (kinstr_cfg__insn(cfg, i)->flags & KINSTR_CFG_I_TARGET)) {
+			if (!quiet)
+				cli_err("%s+0x%llx: the function branches back to its entry: calls cannot be told apart",
+					f->name, (unsigned long long)(at - f->addr));
+			ret = -EOPNOTSUPP;
+			goto out;
+		}
+	ret = kinstr_probeset__add(ps, f, at, err, sizeof(err));
+	*exits = 0;
+	for (i = 0; !ret && i < kinstr_cfg__insn_cnt(cfg); i++) {
+		const struct kinstr_cfg_insn *in = kinstr_cfg__insn(cfg, i);
+
+		if (!(in->flags & (KINSTR_CFG_I_RETURN | KINSTR_CFG_I_TAIL_CALL)))
+			continue;
+		ret = kinstr_probeset__add(ps, f, in->x.addr, err, sizeof(err));
+		++*exits;
+	}
+	if (!ret && !*exits) {
+		snprintf(err, sizeof(err), "%s: no exit site (it never returns)", f->name);
+		ret = -ENOENT;
+	}
+	if (ret) {
+		if (!quiet)
+			cli_err("%s", err);
+		goto out;
+	}
+	for (j = n0; j < kinstr_probeset__cnt(ps); j++)
+		kinstr_probeset__set_timer(ps, j, j == n0, timer);
+out:
+	if (ret)
+		kinstr_probeset__truncate(ps, n0);
+	kinstr_fn__free(fn);
+	return ret;
+}
+
+struct live_ctx {
+	struct kinstr_dev *dev;
+	const struct pfunc *pf;
+	unsigned int n;
+	struct kinstr_timer_stats *st;
+};
+
+static void live_tick(void *ctx, double dt)
+{
+	struct live_ctx *lc = ctx;
+
+	if (kinstr_timers__read(lc->dev, 0, lc->n, lc->st) == 0) {
+		printf("\033[H\033[2J");
+		print_table(lc->pf, lc->n, lc->st, false);
+	}
+}
+
+int cmd_profile(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "duration", required_argument, NULL, 'd' },
+		{ "command", required_argument, NULL, 'c' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "interval", required_argument, NULL, 'i' },
+		{ "sort", required_argument, NULL, 's' },
+		{ "hist", no_argument, NULL, 'H' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	double duration = 0, interval = 1, t0;
+	const char *command = NULL, *output = NULL;
+	bool json = false, hist = false, live;
+	struct kinstr_timer_stats *st = NULL;
+	struct kinstr_probeset *ps = NULL;
+	struct pfunc *pf = NULL;
+	unsigned int n = 0, cap = 0;
+	struct kinstr_kernel *k;
+	struct kinstr_dev *dev;
+	char err[512], *end;
+	int c, i, ret = CLI_FAIL, status = -1, release = -1;
+	long pid = 0;
+	pid_t child = 0;
+
+	while ((c = getopt_long(argc, argv, "+d:c:p:i:s:o:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'd': duration = atof(optarg); break;
+		case 'c': command = optarg; break;
+		case 'p':
+			pid = strtol(optarg, &end, 10);
+			if (*end || pid <= 0) {
+				cli_err("--pid: not a process id: '%s'", optarg);
+				return CLI_USAGE;
+			}
+			break;
+		case 'i': interval = atof(optarg); break;
+		case 's': sort_key = optarg; break;
+		case 'H': hist = true; break;
+		case 'j': json = true; break;
+		case 'o': output = optarg; break;
+		case 'h': profile_usage(stdout); return CLI_OK;
+		default: profile_usage(stderr); return CLI_USAGE;
+		}
+	}
+	if (optind >= argc || duration < 0 || interval <= 0 || (command && pid)) {
+		if (command && pid)
+			cli_err("-c and -p both name the process to profile: use one");
+		profile_usage(stderr);
+		return CLI_USAGE;
+	}
+	if (strcmp(sort_key, "wall") && strcmp(sort_key, "oncpu") && strcmp(sort_key, "calls") &&
+	    strcmp(sort_key, "mean") && strcmp(sort_key, "max")) {
+		cli_err("--sort: wall, oncpu, calls, mean or max, not '%s'", sort_key);
+		return CLI_USAGE;
+	}
+	k = cli_open_kernel(NULL, &dev);
+	if (!k)
+		return CLI_FAIL;
+	ps = kinstr_probeset__new(dev, k);
+	if (!ps)
+		goto out;
+	for (i = optind; i < argc; i++) {
+		bool glob = strpbrk(argv[i], "*?[") != NULL;
+		unsigned int before = n, skipped = 0;
+		size_t j;
+
+		for (j = 0; j < kinstr_kernel__func_cnt(k); j++) {
+			const struct kinstr_func *f = kinstr_kernel__func(k, j);
+			unsigned int exits = 0;
+
+			if (glob ? !kinstr__glob_match(argv[i], f->name) : strcmp(argv[i], f->name))
+				continue;
+			if (n && pf[n - 1].f->addr == f->addr)
+				continue;	/* an alias of the previous one */
+			if (n == cap) {
+				struct pfunc *g = realloc(pf, (cap = cap ? cap * 2 : 64) * sizeof(*pf));
+
+				if (!g)
+					goto out;
+				pf = g;
+			}
+			if (add_func(ps, k, f, n, &exits, glob)) {
+				if (!glob)
+					goto out;
+				skipped++;
+				continue;
+			}
+			pf[n].f = f;
+			pf[n++].exits = exits;
+			if (!glob)
+				break;
+		}
+		if (n == before && !skipped) {
+			cli_err(glob ? "%s: no function matches" : "%s: no function '%s' in the kernel's symbols", argv[i],
+				argv[i]);
+			goto out;
+		}
+		if (n == before) {
+			cli_err("%s: none of the %u matching functions can be timed", argv[i], skipped);
+			goto out;
+		}
+		if (skipped)
+			fprintf(stderr, "kinstr: %s: %u functions timed, %u could not be (every exit must be probeable)\n",
+				argv[i], n - before, skipped);
+	}
+	st = calloc(n, sizeof(*st));
+	if (!st)
+		goto out;
+	if (command) {
+		child = cli_spawn_gated(command, &release);
+		if (child < 0)
+			goto out;
+		pid = child;
+	}
+	c = kinstr_timers__create(dev, n, (uint32_t)pid);
+	if (c) {
+		cli_err("cannot create %u timers: %s%s", n, strerror(-c),
+			c == -EOPNOTSUPP ? " (the module found no sched_switch tracepoint)" : "");
+		goto out;
+	}
+	cli_catch_signals();
+	if (kinstr_probeset__install(ps, err, sizeof(err))) {
+		cli_err("%s", err);
+		goto out;
+	}
+	if (!json)
+		fprintf(stderr, "kinstr: timing %u functions with %zu probes%s\n", n, kinstr_probeset__cnt(ps),
+			command || duration > 0 ? "" : "; Ctrl-C to stop");
+	if (release >= 0) {
+		if (write(release, "g", 1) != 1)
+			cli_err("cannot start '%s'", command);
+		close(release);
+		release = -1;
+	}
+	t0 = cli_now();
+	live = !json && !command && isatty(STDOUT_FILENO);
+	{
+		struct live_ctx lc = { dev, pf, n, st };
+
+		cli_run_until(duration, interval, child, &status, live ? live_tick : NULL, &lc);
+	}
+	/* probes out first: no call is half-timed in what we read */
+	kinstr_probeset__remove(ps);
+	if (kinstr_timers__read(dev, 0, n, st)) {
+		cli_err("cannot read the timers: %s", strerror(errno));
+		goto out;
+	}
+	if (output && !freopen(output, "w", stdout)) {
+		cli_err("cannot write %s: %s", output, strerror(errno));
+		goto out;
+	}
+	if (json)
+		print_json(pf, n, st, cli_now() - t0, status);
+	else
+		print_table(pf, n, st, hist);
+	fflush(stdout);
+	ret = child > 0 ? status : CLI_OK;
+out:
+	if (release >= 0)
+		close(release);	/* EOF: the command runs, and is stopped below */
+	if (child > 0 && status < 0) {
+		kill(child, SIGTERM);
+		waitpid(child, NULL, 0);
+	}
+	free(st);
+	free(pf);
+	kinstr_probeset__free(ps);
+	cli_close_kernel(k, dev);
+	return ret;
+}

@@ -1,0 +1,55 @@
+# kinstr profile: entry/exit timing (issue 6).
+
+NAME profile: exactly N calls timed from entry to every exit, none unmatched, for the command's process only
+SETUP insmod kmod/kinstr.ko
+RUN (while :; do build/tests/vm/progs/getppid_loop 1000 > /dev/null; done) & w=$!; \
+	build/kinstr profile --json -o /tmp/p.json -c 'build/tests/vm/progs/getppid_loop 3000' __x64_sys_getppid; \
+	echo "rc=$?"; kill $w; wait $w 2>/dev/null; \
+	python3 -c 'import json; d=json.load(open("/tmp/p.json")); f=d["functions"][0]; print(f["function"], \
+	"calls", f["calls"], "starts", f["starts"], "unmatched", f["unmatched"], "dropped", f["dropped"], \
+	"hist", sum(f["hist_log2_ns"])); assert f["min_ns"] <= f["mean_ns"] <= f["max_ns"]; print("order ok")'
+EXPECT ^rc=0$
+EXPECT ^__x64_sys_getppid calls 3000 starts 3000 unmatched 0 dropped 0 hist 3000$
+EXPECT ^order ok$
+
+NAME profile: a function with several exits has calls == entries after a workload, every exit spliced
+SETUP insmod kmod/kinstr.ko
+RUN build/kinstr profile --json -o /tmp/p.json -c 'sh tests/vm/progs/workload.sh' 'vfs_*' 'ksys_*' '*_fd*' > /dev/null; \
+	echo "rc=$?"; python3 -c 'import json; d=json.load(open("/tmp/p.json"))["functions"]; \
+	bad=[f["function"] for f in d if f["calls"] != f["starts"] or f["unmatched"]]; \
+	multi=[f["function"] + ":" + str(f["exits"]) for f in d if f["exits"] >= 2 and f["calls"] > 0]; \
+	print("functions", len(d), "called", sum(f["calls"] > 0 for f in d), "mismatched", bad); \
+	print("several exits and called:", len(multi) > 0, multi[:5])'
+EXPECT ^rc=0$
+EXPECT ^functions [0-9]+ called [1-9][0-9]* mismatched \[\]$
+EXPECT ^several exits and called: True
+
+NAME profile: on-CPU time leaves out sleep (sleep 1: wall ~1 s, on-CPU a few percent)
+SETUP insmod kmod/kinstr.ko
+RUN build/kinstr profile --json -o /tmp/p.json -c 'sleep 1' hrtimer_nanosleep; echo "rc=$?"; \
+	python3 -c 'import json; f=json.load(open("/tmp/p.json"))["functions"][0]; w=f["wall_ns"]; c=f["oncpu_ns"]; \
+	print("calls", f["calls"], "wall ms %.1f oncpu ms %.3f" % (w / 1e6, c / 1e6)); \
+	assert 1.0e9 <= w <= 1.1e9, "wall not within 10%% of 1 s"; assert c < 0.05 * w, "on-CPU includes the sleep"; print("oncpu ok")'
+EXPECT ^rc=0$
+EXPECT ^calls 1 wall ms
+EXPECT ^oncpu ok$
+
+NAME profile -p times only that process's threads
+SETUP insmod kmod/kinstr.ko
+RUN sleep 30 & s=$!; (while :; do build/tests/vm/progs/getppid_loop 1000 > /dev/null; done) & w=$!; \
+	build/kinstr profile --json -d 2 -p $s __x64_sys_getppid > /tmp/a.json; \
+	build/kinstr profile --json -d 2 __x64_sys_getppid > /tmp/b.json; kill $w $s; wait 2>/dev/null; \
+	python3 -c 'import json; a=json.load(open("/tmp/a.json"))["functions"][0]; b=json.load(open("/tmp/b.json"))["functions"][0]; \
+	print("sleeper", a["calls"], "everyone", "some" if b["calls"] > 0 else "none")'
+EXPECT ^sleeper 0 everyone some$
+
+NAME profile: bad requests name the problem
+SETUP insmod kmod/kinstr.ko
+RUN build/kinstr profile nosuch_function_xyz; echo "rc=$?"; build/kinstr profile -c true -p 1 vfs_read; echo "rc=$?"; \
+	build/kinstr profile --sort nope vfs_read; echo "rc=$?"; build/kinstr profile 'nosuch_*'; echo "rc=$?"
+EXPECT ^kinstr: nosuch_function_xyz: no function 'nosuch_function_xyz' in the kernel's symbols$
+EXPECT ^kinstr: -c and -p both name the process to profile: use one$
+EXPECT ^kinstr: --sort: wall, oncpu, calls, mean or max, not 'nope'$
+EXPECT ^kinstr: nosuch_\*: no function matches$
+EXPECT ^rc=1$
+EXPECT ^rc=2$
