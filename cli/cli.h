@@ -47,6 +47,15 @@ void cli_run_until(double duration, double interval, pid_t child, int *status, v
 /* The same, but CMD waits until a byte is written to *release (or it is closed). */
 pid_t cli_spawn_gated(const char *command, int *release);
 int cmd_profile(int argc, char **argv);
+int cmd_drill(int argc, char **argv);
+struct kinstr_func;
+/*
+ * Probes that time f with timer `timer`: a start at its entry (after the ftrace NOP), a stop at
+ * every exit (ret, return-thunk jump, tail call); *exits gets their number. On failure nothing
+ * is added, -errno is returned and, unless quiet, the reason printed.
+ */
+int cli_time_func(struct kinstr_probeset *ps, const struct kinstr_kernel *k, const struct kinstr_func *f,
+		  unsigned int timer, unsigned int *exits, bool quiet);
 /*
  * The kernel to analyse: the snapshot file if one is named, else the running kernel through
  * /dev/kinstr (kept open in *devp, may be NULL). Prints the error and returns NULL on failure.

@@ -141,8 +141,8 @@ static void print_json(const struct pfunc *pf, unsigned int n, const struct kins
  * A conditional tail call (jcc out of the function) cannot be timed: the stop would also run
  * when the branch is not taken. Such functions are refused, naming the site.
  */
-static int add_func(struct kinstr_probeset *ps, const struct kinstr_kernel *k, const struct kinstr_func *f,
-		    unsigned int timer, unsigned int *exits, bool quiet)
+int cli_time_func(struct kinstr_probeset *ps, const struct kinstr_kernel *k, const struct kinstr_func *f,
+		  unsigned int timer, unsigned int *exits, bool quiet)
 {
 	struct kinstr_fn *fn = kinstr_fn__analyze(k, f);
 	const struct kinstr_cfg *cfg;
@@ -311,7 +311,7 @@ int cmd_profile(int argc, char **argv)
 					goto out;
 				pf = g;
 			}
-			if (add_func(ps, k, f, n, &exits, glob)) {
+			if (cli_time_func(ps, k, f, n, &exits, glob)) {
 				if (!glob)
 					goto out;
 				skipped++;

@@ -13,6 +13,7 @@ static const struct cli_cmd cmds[] = {
 	{ "disasm", cmd_disasm, "disassemble a live function block by block, with each site's class" },
 	{ "sites", cmd_sites, "count jump/trap/refused sites of functions or the whole kernel" },
 	{ "profile", cmd_profile, "time functions from entry to every return: calls, wall and on-CPU time" },
+	{ "drill", cmd_drill, "find where a function's time goes: time its calls, descend into the hot ones" },
 	{ "trace", cmd_trace, "record every hit, with values, into a CTF trace (babeltrace2 reads it)" },
 	{ "report", cmd_report, "summarise a CTF trace: events per probe and CPU, time span, events lost" },
 	{ "snapshot", cmd_snapshot, "save the kernel's code (text, symbols, reservations) to a file" },

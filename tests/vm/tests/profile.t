@@ -53,3 +53,16 @@ EXPECT ^kinstr: --sort: wall, oncpu, calls, mean or max, not 'nope'$
 EXPECT ^kinstr: nosuch_\*: no function matches$
 EXPECT ^rc=1$
 EXPECT ^rc=2$
+
+NAME drill: from hrtimer_nanosleep under 'sleep 0.1' the hot path goes down to the context switch, and each split adds up
+SETUP insmod kmod/kinstr.ko
+RUN build/kinstr drill -i 1.5 -D 3 -c 'sleep 0.1' hrtimer_nanosleep; echo "rc=$?"; \
+	build/kinstr drill --json -i 1 -D 2 -c 'sleep 0.1' hrtimer_nanosleep > /tmp/d.json; \
+	python3 tests/vm/progs/check_drill.py /tmp/d.json --path hrtimer_nanosleep,do_nanosleep,schedule
+TIMEOUT 120
+EXPECT ^rc=0$
+EXPECT ^hot path: hrtimer_nanosleep > do_nanosleep > schedule
+EXPECT ^ +[0-9.]+%  hrtimer_nanosleep  \([0-9]+ calls, mean
+EXPECT ^split hrtimer_nanosleep: self
+EXPECT ^hottest chain: hrtimer_nanosleep > do_nanosleep > schedule$
+EXPECT ^splits add up$

@@ -1,0 +1,438 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kinstr drill FUNC: Paradyn's call-graph search on a live kernel. Time FUNC and each of its call
+ * sites for a while, descend into the callees that take more than a threshold of FUNC's time,
+ * time those the same way, and so on to a depth; print the hot path as a tree. Each level's
+ * probes are removed before the next level's go in, so the overhead stays bounded.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <kinstr/probe.h>
+#include "cli.h"
+
+#define MAX_NODES 4096
+#define MAX_SITES 512
+
+static void drill_usage(FILE *f)
+{
+	fprintf(f, "usage: kinstr drill [options] FUNC\n\n"
+		   "Find where FUNC's time goes, on the live kernel: time FUNC (entry to every exit)\n"
+		   "and each of its direct calls (the call instruction to the one after it) for an\n"
+		   "interval, descend into the callees whose share of FUNC's time is above the\n"
+		   "threshold, and repeat to a depth. Each level's probes are removed before the\n"
+		   "next one's go in. Prints the call tree with each node's share of FUNC's time and\n"
+		   "the hot path.\n\n"
+		   "  -i, --interval SEC   time each level for SEC seconds (default 2)\n"
+		   "  -t, --threshold PCT  descend into callees above PCT%% of FUNC's time (default 5)\n"
+		   "  -D, --depth N        at most N levels below FUNC (default 4)\n"
+		   "  -c, --command CMD    run CMD (again each time it ends) while the search runs\n"
+		   "      --oncpu          split on-CPU time instead of wall time\n"
+		   "      --json           print the tree as one JSON object\n"
+		   "Timing is system-wide (every thread and interrupt context).\n");
+}
+
+struct node {
+	const struct kinstr_func *f;	/* NULL: indirect calls, or calls not timed */
+	const char *label;		/* for f == NULL */
+	int parent, depth;
+	double weight;			/* share of the root's time */
+	double share;			/* share of the parent's time */
+	/* once measured */
+	bool measured;
+	char why[160];			/* why it was not measured or expanded */
+	uint64_t calls, time_ns;
+	double self;			/* share of its own time not in timed calls */
+};
+
+struct site {
+	uint64_t addr, target;
+	const struct kinstr_func *callee;
+	unsigned int timer;
+	bool timed;
+};
+
+struct level_fn {
+	int node;
+	unsigned int timer;
+	struct site sites[MAX_SITES];
+	unsigned int nsites;
+};
+
+static struct node nodes[MAX_NODES];
+static int nnodes;
+static bool use_oncpu;
+
+static int add_node(const struct kinstr_func *f, const char *label, int parent, double share)
+{
+	struct node *n;
+
+	if (nnodes == MAX_NODES)
+		return -1;
+	n = &nodes[nnodes];
+	memset(n, 0, sizeof(*n));
+	n->f = f;
+	n->label = label;
+	n->parent = parent;
+	n->depth = parent < 0 ? 0 : nodes[parent].depth + 1;
+	n->share = share;
+	n->weight = parent < 0 ? 1.0 : nodes[parent].weight * share;
+	return nnodes++;
+}
+
+/* The call sites of f, each timed from the call to the instruction after it. */
+static void add_sites(struct kinstr_probeset *ps, const struct kinstr_kernel *k, struct level_fn *lf,
+		      unsigned int *ntimers)
+{
+	struct kinstr_fn *fn = kinstr_fn__analyze(k, nodes[lf->node].f);
+	const struct kinstr_cfg *cfg;
+	size_t i;
+	char err[512];
+
+	if (!fn)
+		return;
+	cfg = kinstr_fn__cfg(fn);
+	for (i = 0; i < kinstr_cfg__insn_cnt(cfg) && lf->nsites < MAX_SITES; i++) {
+		const struct kinstr_cfg_insn *in = kinstr_cfg__insn(cfg, i);
+		struct site *s;
+		size_t n0;
+
+		if (in->x.flow != KINSTR_X86_FLOW_CALL && in->x.flow != KINSTR_X86_FLOW_CALL_IND)
+			continue;
+		s = &lf->sites[lf->nsites++];
+		memset(s, 0, sizeof(*s));
+		s->addr = in->x.addr;
+		if (in->x.flow == KINSTR_X86_FLOW_CALL) {
+			s->target = in->x.target;
+			s->callee = kinstr_kernel__func_at(k, in->x.target);
+			/* a retpoline thunk's callee is known only at run time */
+			if (s->callee && !strncmp(s->callee->name, "__x86_indirect_thunk_", 21))
+				s->callee = NULL;
+		}
+		n0 = kinstr_probeset__cnt(ps);
+		if (kinstr_probeset__add(ps, nodes[lf->node].f, in->x.addr, err, sizeof(err)) ||
+		    kinstr_probeset__add(ps, nodes[lf->node].f, in->x.addr + in->x.len, err, sizeof(err))) {
+			kinstr_probeset__truncate(ps, n0);
+			continue;	/* not timed: its time stays in the caller's own share */
+		}
+		s->timer = (*ntimers)++;
+		s->timed = true;
+		kinstr_probeset__set_timer(ps, n0, true, s->timer);
+		kinstr_probeset__set_timer(ps, n0 + 1, false, s->timer);
+	}
+	kinstr_fn__free(fn);
+}
+
+static uint64_t time_of(const struct kinstr_timer_stats *s)
+{
+	return use_oncpu ? s->oncpu_ns : s->wall_ns;
+}
+
+/* Measure one level: the nodes of frontier[], each function once. 0, or -errno. */
+static int measure_level(const struct kinstr_kernel *k, const int *frontier, int nf, double interval,
+			 double threshold, int maxdepth, pid_t *child, const char *command)
+{
+	struct level_fn *lf = calloc(nf, sizeof(*lf));
+	struct kinstr_timer_stats *st = NULL;
+	struct kinstr_dev *dev = kinstr_dev__open(NULL);
+	struct kinstr_probeset *ps = dev ? kinstr_probeset__new(dev, k) : NULL;
+	unsigned int ntimers = 0, exits;
+	int i, nl = 0, ret = -ENOMEM, status;
+	char err[512];
+
+	if (!lf || !ps)
+		goto out;
+	for (i = 0; i < nf; i++) {
+		struct node *n = &nodes[frontier[i]];
+
+		if (!n->f)
+			continue;
+		if (cli_time_func(ps, k, n->f, ntimers, &exits, true)) {
+			snprintf(n->why, sizeof(n->why), "not timed: an exit or its entry cannot be probeable");
+			continue;
+		}
+		lf[nl].node = frontier[i];
+		lf[nl].timer = ntimers++;
+		add_sites(ps, k, &lf[nl], &ntimers);
+		nl++;
+	}
+	if (!nl) {
+		ret = 0;
+		goto out;
+	}
+	ret = kinstr_timers__create(dev, ntimers, 0);
+	if (ret) {
+		cli_err("cannot create %u timers: %s", ntimers, strerror(-ret));
+		goto out;
+	}
+	ret = kinstr_probeset__install(ps, err, sizeof(err));
+	if (ret) {
+		cli_err("%s", err);
+		goto out;
+	}
+	fprintf(stderr, "kinstr: level %d: %d functions, %zu probes, %.1f s\n", nodes[frontier[0]].depth, nl,
+		kinstr_probeset__cnt(ps), interval);
+	{
+		double t0 = cli_now();
+
+		while (!cli_stop && cli_now() - t0 < interval) {
+			status = -1;
+			cli_run_until(interval - (cli_now() - t0), interval, command ? *child : 0, &status, NULL, NULL);
+			if (command && status >= 0 && !cli_stop) {	/* the workload ended: again */
+				*child = cli_spawn(command);
+				if (*child < 0) {
+					ret = -ECHILD;
+					goto out;
+				}
+			}
+			if (!command)
+				break;
+		}
+	}
+	kinstr_probeset__remove(ps);
+	st = calloc(ntimers, sizeof(*st));
+	if (!st || kinstr_timers__read(dev, 0, ntimers, st)) {
+		ret = -EIO;
+		goto out;
+	}
+	for (i = 0; i < nl; i++) {
+		struct node *n = &nodes[lf[i].node];
+		const struct kinstr_timer_stats *fs = &st[lf[i].timer];
+		uint64_t total = time_of(fs), in_calls = 0;
+		unsigned int j, m;
+		int c;
+
+		n->measured = true;
+		n->calls = fs->calls;
+		n->time_ns = total;
+		if (!fs->calls || !total) {
+			snprintf(n->why, sizeof(n->why), "not called while timed");
+			continue;
+		}
+		/* one child per callee (all indirect calls together): its call sites' time summed */
+		for (j = 0; j < lf[i].nsites; j++) {
+			const struct site *sj = &lf[i].sites[j];
+			uint64_t t = 0;
+			double share;
+
+			if (!sj->timed)
+				continue;
+			for (m = 0; m < j; m++)
+				if (lf[i].sites[m].timed && lf[i].sites[m].callee == sj->callee)
+					break;
+			if (m < j)
+				continue;	/* counted with an earlier site of the same callee */
+			for (m = j; m < lf[i].nsites; m++)
+				if (lf[i].sites[m].timed && lf[i].sites[m].callee == sj->callee)
+					t += time_of(&st[lf[i].sites[m].timer]);
+			in_calls += t;
+			share = (double)t / (double)total;
+			if (share > 1)
+				share = 1;
+			if (share < 0.005)
+				continue;
+			c = add_node(sj->callee, sj->callee ? NULL : "(indirect calls)", lf[i].node, share);
+			if (c < 0)
+				break;
+			if (!sj->callee)
+				snprintf(nodes[c].why, sizeof(nodes[c].why), "indirect: the callee is known at run time only");
+			else if (nodes[c].weight < threshold)
+				snprintf(nodes[c].why, sizeof(nodes[c].why), "below the threshold");
+			else if (nodes[c].depth > maxdepth)
+				snprintf(nodes[c].why, sizeof(nodes[c].why), "at the depth limit");
+		}
+		n->self = in_calls >= total ? 0 : 1.0 - (double)in_calls / (double)total;
+	}
+	ret = 0;
+out:
+	free(st);
+	free(lf);
+	kinstr_probeset__free(ps);
+	kinstr_dev__close(dev);
+	return ret;
+}
+
+static const char *node_name(const struct node *n)
+{
+	return n->f ? n->f->name : n->label;
+}
+
+static int cmp_weight(const void *a, const void *b)
+{
+	double wa = nodes[*(const int *)a].weight, wb = nodes[*(const int *)b].weight;
+
+	return wa < wb ? 1 : wa > wb ? -1 : 0;
+}
+
+static void print_tree(int id, const char *prefix)
+{
+	int kids[MAX_NODES], nk = 0, i;
+	struct node *n = &nodes[id];
+	char sub[512];
+
+	for (i = 0; i < nnodes; i++)
+		if (nodes[i].parent == id)
+			kids[nk++] = i;
+	qsort(kids, nk, sizeof(int), cmp_weight);
+	printf("%6.1f%%  %s%s", n->weight * 100, prefix, node_name(n));
+	if (n->measured && n->calls)
+		printf("  (%llu calls, mean %.1f us)", (unsigned long long)n->calls,
+		       n->time_ns / 1000.0 / (double)n->calls);
+	if (n->why[0] && !(n->measured && n->calls))
+		printf("  [%s]", n->why);
+	printf("\n");
+	snprintf(sub, sizeof(sub), "%s  ", prefix);
+	if (n->measured && n->calls && nk)
+		printf("%6.1f%%  %s  [self]\n", n->weight * n->self * 100, prefix);
+	for (i = 0; i < nk; i++)
+		print_tree(kids[i], sub);
+}
+
+static void print_json_node(int id)
+{
+	struct node *n = &nodes[id];
+	int i, first = 1;
+
+	printf("{\"function\":");
+	cli_json_str(node_name(n));
+	printf(",\"share_of_root\":%.6f,\"share_of_parent\":%.6f,\"measured\":%s", n->weight, n->share,
+	       n->measured ? "true" : "false");
+	if (n->measured)
+		printf(",\"calls\":%llu,\"time_ns\":%llu,\"self\":%.6f", (unsigned long long)n->calls,
+		       (unsigned long long)n->time_ns, n->self);
+	if (n->why[0]) {
+		printf(",\"note\":");
+		cli_json_str(n->why);
+	}
+	printf(",\"callees\":[");
+	for (i = 0; i < nnodes; i++)
+		if (nodes[i].parent == id) {
+			printf("%s", first ? "" : ",");
+			first = 0;
+			print_json_node(i);
+		}
+	printf("]}");
+}
+
+int cmd_drill(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "interval", required_argument, NULL, 'i' },
+		{ "threshold", required_argument, NULL, 't' },
+		{ "depth", required_argument, NULL, 'D' },
+		{ "command", required_argument, NULL, 'c' },
+		{ "oncpu", no_argument, NULL, 'O' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	double interval = 2, threshold = 5;
+	int maxdepth = 4, c, ret = CLI_FAIL, level, i, hot;
+	const char *command = NULL;
+	bool json = false;
+	struct kinstr_kernel *k;
+	struct kinstr_dev *dev;
+	const struct kinstr_func *root;
+	pid_t child = 0;
+
+	while ((c = getopt_long(argc, argv, "+i:t:D:c:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'i': interval = atof(optarg); break;
+		case 't': threshold = atof(optarg); break;
+		case 'D': maxdepth = atoi(optarg); break;
+		case 'c': command = optarg; break;
+		case 'O': use_oncpu = true; break;
+		case 'j': json = true; break;
+		case 'h': drill_usage(stdout); return CLI_OK;
+		default: drill_usage(stderr); return CLI_USAGE;
+		}
+	}
+	if (optind != argc - 1 || interval <= 0 || threshold <= 0 || threshold >= 100 || maxdepth < 1) {
+		drill_usage(stderr);
+		return CLI_USAGE;
+	}
+	k = cli_open_kernel(NULL, &dev);
+	if (!k)
+		return CLI_FAIL;
+	root = kinstr_kernel__find_func(k, argv[optind]);
+	if (!root) {
+		cli_err("%s: no function '%s' in the kernel's symbols", argv[optind], argv[optind]);
+		goto out;
+	}
+	nnodes = 0;
+	add_node(root, NULL, -1, 1.0);
+	cli_catch_signals();
+	if (command) {
+		child = cli_spawn(command);
+		if (child < 0)
+			goto out;
+	}
+	for (level = 0; level <= maxdepth && !cli_stop; level++) {
+		int frontier[MAX_NODES], nf = 0;
+
+		for (i = 0; i < nnodes; i++) {
+			struct node *n = &nodes[i];
+			int a;
+
+			if (n->depth != level || n->measured || n->why[0] || !n->f || n->weight < threshold / 100)
+				continue;
+			/* a function already on the path above: recursion, not a new place */
+			for (a = n->parent; a >= 0; a = nodes[a].parent)
+				if (nodes[a].f == n->f)
+					break;
+			if (a >= 0) {
+				snprintf(n->why, sizeof(n->why), "recursive: %s is above", n->f->name);
+				continue;
+			}
+			frontier[nf++] = i;
+		}
+		if (!nf)
+			break;
+		if (measure_level(k, frontier, nf, interval, threshold / 100, maxdepth, &child, command))
+			goto out;
+		if (level == 0 && !nodes[0].calls) {
+			cli_err("%s was not called in %.1f s: nothing to drill into", root->name, interval);
+			goto out;
+		}
+	}
+	for (i = 0; i < nnodes; i++)	/* left at the depth limit */
+		if (!nodes[i].measured && !nodes[i].why[0] && nodes[i].f)
+			snprintf(nodes[i].why, sizeof(nodes[i].why), "%s", nodes[i].weight < threshold / 100 ?
+				 "below the threshold" : "at the depth limit");
+	if (json) {
+		printf("{\"root\":");
+		print_json_node(0);
+		printf(",\"metric\":\"%s\",\"threshold\":%.4f,\"interval_s\":%.3f}\n", use_oncpu ? "oncpu" : "wall",
+		       threshold / 100, interval);
+	} else {
+		printf("%s time of %s, by callee (%% of %s's time, %.1f s per level):\n", use_oncpu ? "on-CPU" : "wall",
+		       root->name, root->name, interval);
+		print_tree(0, "");
+		printf("hot path:");
+		for (hot = 0; hot >= 0;) {
+			int best = -1;
+
+			printf(" %s%s", hot ? "> " : "", node_name(&nodes[hot]));
+			for (i = 0; i < nnodes; i++)
+				if (nodes[i].parent == hot && nodes[i].f && (best < 0 || nodes[i].weight > nodes[best].weight))
+					best = i;
+			if (best >= 0 && nodes[best].weight < nodes[hot].weight * nodes[hot].self)
+				best = -1;	/* its own code is hotter than any callee */
+			hot = best;
+		}
+		printf("\n");
+	}
+	ret = CLI_OK;
+out:
+	if (child > 0) {
+		kill(child, SIGTERM);
+		waitpid(child, NULL, 0);
+	}
+	cli_close_kernel(k, dev);
+	return ret;
+}
