@@ -165,7 +165,7 @@ static int measure_level(const struct kinstr_kernel *k, const int *frontier, int
 		ret = 0;
 		goto out;
 	}
-	ret = kinstr_timers__create(dev, ntimers, 0);
+	ret = kinstr_timers__create(dev, ntimers, 0, 0);
 	if (ret) {
 		cli_err("cannot create %u timers: %s", ntimers, strerror(-ret));
 		goto out;

@@ -28,6 +28,10 @@ static void profile_usage(FILE *f)
 		   "  -s, --sort KEY      wall (default), oncpu, calls, mean or max\n"
 		   "      --hist          print each function's latency histogram at the end\n"
 		   "      --json          print the totals as one JSON object (no live table)\n"
+		   "      --folded        print folded stacks for flame graphs: each path of timed\n"
+		   "                      functions (outermost first, ';'-separated) and its own wall\n"
+		   "                      time in microseconds, i.e. less the time of the timed\n"
+		   "                      functions it called (flamegraph.pl, speedscope, ...)\n"
 		   "  -o, --output FILE   write the totals to FILE, not stdout (which -c CMD shares)\n"
 		   "Without -d or -c, profile until interrupted (Ctrl-C). Interrupt contexts are\n"
 		   "timed too unless -p or -c restricts to a process.\n");
@@ -136,6 +140,98 @@ static void print_json(const struct pfunc *pf, unsigned int n, const struct kins
 	printf("]}\n");
 }
 
+struct fpath {
+	struct kinstr_timer_path p;
+	uint64_t self;
+};
+
+static int cmp_path(const void *a, const void *b)
+{
+	const struct kinstr_timer_path *x = a, *y = b;
+	uint32_t i;
+
+	for (i = 0; i < x->depth && i < y->depth; i++)
+		if (x->timers[i] != y->timers[i])
+			return x->timers[i] < y->timers[i] ? -1 : 1;
+	return (int)x->depth - (int)y->depth;
+}
+
+/* Paths of every CPU, merged; each path's own time is its time less its children's. */
+static int print_folded(struct kinstr_dev *dev, const struct pfunc *pf, unsigned int n)
+{
+	uint32_t cap = KINSTR_TIMER_PATHS_MAX, found, i, j, m = 0;
+	struct kinstr_timer_path *buf = calloc(cap, sizeof(*buf));
+	struct fpath *all = NULL;
+	uint64_t dropped_total = 0, trunc_total = 0, dropped, truncated;
+	unsigned int cpu;
+	int ret = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	for (cpu = 0;; cpu++) {
+		struct fpath *g;
+
+		ret = kinstr_timers__paths(dev, cpu, buf, cap, &found, &dropped, &truncated);
+		if (ret == -EINVAL) {
+			ret = 0;
+			break;
+		}
+		if (ret) {
+			cli_err("cannot read the paths: %s", strerror(-ret));
+			goto out;
+		}
+		dropped_total += dropped;
+		trunc_total += truncated;
+		g = realloc(all, (m + found + 1) * sizeof(*all));
+		if (!g) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		all = g;
+		for (i = 0; i < found; i++)
+			all[m++].p = buf[i];
+	}
+	if (!m) {
+		free(buf);
+		free(all);
+		return 0;
+	}
+	qsort(all, m, sizeof(*all), cmp_path);
+	/* merge equal paths (other CPUs, or duplicates) */
+	for (i = 1, j = 0; i < m; i++) {
+		if (!cmp_path(&all[i].p, &all[j].p)) {
+			all[j].p.calls += all[i].p.calls;
+			all[j].p.wall_ns += all[i].p.wall_ns;
+			all[j].p.oncpu_ns += all[i].p.oncpu_ns;
+		} else {
+			all[++j] = all[i];
+		}
+	}
+	m = j + 1;
+	for (i = 0; i < m; i++)
+		all[i].self = all[i].p.wall_ns;
+	/* a child path is its parent's path and one more timer: in sorted order, after it */
+	for (i = 0; i < m; i++)
+		for (j = i + 1; j < m && all[j].p.depth > all[i].p.depth &&
+		     !memcmp(all[j].p.timers, all[i].p.timers, all[i].p.depth * sizeof(uint32_t)); j++)
+			if (all[j].p.depth == all[i].p.depth + 1)
+				all[i].self -= all[i].self >= all[j].p.wall_ns ? all[j].p.wall_ns : all[i].self;
+	for (i = 0; i < m; i++) {
+		if (all[i].self < 1000)
+			continue;
+		for (j = 0; j < all[i].p.depth; j++)
+			printf("%s%s", j ? ";" : "", all[i].p.timers[j] < n ? pf[all[i].p.timers[j]].f->name : "?");
+		printf(" %llu\n", (unsigned long long)(all[i].self / 1000));
+	}
+	if (dropped_total || trunc_total)
+		fprintf(stderr, "kinstr: %llu calls not in a path (table full), %llu paths cut at %d functions\n",
+			(unsigned long long)dropped_total, (unsigned long long)trunc_total, KINSTR_TIMER_PATH_DEPTH);
+out:
+	free(buf);
+	free(all);
+	return ret;
+}
+
 /*
  * Probes for one function: a start at its entry (after the ftrace NOP), a stop at every exit.
  * A conditional tail call (jcc out of the function) cannot be timed: the stop would also run
@@ -236,13 +332,14 @@ int cmd_profile(int argc, char **argv)
 		{ "sort", required_argument, NULL, 's' },
 		{ "hist", no_argument, NULL, 'H' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "folded", no_argument, NULL, 'F' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	double duration = 0, interval = 1, t0;
 	const char *command = NULL, *output = NULL;
-	bool json = false, hist = false, live;
+	bool json = false, hist = false, folded = false, live;
 	struct kinstr_timer_stats *st = NULL;
 	struct kinstr_probeset *ps = NULL;
 	struct pfunc *pf = NULL;
@@ -269,6 +366,7 @@ int cmd_profile(int argc, char **argv)
 		case 's': sort_key = optarg; break;
 		case 'H': hist = true; break;
 		case 'j': json = true; break;
+		case 'F': folded = true; break;
 		case 'o': output = optarg; break;
 		case 'h': profile_usage(stdout); return CLI_OK;
 		default: profile_usage(stderr); return CLI_USAGE;
@@ -344,7 +442,7 @@ int cmd_profile(int argc, char **argv)
 			goto out;
 		pid = child;
 	}
-	c = kinstr_timers__create(dev, n, (uint32_t)pid);
+	c = kinstr_timers__create(dev, n, (uint32_t)pid, folded ? KINSTR_TIMERS_F_PATHS : 0);
 	if (c) {
 		cli_err("cannot create %u timers: %s%s", n, strerror(-c),
 			c == -EOPNOTSUPP ? " (the module found no sched_switch tracepoint)" : "");
@@ -365,7 +463,7 @@ int cmd_profile(int argc, char **argv)
 		release = -1;
 	}
 	t0 = cli_now();
-	live = !json && !command && isatty(STDOUT_FILENO);
+	live = !json && !folded && !command && isatty(STDOUT_FILENO);
 	{
 		struct live_ctx lc = { dev, pf, n, st };
 
@@ -381,10 +479,14 @@ int cmd_profile(int argc, char **argv)
 		cli_err("cannot write %s: %s", output, strerror(errno));
 		goto out;
 	}
-	if (json)
+	if (folded) {
+		if (print_folded(dev, pf, n))
+			goto out;
+	} else if (json) {
 		print_json(pf, n, st, cli_now() - t0, status);
-	else
+	} else {
 		print_table(pf, n, st, hist);
+	}
 	fflush(stdout);
 	ret = child > 0 ? status : CLI_OK;
 out:

@@ -743,6 +743,9 @@ long kinstr_session_ioctl(struct kinstr_session *s, unsigned int cmd, void __use
 	case KINSTR_IOC_TIMERS_READ:
 		err = kinstr_timers_read(s->timers, uarg);
 		break;
+	case KINSTR_IOC_TIMER_PATHS:
+		err = kinstr_timer_paths(s->timers, uarg);
+		break;
 	default:
 		err = -ENOTTY;
 	}

@@ -47,6 +47,20 @@ struct kt_irq_ctx {
 	struct kt_ctx lvl[3];		/* softirq, hardirq, NMI */
 };
 
+#define KT_PATH_PROBES	16	/* linear probing bound in a path table */
+
+struct kt_path {
+	u64 key;			/* 0: free; claimed by cmpxchg */
+	u32 depth;			/* written last (release): 0 while being filled */
+	u32 timers[KINSTR_TIMER_PATH_DEPTH];
+	u64 calls, wall_ns, oncpu_ns;
+};
+
+struct kt_paths {			/* one CPU's */
+	u64 dropped, truncated;
+	struct kt_path p[KINSTR_TIMER_PATHS_MAX];
+};
+
 struct kinstr_timers {
 	struct kref ref;
 	struct list_head node;		/* in kt_sets, for the sched_switch probe (RCU) */
@@ -54,6 +68,7 @@ struct kinstr_timers {
 	struct kinstr_timer_stats *stats;	/* [nr_cpu_ids][count]: each CPU's timers together */
 	struct kt_irq_ctx __percpu *irq;
 	struct kt_ctx *tasks;		/* [KT_TASKS] */
+	struct kt_paths *paths;		/* [nr_cpu_ids], with KINSTR_TIMERS_F_PATHS */
 	struct rcu_head rcu;
 };
 
@@ -130,6 +145,46 @@ static notrace void account(struct kinstr_timers *t, u32 timer, const struct kt_
 	s->hist[min_t(u32, wall ? ilog2(wall) : 0, KINSTR_TIMER_HIST - 1)]++;
 }
 
+/* Add a stop to the path of frames [0, i] of c on this CPU. */
+static notrace void account_path(struct kinstr_timers *t, const struct kt_ctx *c, u32 i, u64 wall, u64 oncpu)
+{
+	struct kt_paths *tab = &t->paths[raw_smp_processor_id()];
+	u32 depth = min_t(u32, i + 1, KINSTR_TIMER_PATH_DEPTH), j, h;
+	u64 key = 1469598103934665603ULL;
+
+	if (i + 1 > KINSTR_TIMER_PATH_DEPTH)
+		tab->truncated++;
+	for (j = 0; j < depth; j++)
+		key = (key ^ c->f[j].timer) * 1099511628211ULL;
+	key |= 1;
+	for (h = 0; h < KT_PATH_PROBES; h++) {
+		struct kt_path *p = &tab->p[(key + h) & (KINSTR_TIMER_PATHS_MAX - 1)];
+		u64 k = READ_ONCE(p->key);
+
+		if (!k) {
+			/* claim (an interrupt on this CPU may race for the slot): then fill, then publish */
+			k = cmpxchg(&p->key, 0, key);
+			if (!k) {
+				for (j = 0; j < depth; j++)
+					p->timers[j] = c->f[j].timer;
+				smp_store_release(&p->depth, depth);
+				k = key;
+			}
+		}
+		if (k != key || smp_load_acquire(&p->depth) != depth)
+			continue;
+		for (j = 0; j < depth && p->timers[j] == c->f[j].timer; j++)
+			;
+		if (j < depth)
+			continue;
+		p->calls++;
+		p->wall_ns += wall;
+		p->oncpu_ns += oncpu;
+		return;
+	}
+	tab->dropped++;
+}
+
 /* From a timer probe's slot (through the entry stub), any context. */
 notrace void kinstr_timer_hit(struct kinstr_timers *t, u32 timer, bool start)
 {
@@ -172,6 +227,8 @@ notrace void kinstr_timer_hit(struct kinstr_timers *t, u32 timer, bool start)
 		goto out;
 	}
 	account(t, timer, &c->f[i], now, c);
+	if (t->paths && !(c->f[i].flags & KT_RECURSIVE))
+		account_path(t, c, i, now - c->f[i].t0, ctx_oncpu(c, now) - c->f[i].oncpu0);
 	c->depth = i;	/* timers started above it and never stopped go too */
 	if (!i && c->task)
 		smp_store_release(&c->task, NULL);	/* give the context back, after our last write */
@@ -210,6 +267,7 @@ static void timers_free_rcu(struct rcu_head *h)
 	struct kinstr_timers *t = container_of(h, struct kinstr_timers, rcu);
 
 	vfree(t->stats);
+	vfree(t->paths);
 	free_percpu(t->irq);
 	vfree(t->tasks);
 	kfree(t);
@@ -252,7 +310,7 @@ long kinstr_timers_create(struct kinstr_timers **tp, void __user *uarg)
 	err = kinstr_get_struct(&tc, sizeof(tc), uarg, KINSTR_TIMERS_CREATE_SIZE_VER0);
 	if (err)
 		return err;
-	if (!tc.count || tc.count > KINSTR_TIMERS_MAX || tc.flags)
+	if (!tc.count || tc.count > KINSTR_TIMERS_MAX || (tc.flags & ~KINSTR_TIMERS_F_PATHS))
 		return -EINVAL;
 	if (*tp)
 		return -EEXIST;
@@ -266,7 +324,9 @@ long kinstr_timers_create(struct kinstr_timers **tp, void __user *uarg)
 	t->stats = vzalloc(array3_size(nr_cpu_ids, tc.count, sizeof(*t->stats)));
 	t->irq = alloc_percpu(struct kt_irq_ctx);
 	t->tasks = vzalloc(sizeof(*t->tasks) * KT_TASKS);
-	if (!t->stats || !t->irq || !t->tasks) {
+	if (tc.flags & KINSTR_TIMERS_F_PATHS)
+		t->paths = vzalloc(array_size(nr_cpu_ids, sizeof(*t->paths)));
+	if (!t->stats || !t->irq || !t->tasks || ((tc.flags & KINSTR_TIMERS_F_PATHS) && !t->paths)) {
 		timers_free_rcu(&t->rcu);
 		return -ENOMEM;
 	}
@@ -319,6 +379,49 @@ long kinstr_timers_read(struct kinstr_timers *t, void __user *uarg)
 			return -EFAULT;
 	}
 	return 0;
+}
+
+long kinstr_timer_paths(struct kinstr_timers *t, void __user *uarg)
+{
+	struct kinstr_timer_paths tp;
+	struct kinstr_timer_path out;
+	const struct kt_paths *tab;
+	u32 i, j;
+	int err;
+
+	if (!t)
+		return -ENODEV;
+	if (!t->paths)
+		return -EOPNOTSUPP;
+	err = kinstr_get_struct(&tp, sizeof(tp), uarg, KINSTR_TIMER_PATHS_SIZE_VER0);
+	if (err)
+		return err;
+	if (tp.cpu >= nr_cpu_ids || tp.found || tp.dropped || tp.truncated)
+		return -EINVAL;
+	tab = &t->paths[tp.cpu];
+	for (i = 0; i < KINSTR_TIMER_PATHS_MAX; i++) {
+		const struct kt_path *p = &tab->p[i];
+		u32 depth = smp_load_acquire(&p->depth);	/* pairs with the fill's release */
+
+		if (!depth)
+			continue;
+		if (tp.found == tp.count)
+			return -ENOSPC;
+		memset(&out, 0, sizeof(out));
+		out.depth = depth;
+		for (j = 0; j < depth; j++)
+			out.timers[j] = p->timers[j];
+		out.calls = READ_ONCE(p->calls);
+		out.wall_ns = READ_ONCE(p->wall_ns);
+		out.oncpu_ns = READ_ONCE(p->oncpu_ns);
+		if (copy_to_user((struct kinstr_timer_path __user *)u64_to_user_ptr(tp.paths) + tp.found, &out,
+				 sizeof(out)))
+			return -EFAULT;
+		tp.found++;
+	}
+	tp.dropped = READ_ONCE(tab->dropped);
+	tp.truncated = READ_ONCE(tab->truncated);
+	return copy_to_user(uarg, &tp, min_t(u32, tp.size, sizeof(tp))) ? -EFAULT : 0;
 }
 
 int kinstr_timing_init(void)

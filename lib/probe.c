@@ -388,9 +388,9 @@ int kinstr_probeset__set_timer(struct kinstr_probeset *ps, size_t i, bool start,
 	return 0;
 }
 
-int kinstr_timers__create(struct kinstr_dev *dev, uint32_t count, uint32_t tgid)
+int kinstr_timers__create(struct kinstr_dev *dev, uint32_t count, uint32_t tgid, uint32_t flags)
 {
-	struct kinstr_timers_create tc = { .size = sizeof(tc), .count = count, .tgid = tgid };
+	struct kinstr_timers_create tc = { .size = sizeof(tc), .count = count, .tgid = tgid, .flags = flags };
 
 	return ioctl(kinstr_dev__fd(dev), KINSTR_IOC_TIMERS_CREATE, &tc) < 0 ? -errno : 0;
 }
@@ -401,6 +401,19 @@ int kinstr_timers__read(struct kinstr_dev *dev, uint32_t first, uint32_t count, 
 					 .stats = (uintptr_t)out };
 
 	return ioctl(kinstr_dev__fd(dev), KINSTR_IOC_TIMERS_READ, &rd) < 0 ? -errno : 0;
+}
+
+int kinstr_timers__paths(struct kinstr_dev *dev, unsigned int cpu, struct kinstr_timer_path *paths,
+			 uint32_t count, uint32_t *found, uint64_t *dropped, uint64_t *truncated)
+{
+	struct kinstr_timer_paths tp = { .size = sizeof(tp), .cpu = cpu, .count = count, .paths = (uintptr_t)paths };
+
+	if (ioctl(kinstr_dev__fd(dev), KINSTR_IOC_TIMER_PATHS, &tp) < 0)
+		return -errno;
+	*found = tp.found;
+	*dropped = tp.dropped;
+	*truncated = tp.truncated;
+	return 0;
 }
 
 void kinstr_probeset__set_async(struct kinstr_probeset *ps, bool async)

@@ -38,6 +38,7 @@
 #define KINSTR_IOC_TRACE_STATS	_IO(KINSTR_IOC_MAGIC, 0x24)	/* struct kinstr_trace_stats */
 #define KINSTR_IOC_TIMERS_CREATE _IO(KINSTR_IOC_MAGIC, 0x30)	/* struct kinstr_timers_create */
 #define KINSTR_IOC_TIMERS_READ	_IO(KINSTR_IOC_MAGIC, 0x31)	/* struct kinstr_timers_read */
+#define KINSTR_IOC_TIMER_PATHS	_IO(KINSTR_IOC_MAGIC, 0x32)	/* struct kinstr_timer_paths */
 
 /* Largest struct size accepted at all; beyond it E2BIG without reading the tail. */
 #define KINSTR_MAX_STRUCT_SIZE	4096
@@ -406,8 +407,9 @@ struct kinstr_timers_create {
 	__u32 size;
 	__u32 count;			/* timers, 1 .. KINSTR_TIMERS_MAX */
 	__u32 tgid;			/* only this process's threads (task context only); 0: all */
-	__u32 flags;			/* none defined: must be 0 */
+	__u32 flags;			/* KINSTR_TIMERS_F_* */
 };
+#define KINSTR_TIMERS_F_PATHS	(1U << 0)	/* also aggregate per path (the timers below) */
 #define KINSTR_TIMERS_CREATE_SIZE_VER0	16
 
 struct kinstr_timer_stats {
@@ -430,5 +432,32 @@ struct kinstr_timers_read {
 	__u64 stats;			/* user pointer to struct kinstr_timer_stats[count] */
 };
 #define KINSTR_TIMERS_READ_SIZE_VER0	24
+
+/*
+ * With KINSTR_TIMERS_F_PATHS, each stop (of an outermost activation) is also added to its path:
+ * the timers running below it in its context, outermost first, then itself. Per CPU, at most
+ * KINSTR_TIMER_PATHS_MAX paths of at most KINSTR_TIMER_PATH_DEPTH timers (deeper paths keep
+ * their outermost timers and count in truncated).
+ */
+#define KINSTR_TIMER_PATH_DEPTH	16
+#define KINSTR_TIMER_PATHS_MAX	2048
+
+struct kinstr_timer_path {
+	__u32 depth;			/* timers[] used */
+	__u32 timers[KINSTR_TIMER_PATH_DEPTH];
+	__u32 __pad;
+	__u64 calls, wall_ns, oncpu_ns;
+};
+
+struct kinstr_timer_paths {
+	__u32 size;
+	__u32 cpu;
+	__u32 count;			/* entries in paths[] */
+	__u32 found;			/* out: paths written */
+	__u64 paths;			/* user pointer to struct kinstr_timer_path[count] */
+	__u64 dropped;			/* out: stops not recorded (table full) on this CPU */
+	__u64 truncated;		/* out: paths cut at KINSTR_TIMER_PATH_DEPTH */
+};
+#define KINSTR_TIMER_PATHS_SIZE_VER0	40
 
 #endif /* _UAPI_LINUX_KINSTR_H */
