@@ -56,6 +56,16 @@ struct kinstr_func;
  */
 int cli_time_func(struct kinstr_probeset *ps, const struct kinstr_kernel *k, const struct kinstr_func *f,
 		  unsigned int timer, unsigned int *exits, bool quiet);
+/* A call instruction of a function, timed from the call to the instruction after it. */
+struct cli_callsite {
+	unsigned long long addr;
+	const struct kinstr_func *callee;	/* NULL: indirect (register, memory, retpoline thunk) */
+	unsigned int timer;
+	bool timed;				/* false: the call or the next instruction is not probeable */
+};
+/* Timers for f's call sites, numbered from *ntimers on; fills sites[max]; returns how many. */
+unsigned int cli_time_calls(struct kinstr_probeset *ps, const struct kinstr_kernel *k, const struct kinstr_func *f,
+			    unsigned int *ntimers, struct cli_callsite *sites, unsigned int max);
 /*
  * The kernel to analyse: the snapshot file if one is named, else the running kernel through
  * /dev/kinstr (kept open in *devp, may be NULL). Prints the error and returns NULL on failure.

@@ -50,17 +50,10 @@ struct node {
 	double self;			/* share of its own time not in timed calls */
 };
 
-struct site {
-	uint64_t addr, target;
-	const struct kinstr_func *callee;
-	unsigned int timer;
-	bool timed;
-};
-
 struct level_fn {
 	int node;
 	unsigned int timer;
-	struct site sites[MAX_SITES];
+	struct cli_callsite sites[MAX_SITES];
 	unsigned int nsites;
 };
 
@@ -83,49 +76,6 @@ static int add_node(const struct kinstr_func *f, const char *label, int parent, 
 	n->share = share;
 	n->weight = parent < 0 ? 1.0 : nodes[parent].weight * share;
 	return nnodes++;
-}
-
-/* The call sites of f, each timed from the call to the instruction after it. */
-static void add_sites(struct kinstr_probeset *ps, const struct kinstr_kernel *k, struct level_fn *lf,
-		      unsigned int *ntimers)
-{
-	struct kinstr_fn *fn = kinstr_fn__analyze(k, nodes[lf->node].f);
-	const struct kinstr_cfg *cfg;
-	size_t i;
-	char err[512];
-
-	if (!fn)
-		return;
-	cfg = kinstr_fn__cfg(fn);
-	for (i = 0; i < kinstr_cfg__insn_cnt(cfg) && lf->nsites < MAX_SITES; i++) {
-		const struct kinstr_cfg_insn *in = kinstr_cfg__insn(cfg, i);
-		struct site *s;
-		size_t n0;
-
-		if (in->x.flow != KINSTR_X86_FLOW_CALL && in->x.flow != KINSTR_X86_FLOW_CALL_IND)
-			continue;
-		s = &lf->sites[lf->nsites++];
-		memset(s, 0, sizeof(*s));
-		s->addr = in->x.addr;
-		if (in->x.flow == KINSTR_X86_FLOW_CALL) {
-			s->target = in->x.target;
-			s->callee = kinstr_kernel__func_at(k, in->x.target);
-			/* a retpoline thunk's callee is known only at run time */
-			if (s->callee && !strncmp(s->callee->name, "__x86_indirect_thunk_", 21))
-				s->callee = NULL;
-		}
-		n0 = kinstr_probeset__cnt(ps);
-		if (kinstr_probeset__add(ps, nodes[lf->node].f, in->x.addr, err, sizeof(err)) ||
-		    kinstr_probeset__add(ps, nodes[lf->node].f, in->x.addr + in->x.len, err, sizeof(err))) {
-			kinstr_probeset__truncate(ps, n0);
-			continue;	/* not timed: its time stays in the caller's own share */
-		}
-		s->timer = (*ntimers)++;
-		s->timed = true;
-		kinstr_probeset__set_timer(ps, n0, true, s->timer);
-		kinstr_probeset__set_timer(ps, n0 + 1, false, s->timer);
-	}
-	kinstr_fn__free(fn);
 }
 
 static uint64_t time_of(const struct kinstr_timer_stats *s)
@@ -158,7 +108,7 @@ static int measure_level(const struct kinstr_kernel *k, const int *frontier, int
 		}
 		lf[nl].node = frontier[i];
 		lf[nl].timer = ntimers++;
-		add_sites(ps, k, &lf[nl], &ntimers);
+		lf[nl].nsites = cli_time_calls(ps, k, n->f, &ntimers, lf[nl].sites, MAX_SITES);
 		nl++;
 	}
 	if (!nl) {
@@ -216,7 +166,7 @@ static int measure_level(const struct kinstr_kernel *k, const int *frontier, int
 		}
 		/* one child per callee (all indirect calls together): its call sites' time summed */
 		for (j = 0; j < lf[i].nsites; j++) {
-			const struct site *sj = &lf[i].sites[j];
+			const struct cli_callsite *sj = &lf[i].sites[j];
 			uint64_t t = 0;
 			double share;
 

@@ -27,6 +27,9 @@ static void profile_usage(FILE *f)
 		   "  -i, --interval SEC  refresh the live table every SEC seconds (default 1)\n"
 		   "  -s, --sort KEY      wall (default), oncpu, calls, mean or max\n"
 		   "      --hist          print each function's latency histogram at the end\n"
+		   "      --calls         also time each direct call instruction of each function\n"
+		   "                      (from the call to the instruction after it): its time\n"
+		   "                      splits into its callees' shares and its own\n"
 		   "      --json          print the totals as one JSON object (no live table)\n"
 		   "      --folded        print folded stacks for flame graphs: each path of timed\n"
 		   "                      functions (outermost first, ';'-separated) and its own wall\n"
@@ -37,10 +40,16 @@ static void profile_usage(FILE *f)
 		   "timed too unless -p or -c restricts to a process.\n");
 }
 
+#define MAX_CALLS 256
+
 struct pfunc {
 	const struct kinstr_func *f;
 	unsigned int exits;
+	struct cli_callsite *sites;	/* --calls */
+	unsigned int nsites;
 };
+
+static bool show_calls;
 
 static const char *sort_key = "wall";
 static const struct kinstr_timer_stats *sort_stats;
@@ -70,6 +79,64 @@ static double us(uint64_t ns)
 	return ns / 1000.0;
 }
 
+struct callee_row {
+	const struct kinstr_func *callee;
+	uint64_t calls, wall_ns;
+};
+
+static int cmp_callee(const void *a, const void *b)
+{
+	const struct callee_row *x = a, *y = b;
+
+	return x->wall_ns < y->wall_ns ? 1 : x->wall_ns > y->wall_ns ? -1 : 0;
+}
+
+/* f's call sites summed by callee (indirect ones together); returns rows, fills *untimed. */
+static unsigned int callee_rows(const struct pfunc *p, const struct kinstr_timer_stats *st, struct callee_row *rows,
+				unsigned int *untimed)
+{
+	unsigned int i, j, n = 0;
+
+	*untimed = 0;
+	for (i = 0; i < p->nsites; i++) {
+		const struct cli_callsite *s = &p->sites[i];
+
+		if (!s->timed) {
+			++*untimed;
+			continue;
+		}
+		for (j = 0; j < n && rows[j].callee != s->callee; j++)
+			;
+		if (j == n)
+			rows[n++] = (struct callee_row){ s->callee, 0, 0 };
+		rows[j].calls += st[s->timer].calls;
+		rows[j].wall_ns += st[s->timer].wall_ns;
+	}
+	qsort(rows, n, sizeof(*rows), cmp_callee);
+	return n;
+}
+
+/* Where f's time goes: its callees' shares (call sites timed), then its own. */
+static void print_calls(const struct pfunc *p, const struct kinstr_timer_stats *st, uint64_t total)
+{
+	struct callee_row rows[MAX_CALLS];
+	uint64_t in_calls = 0;
+	unsigned int n, i, untimed;
+
+	n = callee_rows(p, st, rows, &untimed);
+	for (i = 0; i < n; i++) {
+		in_calls += rows[i].wall_ns;
+		if (!rows[i].calls)
+			continue;
+		printf("    %-32s %10llu %12.3f  %5.1f%%\n", rows[i].callee ? rows[i].callee->name : "(indirect calls)",
+		       (unsigned long long)rows[i].calls, rows[i].wall_ns / 1e6,
+		       total ? 100.0 * rows[i].wall_ns / total : 0.0);
+	}
+	printf("    %-32s %10s %12.3f  %5.1f%%%s\n", "[self]", "", (total > in_calls ? total - in_calls : 0) / 1e6,
+	       total ? 100.0 * (total > in_calls ? total - in_calls : 0) / total : 0.0,
+	       untimed ? "  (includes calls that could not be timed)" : "");
+}
+
 static void print_table(const struct pfunc *pf, unsigned int n, const struct kinstr_timer_stats *st, bool hist)
 {
 	unsigned int *order = calloc(n, sizeof(*order)), i, b;
@@ -80,6 +147,8 @@ static void print_table(const struct pfunc *pf, unsigned int n, const struct kin
 		order[i] = i;
 	sort_stats = st;
 	qsort(order, n, sizeof(*order), cmp_rows);
+	if (show_calls)
+		printf("(under each function: its callees' share of its wall time, then its own)\n");
 	printf("%-36s %10s %12s %12s %10s %10s %10s\n", "FUNCTION", "CALLS", "WALL ms", "ONCPU ms", "MIN us", "MEAN us",
 	       "MAX us");
 	for (i = 0; i < n; i++) {
@@ -89,6 +158,8 @@ static void print_table(const struct pfunc *pf, unsigned int n, const struct kin
 		printf("%-36s %10llu %12.3f %12.3f %10.1f %10.1f %10.1f\n", pf[order[i]].f->name,
 		       (unsigned long long)s->calls, s->wall_ns / 1e6, s->oncpu_ns / 1e6,
 		       timed ? us(s->wall_min) : 0.0, timed ? us(s->wall_ns / timed) : 0.0, us(s->wall_max));
+		if (show_calls && timed)
+			print_calls(&pf[order[i]], st, s->wall_ns);
 		if (!hist || !timed)
 			continue;
 		for (b = 0; b < KINSTR_TIMER_HIST; b++) {
@@ -135,7 +206,24 @@ static void print_json(const struct pfunc *pf, unsigned int n, const struct kins
 		       (unsigned long long)s->wall_max);
 		for (b = 0; b < KINSTR_TIMER_HIST; b++)
 			printf("%s%llu", b ? "," : "", (unsigned long long)s->hist[b]);
-		printf("]}");
+		printf("]");
+		if (show_calls) {
+			struct callee_row rows[MAX_CALLS];
+			unsigned int nr, r, untimed;
+			uint64_t in_calls = 0;
+
+			nr = callee_rows(&pf[i], st, rows, &untimed);
+			printf(",\"untimed_call_sites\":%u,\"callees\":[", untimed);
+			for (r = 0; r < nr; r++) {
+				printf("%s{\"callee\":", r ? "," : "");
+				cli_json_str(rows[r].callee ? rows[r].callee->name : "(indirect calls)");
+				printf(",\"calls\":%llu,\"wall_ns\":%llu}", (unsigned long long)rows[r].calls,
+				       (unsigned long long)rows[r].wall_ns);
+				in_calls += rows[r].wall_ns;
+			}
+			printf("],\"self_ns\":%llu", (unsigned long long)(s->wall_ns > in_calls ? s->wall_ns - in_calls : 0));
+		}
+		printf("}");
 	}
 	printf("]}\n");
 }
@@ -308,7 +396,7 @@ out:
 struct live_ctx {
 	struct kinstr_dev *dev;
 	const struct pfunc *pf;
-	unsigned int n;
+	unsigned int n, ntimers;
 	struct kinstr_timer_stats *st;
 };
 
@@ -316,10 +404,53 @@ static void live_tick(void *ctx, double dt)
 {
 	struct live_ctx *lc = ctx;
 
-	if (kinstr_timers__read(lc->dev, 0, lc->n, lc->st) == 0) {
+	if (kinstr_timers__read(lc->dev, 0, lc->ntimers, lc->st) == 0) {
 		printf("\033[H\033[2J");
 		print_table(lc->pf, lc->n, lc->st, false);
 	}
+}
+
+unsigned int cli_time_calls(struct kinstr_probeset *ps, const struct kinstr_kernel *k, const struct kinstr_func *f,
+			    unsigned int *ntimers, struct cli_callsite *sites, unsigned int max)
+{
+	struct kinstr_fn *fn = kinstr_fn__analyze(k, f);
+	const struct kinstr_cfg *cfg;
+	unsigned int n = 0;
+	size_t i;
+	char err[512];
+
+	if (!fn)
+		return 0;
+	cfg = kinstr_fn__cfg(fn);
+	for (i = 0; i < kinstr_cfg__insn_cnt(cfg) && n < max; i++) {
+		const struct kinstr_cfg_insn *in = kinstr_cfg__insn(cfg, i);
+		struct cli_callsite *s;
+		size_t n0;
+
+		if (in->x.flow != KINSTR_X86_FLOW_CALL && in->x.flow != KINSTR_X86_FLOW_CALL_IND)
+			continue;
+		s = &sites[n++];
+		memset(s, 0, sizeof(*s));
+		s->addr = in->x.addr;
+		if (in->x.flow == KINSTR_X86_FLOW_CALL) {
+			s->callee = kinstr_kernel__func_at(k, in->x.target);
+			/* a retpoline thunk's callee is known only at run time */
+			if (s->callee && !strncmp(s->callee->name, "__x86_indirect_thunk_", 21))
+				s->callee = NULL;
+		}
+		n0 = kinstr_probeset__cnt(ps);
+		if (kinstr_probeset__add(ps, f, in->x.addr, err, sizeof(err)) ||
+		    kinstr_probeset__add(ps, f, in->x.addr + in->x.len, err, sizeof(err))) {
+			kinstr_probeset__truncate(ps, n0);
+			continue;
+		}
+		s->timer = (*ntimers)++;
+		s->timed = true;
+		kinstr_probeset__set_timer(ps, n0, true, s->timer);
+		kinstr_probeset__set_timer(ps, n0 + 1, false, s->timer);
+	}
+	kinstr_fn__free(fn);
+	return n;
 }
 
 int cmd_profile(int argc, char **argv)
@@ -331,6 +462,7 @@ int cmd_profile(int argc, char **argv)
 		{ "interval", required_argument, NULL, 'i' },
 		{ "sort", required_argument, NULL, 's' },
 		{ "hist", no_argument, NULL, 'H' },
+		{ "calls", no_argument, NULL, 'C' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "folded", no_argument, NULL, 'F' },
 		{ "output", required_argument, NULL, 'o' },
@@ -343,7 +475,7 @@ int cmd_profile(int argc, char **argv)
 	struct kinstr_timer_stats *st = NULL;
 	struct kinstr_probeset *ps = NULL;
 	struct pfunc *pf = NULL;
-	unsigned int n = 0, cap = 0;
+	unsigned int n = 0, cap = 0, ntimers = 0;
 	struct kinstr_kernel *k;
 	struct kinstr_dev *dev;
 	char err[512], *end;
@@ -365,6 +497,7 @@ int cmd_profile(int argc, char **argv)
 		case 'i': interval = atof(optarg); break;
 		case 's': sort_key = optarg; break;
 		case 'H': hist = true; break;
+		case 'C': show_calls = true; break;
 		case 'j': json = true; break;
 		case 'F': folded = true; break;
 		case 'o': output = optarg; break;
@@ -415,6 +548,7 @@ int cmd_profile(int argc, char **argv)
 				skipped++;
 				continue;
 			}
+			memset(&pf[n], 0, sizeof(pf[n]));
 			pf[n].f = f;
 			pf[n++].exits = exits;
 			if (!glob)
@@ -433,7 +567,14 @@ int cmd_profile(int argc, char **argv)
 			fprintf(stderr, "kinstr: %s: %u functions timed, %u could not be (every exit must be probeable)\n",
 				argv[i], n - before, skipped);
 	}
-	st = calloc(n, sizeof(*st));
+	ntimers = n;
+	for (i = 0; show_calls && i < (int)n; i++) {
+		pf[i].sites = calloc(MAX_CALLS, sizeof(*pf[i].sites));
+		if (!pf[i].sites)
+			goto out;
+		pf[i].nsites = cli_time_calls(ps, k, pf[i].f, &ntimers, pf[i].sites, MAX_CALLS);
+	}
+	st = calloc(ntimers, sizeof(*st));
 	if (!st)
 		goto out;
 	if (command) {
@@ -442,9 +583,9 @@ int cmd_profile(int argc, char **argv)
 			goto out;
 		pid = child;
 	}
-	c = kinstr_timers__create(dev, n, (uint32_t)pid, folded ? KINSTR_TIMERS_F_PATHS : 0);
+	c = kinstr_timers__create(dev, ntimers, (uint32_t)pid, folded ? KINSTR_TIMERS_F_PATHS : 0);
 	if (c) {
-		cli_err("cannot create %u timers: %s%s", n, strerror(-c),
+		cli_err("cannot create %u timers: %s%s", ntimers, strerror(-c),
 			c == -EOPNOTSUPP ? " (the module found no sched_switch tracepoint)" : "");
 		goto out;
 	}
@@ -465,13 +606,13 @@ int cmd_profile(int argc, char **argv)
 	t0 = cli_now();
 	live = !json && !folded && !command && isatty(STDOUT_FILENO);
 	{
-		struct live_ctx lc = { dev, pf, n, st };
+		struct live_ctx lc = { dev, pf, n, ntimers, st };
 
 		cli_run_until(duration, interval, child, &status, live ? live_tick : NULL, &lc);
 	}
 	/* probes out first: no call is half-timed in what we read */
 	kinstr_probeset__remove(ps);
-	if (kinstr_timers__read(dev, 0, n, st)) {
+	if (kinstr_timers__read(dev, 0, ntimers, st)) {
 		cli_err("cannot read the timers: %s", strerror(errno));
 		goto out;
 	}
@@ -497,6 +638,8 @@ out:
 		waitpid(child, NULL, 0);
 	}
 	free(st);
+	for (i = 0; pf && i < (int)n; i++)
+		free(pf[i].sites);
 	free(pf);
 	kinstr_probeset__free(ps);
 	cli_close_kernel(k, dev);

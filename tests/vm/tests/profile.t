@@ -77,3 +77,15 @@ RUN build/kinstr profile --folded -o /tmp/f -c 'sleep 0.3' hrtimer_nanosleep do_
 EXPECT ^rc=0$
 EXPECT ^hrtimer_nanosleep;do_nanosleep;schedule;__schedule = hottest$
 EXPECT ^folded ok$
+
+NAME profile --calls: a function's time splits into its call sites' shares plus its own, and they add up
+SETUP insmod kmod/kinstr.ko
+RUN build/kinstr profile --calls --json -o /tmp/p.json -c 'sleep 0.3' do_nanosleep; echo "rc=$?"; \
+	python3 -c 'import json; f=json.load(open("/tmp/p.json"))["functions"][0]; w=f["wall_ns"]; \
+	c=sum(x["wall_ns"] for x in f["callees"]); top=max(f["callees"], key=lambda x: x["wall_ns"]); \
+	print("calls", f["calls"], "top callee", top["callee"], "share %.2f" % (top["wall_ns"] / w)); \
+	print("callees + self = %.4f of the total" % ((c + f["self_ns"]) / w)); assert abs(c + f["self_ns"] - w) <= 0.001 * w; \
+	assert top["wall_ns"] > 0.9 * w; print("split ok")'
+EXPECT ^rc=0$
+EXPECT ^calls 1 top callee schedule share 0\.9[0-9]|^calls 1 top callee schedule share 1\.00
+EXPECT ^split ok$
