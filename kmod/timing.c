@@ -36,6 +36,7 @@ struct kt_frame {
 
 struct kt_ctx {
 	struct task_struct *task;	/* owner; NULL: free */
+	pid_t pid;			/* the owner's: a task_struct reused by a new thread is not it */
 	u32 depth;
 	u64 acc;			/* on-CPU ns accumulated while switched in before in_ts */
 	u64 in_ts;			/* when the owner was last switched in */
@@ -96,10 +97,21 @@ static notrace struct kt_ctx *task_ctx(struct kinstr_timers *t, struct task_stru
 		struct kt_ctx *c = &t->tasks[(h + i) & (KT_TASKS - 1)];
 		struct task_struct *owner = READ_ONCE(c->task);
 
-		if (owner == task)
+		if (owner == task && c->pid == task->pid)
 			return c;
+		if (owner == task) {
+			/*
+			 * A thread that died with timers running (it never reached their exits) left
+			 * this; its task_struct now belongs to a new thread. Only that thread resets it.
+			 */
+			if (!claim)
+				return NULL;
+			goto reset;
+		}
 		/* claim: the cmpxchg orders the claim before our writes to the context */
 		if (claim && !owner && cmpxchg(&c->task, NULL, task) == NULL) {
+reset:
+			c->pid = task->pid;
 			c->depth = 0;
 			c->acc = 0;
 			c->in_ts = kt_clock();	/* it is running: we are in it */
