@@ -5,12 +5,17 @@
 BENCH_SRCS := $(wildcard bench/*.c)
 BENCH_BINS := $(BENCH_SRCS:%.c=$(B)/%)
 
-.PHONY: bench bench-run bench-splice
+.PHONY: bench bench-run bench-splice bench-install
 bench: $(BENCH_BINS)
 
 # Per-hit cost of kinstr's probes beside kprobes, in one guest run (bench/run-splice).
 bench-splice: $(BENCH_BINS)
 	bench/run-splice
+
+# Time to install and remove 1,000 and 10,000 probes beside register_kprobes(), in one guest run
+# (bench/run-install); BENCH_N='1000 10000' sets the probe counts.
+bench-install: $(BENCH_BINS)
+	bench/run-install $(BENCH_N)
 
 bench-run: $(BENCH_BINS)
 	bench/run-analysis $(SNAPSHOT) $(if $(BENCH_ARGS),-- $(BENCH_ARGS))
