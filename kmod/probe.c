@@ -23,6 +23,7 @@
 #include <linux/mutex.h>
 #include <linux/percpu.h>
 #include <linux/rcupdate.h>
+#include <linux/sched.h>
 #include <linux/security.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
@@ -433,6 +434,7 @@ static int area_install(struct kinstr_session *s, struct kinstr_area *a, const s
 	for (i = 0; i < a->count; i++) {
 		unsigned long slot = (unsigned long)a->mem + (unsigned long)i * KINSTR_SLOT_SIZE;
 
+		cond_resched();	/* thousands of probes: let the rcu-tasks wait of a set before this one end */
 		err = kinstr_verify_probe(&req[i], slot + KINSTR_SLOT_BODY, &v);
 		if (!err && req[i].action == KINSTR_ACTION_TRACE &&
 		    (!specs || !s->chan || !kinstr_trace_spec_len(&specs[i]))) {
