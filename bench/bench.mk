@@ -5,12 +5,17 @@
 BENCH_SRCS := $(wildcard bench/*.c)
 BENCH_BINS := $(BENCH_SRCS:%.c=$(B)/%)
 
-.PHONY: bench bench-run bench-splice
+.PHONY: bench bench-run bench-splice bench-trace
 bench: $(BENCH_BINS)
 
 # Per-hit cost of kinstr's probes beside kprobes, in one guest run (bench/run-splice).
 bench-splice: $(BENCH_BINS)
 	bench/run-splice
+
+# Cost per event of the tracer beside kprobe events (and LTTng's, if built), in one guest run
+# (bench/run-trace); the host ring's records/s: build/bench/ring_rate (bench/README.md).
+bench-trace: $(BENCH_BINS)
+	bench/run-trace
 
 bench-run: $(BENCH_BINS)
 	bench/run-analysis $(SNAPSHOT) $(if $(BENCH_ARGS),-- $(BENCH_ARGS))
