@@ -5,7 +5,7 @@
 BENCH_SRCS := $(wildcard bench/*.c)
 BENCH_BINS := $(BENCH_SRCS:%.c=$(B)/%)
 
-.PHONY: bench bench-run bench-splice bench-install
+.PHONY: bench bench-run bench-splice bench-install bench-trace
 bench: $(BENCH_BINS)
 
 # Per-hit cost of kinstr's probes beside kprobes, in one guest run (bench/run-splice).
@@ -16,6 +16,11 @@ bench-splice: $(BENCH_BINS)
 # (bench/run-install); BENCH_N='1000 10000' sets the probe counts.
 bench-install: $(BENCH_BINS)
 	bench/run-install $(BENCH_N)
+
+# Cost per event of the tracer beside kprobe events (and LTTng's, if built), in one guest run
+# (bench/run-trace); the host ring's records/s: build/bench/ring_rate (bench/README.md).
+bench-trace: $(BENCH_BINS)
+	bench/run-trace
 
 bench-run: $(BENCH_BINS)
 	bench/run-analysis $(SNAPSHOT) $(if $(BENCH_ARGS),-- $(BENCH_ARGS))
