@@ -48,6 +48,10 @@ static void trace_usage(FILE *f)
 		   "      --subbuf-size N   bytes per sub-buffer (default 64K; a power of two >= 4K)\n"
 		   "      --overwrite       flight recorder: keep the newest events, overwrite the\n"
 		   "                        oldest (default: discard new events when full)\n"
+		   "      --clock CLOCK     mono (default): CLOCK_MONOTONIC, one time line for all\n"
+		   "                        CPUs; local: the kernel's local_clock() (ftrace's \"local\"),\n"
+		   "                        cheaper where the clocksource is slow to read (HPET in an\n"
+		   "                        emulator), as synchronised across CPUs as the TSCs\n"
 		   "Without -d or -c, trace until interrupted (Ctrl-C). At the end it prints the\n"
 		   "events recorded and lost per CPU.\n", STR_DEFAULT);
 }
@@ -622,6 +626,7 @@ int cmd_trace(int argc, char **argv)
 		{ "buffer-size", required_argument, NULL, 'B' },
 		{ "subbuf-size", required_argument, NULL, 'S' },
 		{ "overwrite", no_argument, NULL, 'O' },
+		{ "clock", required_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -653,6 +658,13 @@ int cmd_trace(int argc, char **argv)
 		case 'B': bufsize = parse_size(optarg); break;
 		case 'S': subbuf = parse_size(optarg); break;
 		case 'O': overwrite = true; break;
+		case 'C':
+			if (strcmp(optarg, "mono") && strcmp(optarg, "local")) {
+				cli_err("--clock: mono or local, not '%s'", optarg);
+				return CLI_USAGE;
+			}
+			topts.local_clock = !strcmp(optarg, "local");
+			break;
 		case 'h': trace_usage(stdout); return CLI_OK;
 		default: trace_usage(stderr); return CLI_USAGE;
 		}
@@ -732,6 +744,12 @@ int cmd_trace(int argc, char **argv)
 	env[1] = (struct kinstr_ctf_env){ "kinstr_mode", overwrite ? "overwrite" : "discard" };
 	copts.env = env;
 	copts.env_cnt = 2;
+	/* the module read the records' clock and the wall clock side by side */
+	copts.clock_offset_ns = kinstr_trace__clock_offset(t);
+	if (topts.local_clock) {
+		copts.clock_name = "local";
+		copts.clock_description = "the kernel's local_clock()";
+	}
 	tr.w = kinstr_ctf__create(dir, &copts);
 	if (!tr.w) {
 		cli_err("%s: cannot create the trace: %s", dir, errno == EEXIST ? "it exists and is not empty" :

@@ -16,6 +16,7 @@
 #include <linux/preempt.h>
 #include <linux/rculist.h>
 #include <linux/sched.h>
+#include <linux/sched/clock.h>
 #include <linux/slab.h>
 #include <linux/timekeeping.h>
 #include <linux/tracepoint.h>
@@ -83,9 +84,20 @@ static notrace struct kinstr_timer_stats *cpu_stats(struct kinstr_timers *t, int
 	return t->stats + (size_t)cpu * t->count;
 }
 
+/*
+ * local_clock(), as ftrace's function_graph times functions: NMI-safe and cheap wherever the TSC
+ * is usable (ktime_get_mono_fast_ns() reads the clocksource, which an emulator's HPET makes
+ * slow). It is monotonic per CPU; a thread that migrates may see a small step between CPUs,
+ * so differences are clamped at zero.
+ */
 static notrace u64 kt_clock(void)
 {
-	return ktime_get_mono_fast_ns();
+	return local_clock();
+}
+
+static notrace u64 since(u64 now, u64 then)
+{
+	return now > then ? now - then : 0;
 }
 
 static notrace struct kt_ctx *task_ctx(struct kinstr_timers *t, struct task_struct *task, bool claim)
@@ -134,14 +146,14 @@ static notrace struct kt_ctx *cur_ctx(struct kinstr_timers *t, bool claim)
 
 static notrace u64 ctx_oncpu(const struct kt_ctx *c, u64 now)
 {
-	return c->task ? c->acc + (now - c->in_ts) : now;
+	return c->task ? c->acc + since(now, c->in_ts) : now;
 }
 
 static notrace void account(struct kinstr_timers *t, u32 timer, const struct kt_frame *f, u64 now,
 			    const struct kt_ctx *c)
 {
 	struct kinstr_timer_stats *s = cpu_stats(t, raw_smp_processor_id()) + timer;
-	u64 wall = now - f->t0;
+	u64 wall = since(now, f->t0);
 
 	s->calls++;
 	if (f->flags & KT_RECURSIVE) {
@@ -149,7 +161,7 @@ static notrace void account(struct kinstr_timers *t, u32 timer, const struct kt_
 		return;
 	}
 	s->wall_ns += wall;
-	s->oncpu_ns += ctx_oncpu(c, now) - f->oncpu0;
+	s->oncpu_ns += since(ctx_oncpu(c, now), f->oncpu0);
 	if (wall < s->wall_min)
 		s->wall_min = wall;
 	if (wall > s->wall_max)
@@ -240,7 +252,7 @@ notrace void kinstr_timer_hit(struct kinstr_timers *t, u32 timer, bool start)
 	}
 	account(t, timer, &c->f[i], now, c);
 	if (t->paths && !(c->f[i].flags & KT_RECURSIVE))
-		account_path(t, c, i, now - c->f[i].t0, ctx_oncpu(c, now) - c->f[i].oncpu0);
+		account_path(t, c, i, since(now, c->f[i].t0), since(ctx_oncpu(c, now), c->f[i].oncpu0));
 	c->depth = i;	/* timers started above it and never stopped go too */
 	if (!i && c->task)
 		smp_store_release(&c->task, NULL);	/* give the context back, after our last write */
@@ -260,7 +272,7 @@ static notrace void kt_sched_switch_probe(void *data, bool preempt, struct task_
 		struct kt_ctx *c = task_ctx(t, prev, false);
 
 		if (c)
-			c->acc += now - c->in_ts;
+			c->acc += since(now, c->in_ts);
 		c = task_ctx(t, next, false);
 		if (c)
 			c->in_ts = now;

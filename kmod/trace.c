@@ -12,6 +12,7 @@
 #include <linux/mm.h>
 #include <linux/poll.h>
 #include <linux/sched.h>
+#include <linux/sched/clock.h>
 #include <linux/slab.h>
 #include <linux/smp.h>
 #include <linux/timekeeping.h>
@@ -34,6 +35,7 @@ struct kinstr_chan {
 	size_t buf_size;		/* one CPU's bytes in the mapping (page aligned) */
 	void *mem;			/* nr_cpus * buf_size, vmalloc_user */
 	struct kr_buf *bufs;		/* [nr_cpus] */
+	u64 (*clock)(void);		/* stamps records: chan_clock or chan_clock_local */
 	struct mutex read_lock;		/* one reader at a time per channel */
 	wait_queue_head_t wq;
 	struct timer_list timer;
@@ -45,6 +47,12 @@ struct kinstr_chan {
 static notrace u64 chan_clock(void)
 {
 	return ktime_get_mono_fast_ns();
+}
+
+/* NMI-safe, per-CPU monotonic, cheap wherever the TSC is usable (KINSTR_TRACE_F_LOCAL_CLOCK). */
+static notrace u64 chan_clock_local(void)
+{
+	return local_clock();
 }
 
 static u64 chan_written(struct kinstr_chan *ch)
@@ -110,7 +118,8 @@ long kinstr_trace_create(struct kinstr_chan **chp, void __user *uarg)
 	err = kinstr_get_struct(&tc, sizeof(tc), uarg, KINSTR_TRACE_CREATE_SIZE_VER0);
 	if (err)
 		return err;
-	if (tc.flags || tc.nr_cpus || tc.buf_mmap_size || tc.mode > KINSTR_TRACE_OVERWRITE ||
+	if ((tc.flags & ~KINSTR_TRACE_F_LOCAL_CLOCK) || tc.nr_cpus || tc.buf_mmap_size || tc.clock_ns ||
+	    tc.realtime_ns || tc.mode > KINSTR_TRACE_OVERWRITE ||
 	    !is_pow2_in(tc.subbuf_size, 4096, 16 << 20) || !is_pow2_in(tc.num_subbufs, 2, KR_MAX_SUBBUFS))
 		return -EINVAL;
 	if (*chp)
@@ -143,8 +152,14 @@ long kinstr_trace_create(struct kinstr_chan **chp, void __user *uarg)
 	timer_setup(&ch->timer, chan_tick, 0);
 	mod_timer(&ch->timer, jiffies + READER_TICK);
 
+	ch->clock = (tc.flags & KINSTR_TRACE_F_LOCAL_CLOCK) ? chan_clock_local : chan_clock;
 	tc.nr_cpus = ch->nr_cpus;
 	tc.buf_mmap_size = ch->buf_size;
+	/* the two clocks side by side (no interrupt between them): user space's offset to wall time */
+	local_irq_disable();
+	tc.clock_ns = ch->clock();
+	tc.realtime_ns = ktime_get_real_fast_ns();
+	local_irq_enable();
 	if (copy_to_user(uarg, &tc, min_t(u32, tc.size, sizeof(tc)))) {
 		kinstr_chan_put(ch);
 		return -EFAULT;
@@ -191,7 +206,7 @@ static void flush_this_cpu(void *arg)
 {
 	struct kinstr_chan *ch = arg;
 
-	kr_switch(&ch->bufs[smp_processor_id()], chan_clock);
+	kr_switch(&ch->bufs[smp_processor_id()], ch->clock);
 }
 
 long kinstr_trace_flush(struct kinstr_chan *ch, void __user *uarg)
@@ -384,7 +399,7 @@ notrace void kinstr_trace_record(struct kinstr_chan *ch, const struct kinstr_tra
 	u32 i;
 
 	preempt_disable_notrace();
-	if (kr_reserve(&ch->bufs[raw_smp_processor_id()], &ctx, len, chan_clock))
+	if (kr_reserve(&ch->bufs[raw_smp_processor_id()], &ctx, len, ch->clock))
 		goto out;
 	r = ctx.data;
 	r->event = spec->event;

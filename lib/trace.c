@@ -14,6 +14,7 @@ struct kinstr_trace {
 	unsigned int nr_cpus;
 	uint32_t subbuf_size;
 	size_t buf_size, map_size;
+	int64_t clock_offset;
 	unsigned char *map;
 };
 
@@ -36,6 +37,7 @@ struct kinstr_trace *kinstr_trace__create(struct kinstr_dev *dev, const struct k
 	tc.subbuf_size = opts && opts->subbuf_size ? opts->subbuf_size : 64 << 10;
 	tc.num_subbufs = opts && opts->num_subbufs ? opts->num_subbufs : 16;
 	tc.mode = opts && opts->overwrite ? KINSTR_TRACE_OVERWRITE : KINSTR_TRACE_DISCARD;
+	tc.flags = opts && opts->local_clock ? KINSTR_TRACE_F_LOCAL_CLOCK : 0;
 	if (ioctl(fd, KINSTR_IOC_TRACE_CREATE, &tc) < 0)
 		return NULL;
 	t = calloc(1, sizeof(*t));
@@ -46,6 +48,7 @@ struct kinstr_trace *kinstr_trace__create(struct kinstr_dev *dev, const struct k
 	t->subbuf_size = tc.subbuf_size;
 	t->buf_size = tc.buf_mmap_size;
 	t->map_size = t->buf_size * t->nr_cpus;
+	t->clock_offset = (int64_t)(tc.realtime_ns - tc.clock_ns);
 	t->map = mmap(NULL, t->map_size, PROT_READ, MAP_SHARED, fd, 0);
 	if (t->map == MAP_FAILED) {
 		err = errno;
@@ -67,6 +70,11 @@ void kinstr_trace__free(struct kinstr_trace *t)
 unsigned int kinstr_trace__nr_cpus(const struct kinstr_trace *t)
 {
 	return t->nr_cpus;
+}
+
+int64_t kinstr_trace__clock_offset(const struct kinstr_trace *t)
+{
+	return t->clock_offset;
 }
 
 int kinstr_trace__consume(struct kinstr_trace *t, kinstr_trace_subbuf_fn fn, void *ctx)

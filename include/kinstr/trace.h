@@ -26,12 +26,15 @@ struct kinstr_trace_opts {
 	uint32_t subbuf_size;		/* bytes, a power of two >= 4096; 0: 64 KiB */
 	uint32_t num_subbufs;		/* a power of two >= 2; 0: 16 */
 	bool overwrite;			/* flight recorder: overwrite the oldest sub-buffers */
+	bool local_clock;		/* stamp with local_clock(), not CLOCK_MONOTONIC (uapi header) */
 };
 
 /* NULL with errno on failure (EEXIST: the device has a channel already). */
 struct kinstr_trace *kinstr_trace__create(struct kinstr_dev *dev, const struct kinstr_trace_opts *opts);
 void kinstr_trace__free(struct kinstr_trace *t);
 unsigned int kinstr_trace__nr_cpus(const struct kinstr_trace *t);
+/* CLOCK_REALTIME - the records' clock, in ns, as the module read them side by side. */
+int64_t kinstr_trace__clock_offset(const struct kinstr_trace *t);
 
 /*
  * One delivered sub-buffer of cpu: its header and data_size bytes of records (walk them with

@@ -310,11 +310,21 @@ struct kinstr_trace_create {
 	__u32 mode;			/* enum kinstr_trace_mode */
 	__u32 subbuf_size;		/* bytes: a power of two, 4096 .. 16 MiB */
 	__u32 num_subbufs;		/* a power of two, 2 .. 4096 */
-	__u32 flags;			/* none defined: must be 0 */
+	__u32 flags;			/* KINSTR_TRACE_F_* */
 	__u32 nr_cpus;			/* out: buffers, for CPU ids 0 .. nr_cpus - 1 */
 	__u64 buf_mmap_size;		/* out: bytes of one CPU's buffer in the mapping */
+	__u64 clock_ns;			/* out: the records' clock ... */
+	__u64 realtime_ns;		/* out: ... and CLOCK_REALTIME, read together */
 };
 #define KINSTR_TRACE_CREATE_SIZE_VER0	32
+#define KINSTR_TRACE_CREATE_SIZE_VER1	48
+/*
+ * Records are stamped with CLOCK_MONOTONIC (ktime_get_mono_fast_ns(), NMI-safe) unless this
+ * flag asks for the kernel's local clock (local_clock(), what ftrace's "local" clock reads):
+ * cheaper where the clocksource is slow to read (e.g. HPET in an emulator), monotonic per CPU,
+ * and across CPUs only as synchronised as the TSCs.
+ */
+#define KINSTR_TRACE_F_LOCAL_CLOCK	(1U << 0)
 
 struct kinstr_trace_subbuf {
 	__u32 size;
@@ -385,7 +395,7 @@ struct kinstr_trace_rec {
 	__u32 len;
 	__u16 event;
 	__u16 faults;			/* bit i: value i could not be read (it reads as 0 / "") */
-	__u64 ts;			/* ns, CLOCK_MONOTONIC (NMI-safe fast clock) */
+	__u64 ts;			/* ns, the channel's clock (KINSTR_TRACE_F_LOCAL_CLOCK) */
 	__u32 pid;			/* thread group id */
 	__u32 tid;
 	char comm[16];

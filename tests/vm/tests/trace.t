@@ -109,3 +109,19 @@ EXPECT ^rc=0$
 EXPECT ^\[[0-9]+\.[0-9]{9}\] cpu [0-9]+ cat [0-9]+/[0-9]+ vfs_read: count=[0-9]+$
 EXPECT ^live lines = events recorded$
 EXPECT ^trace ok$
+
+NAME trace --clock local and mono: exact events, per-CPU order, and wall-clock times that babeltrace2 shows within a minute of date
+SETUP insmod kmod/kinstr.ko
+RUN for c in local mono; do \
+	build/kinstr trace --clock $c -o /tmp/t8-$c -c 'build/tests/vm/progs/getppid_loop 1000' __x64_sys_getppid 2>/dev/null; \
+	python3 tests/vm/progs/check_trace.py /tmp/t8-$c --count __x64_sys_getppid getppid_loop 1000 | tail -1; \
+	first=$(babeltrace2 --clock-seconds /tmp/t8-$c | head -1 | sed 's/^\[\([0-9]*\)\..*/\1/'); now=$(date +%s); \
+	d=$((now - first)); test $d -ge 0 && test $d -lt 60 && echo "$c: wall clock ok"; \
+	grep -q "name = \"\?$( [ $c = local ] && echo local || echo monotonic)" /tmp/t8-$c/metadata && echo "$c: clock named"; \
+	done; build/kinstr trace --clock tsc -o /tmp/t9 vfs_read; echo "rc=$?"
+EXPECT ^local: wall clock ok$
+EXPECT ^mono: wall clock ok$
+EXPECT ^local: clock named$
+EXPECT ^mono: clock named$
+EXPECT ^kinstr: --clock: mono or local, not 'tsc'$
+EXPECT ^rc=2$
