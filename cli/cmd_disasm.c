@@ -100,7 +100,8 @@ int cmd_disasm(int argc, char **argv)
 	for (i = 0; i < kinstr_fn__site_cnt(fn); i++)
 		counts[kinstr_fn__site(fn, i)->cls]++;
 	/* the prototype, from the running kernel's BTF (a snapshot carries none) */
-	if (!snapshot) {
+	/* (vmlinux BTF only: a module's function has its prototype in the module's BTF) */
+	if (!snapshot && !f->module) {
 		struct kinstr_btf *btf = kinstr_btf__open(NULL);
 
 		have_proto = btf && kinstr_btf__proto(btf, f->name, &proto) == 0 &&
@@ -111,6 +112,10 @@ int cmd_disasm(int argc, char **argv)
 	if (json) {
 		printf("{\"function\":");
 		cli_json_str(f->name);
+		if (f->module) {
+			printf(",\"module\":");
+			cli_json_str(f->module);
+		}
 		printf(",\"addr\":\"0x%llx\",\"size\":%u,\"kernel\":", f->addr, f->size);
 		cli_json_str(kinstr_kernel__release(k));
 		if (have_proto) {
@@ -130,8 +135,9 @@ int cmd_disasm(int argc, char **argv)
 		printf(",\"jump\":%zu,\"trap\":%zu,\"refused\":%zu,\"blocks\":[",
 		       counts[KINSTR_SITE_JUMP], counts[KINSTR_SITE_TRAP], counts[KINSTR_SITE_REFUSED]);
 	} else {
-		printf("%s 0x%llx..0x%llx (%u bytes), %zu instructions in %zu blocks: "
-		       "%zu jump, %zu trap, %zu refused\n", f->name, f->addr, f->addr + f->size, f->size,
+		printf("%s%s%s%s 0x%llx..0x%llx (%u bytes), %zu instructions in %zu blocks: "
+		       "%zu jump, %zu trap, %zu refused\n", f->name, f->module ? " [" : "",
+		       f->module ? f->module : "", f->module ? "]" : "", f->addr, f->addr + f->size, f->size,
 		       kinstr_fn__site_cnt(fn), kinstr_cfg__block_cnt(cfg), counts[KINSTR_SITE_JUMP],
 		       counts[KINSTR_SITE_TRAP], counts[KINSTR_SITE_REFUSED]);
 		if (have_proto)

@@ -11,7 +11,7 @@
 static void list_usage(FILE *f)
 {
 	fprintf(f, "usage: kinstr -l [--json] [--all] [GLOB]\n\n"
-		   "List the kernel functions matching GLOB (shell globs, comma-separated; default: all)\n"
+		   "List the kernel functions (core and loaded modules) matching GLOB (shell globs, comma-separated; default: all)\n"
 		   "whose entry kinstr count can probe, with the class of the entry probe and how many jump\n"
 		   "and trap sites the function has. --all lists refused functions too, with the rule.\n");
 }
@@ -75,6 +75,10 @@ int cmd_list(int argc, char **argv)
 			if (json) {
 				printf("%s{\"function\":", shown ? "," : "");
 				cli_json_str(f->name);
+				if (f->module) {
+					printf(",\"module\":");
+					cli_json_str(f->module);
+				}
 				printf(",\"entry\":\"%s\",\"entry_offset\":%llu,\"jump\":%zu,\"trap\":%zu,\"refused\":%zu",
 				       kinstr_site_class__str(entry->cls), entry->addr - f->addr, n[0], n[1], n[2]);
 				if (*why) {
@@ -83,7 +87,12 @@ int cmd_list(int argc, char **argv)
 				}
 				printf("}");
 			} else {
-				printf("%-48s %-7s %6zu jump %5zu trap%s%s\n", f->name,
+				char shown_name[600];
+
+				/* a module's function carries its module, as /proc/kallsyms writes it */
+				snprintf(shown_name, sizeof(shown_name), f->module ? "%s [%s]" : "%s", f->name,
+					 f->module);
+				printf("%-48s %-7s %6zu jump %5zu trap%s%s\n", shown_name,
 				       kinstr_site_class__str(entry->cls), n[0], n[1], *why ? "  " : "", why);
 			}
 			shown++;

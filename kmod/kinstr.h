@@ -13,6 +13,8 @@ struct exception_table_entry;
 struct bug_entry;
 struct mutex;
 struct kprobe;
+struct module;
+struct kinstr_module_info;
 
 /* An address range of the running kernel, [start, end). */
 struct kinstr_span {
@@ -44,6 +46,7 @@ struct kinstr_ksyms {
 	int (*set_memory_x)(unsigned long addr, int numpages);
 	unsigned long return_thunk;
 	struct kprobe *(*get_kprobe)(void *addr);	/* __x86_return_thunk, 0 if the kernel has none */
+	struct module *(*module_address)(unsigned long addr);	/* __module_address, not exported */
 	struct kinstr_span text, entry_text, irqentry_text, noinstr_text, kprobes_text;
 	/* the read-only tables user space may read to classify sites itself */
 	struct kinstr_span ex_table, jump_table, static_call_sites, bug_table;
@@ -64,6 +67,13 @@ static inline bool kinstr_span_has(const struct kinstr_span *s, unsigned long a,
 {
 	return s->start && a >= s->start && len <= s->end - s->start && a - s->start <= s->end - s->start - len;
 }
+
+/* modtext.c: the core text of live modules (never init text, never ours). */
+u32 kinstr_module_policy(unsigned long addr, unsigned int len);
+bool kinstr_module_readable(unsigned long addr, unsigned long len, struct module **modp);
+int kinstr_module_pin(unsigned long site, struct module **modp);
+bool kinstr_module_target_in(unsigned long lo, unsigned long hi, unsigned long *target);
+int kinstr_module_info(struct kinstr_module_info *mi);
 
 /* policy.c: the site-safety predicates, each one rule. */
 u32 kinstr_policy_check(unsigned long addr, unsigned int len);

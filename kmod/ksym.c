@@ -152,6 +152,7 @@ int kinstr_ksyms_init(void)
 	k->set_memory_x = (void *)lookup("set_memory_x");
 	k->return_thunk = lookup("__x86_return_thunk");
 	k->get_kprobe = (void *)lookup("get_kprobe");
+	k->module_address = (void *)lookup("__module_address");
 	span(&k->entry_text, "__entry_text_start", "__entry_text_end");
 	span(&k->irqentry_text, "__irqentry_text_start", "__irqentry_text_end");
 	span(&k->noinstr_text, "__noinstr_text_start", "__noinstr_text_end");

@@ -70,6 +70,7 @@ static bool kinstr_readable(unsigned long a, unsigned long len)
 
 static long kinstr_ioctl_read(void __user *uarg)
 {
+	struct module *mod = NULL;
 	struct kinstr_read r;
 	void *bounce;
 	u64 done = 0;
@@ -82,11 +83,14 @@ static long kinstr_ioctl_read(void __user *uarg)
 		return -EINVAL;
 	if (r.len > KINSTR_READ_MAX)
 		return -E2BIG;
-	if (!r.len || !kinstr_readable(r.addr, r.len))
+	/* a module's text or tables: pinned for the copy */
+	if (!r.len || (!kinstr_readable(r.addr, r.len) && !kinstr_module_readable(r.addr, r.len, &mod)))
 		return -ERANGE;
 	bounce = (void *)__get_free_page(GFP_KERNEL);
-	if (!bounce)
+	if (!bounce) {
+		module_put(mod);
 		return -ENOMEM;
+	}
 	while (done < r.len) {
 		size_t n = min_t(u64, r.len - done, PAGE_SIZE);
 
@@ -107,6 +111,7 @@ static long kinstr_ioctl_read(void __user *uarg)
 		cond_resched();
 	}
 	free_page((unsigned long)bounce);
+	module_put(mod);
 	if (put_user(done, (u64 __user *)(uarg + offsetof(struct kinstr_read, copied))))
 		return -EFAULT;
 	return err;
@@ -153,13 +158,32 @@ static long kinstr_ioctl_layout(void __user *uarg)
 	return kinstr_put_struct(uarg, &l, sizeof(l), KINSTR_LAYOUT_SIZE_VER0);
 }
 
+static long kinstr_ioctl_module(void __user *uarg)
+{
+	struct kinstr_module_info mi;
+	long err;
+
+	err = kinstr_get_struct(&mi, sizeof(mi), uarg, KINSTR_MODULE_INFO_SIZE_VER0);
+	if (err)
+		return err;
+	if (mi.flags)
+		return -EINVAL;
+	memset((char *)&mi + offsetof(struct kinstr_module_info, name), 0,
+	       sizeof(mi) - offsetof(struct kinstr_module_info, name));
+	err = kinstr_module_info(&mi);
+	if (err)
+		return err;
+	return kinstr_put_struct(uarg, &mi, sizeof(mi), KINSTR_MODULE_INFO_SIZE_VER0);
+}
+
 static long kinstr_ioctl_version(void __user *uarg)
 {
 	struct kinstr_version v = {
 		.abi_major = KINSTR_ABI_MAJOR,
 		.abi_minor = KINSTR_ABI_MINOR,
 		.features = KINSTR_FEAT_DEBUG_INFO | KINSTR_FEAT_READ | KINSTR_FEAT_CHECK |
-			    KINSTR_FEAT_LAYOUT | KINSTR_FEAT_PROBES,
+			    KINSTR_FEAT_LAYOUT | KINSTR_FEAT_PROBES |
+			    (kinstr_ksyms.module_address ? KINSTR_FEAT_MODULE_TEXT : 0),
 	};
 
 	strscpy(v.module_version, KINSTR_VERSION, sizeof(v.module_version));
@@ -195,6 +219,8 @@ static long kinstr_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return kinstr_ioctl_check(uarg);
 	case KINSTR_IOC_LAYOUT:
 		return kinstr_ioctl_layout(uarg);
+	case KINSTR_IOC_MODULE:
+		return kinstr_ioctl_module(uarg);
 	default:
 		return kinstr_session_ioctl(file->private_data, cmd, uarg);
 	}

@@ -133,14 +133,19 @@ u32 kinstr_policy_check(unsigned long addr, unsigned int len)
 
 	if (in_own_module(addr, len))
 		return R(OWN_MODULE) | R(NOT_TEXT);
-	if (!in_core_text(addr, len))
-		return R(NOT_TEXT);
-	if (overlaps(&k->entry_text, addr, len) || overlaps(&k->irqentry_text, addr, len))
-		r |= R(ENTRY_TEXT);
-	if (overlaps(&k->noinstr_text, addr, len))
-		r |= R(NOINSTR_TEXT);
-	if (overlaps(&k->kprobes_text, addr, len))
-		r |= R(KPROBES_TEXT);
+	if (in_core_text(addr, len)) {
+		if (overlaps(&k->entry_text, addr, len) || overlaps(&k->irqentry_text, addr, len))
+			r |= R(ENTRY_TEXT);
+		if (overlaps(&k->noinstr_text, addr, len))
+			r |= R(NOINSTR_TEXT);
+		if (overlaps(&k->kprobes_text, addr, len))
+			r |= R(KPROBES_TEXT);
+	} else {
+		/* a live module's core text, else not text (or a module coming or going) */
+		r = kinstr_module_policy(addr, len);
+		if (r & (R(NOT_TEXT) | R(MODULE_STATE)))
+			return r;
+	}
 	if (is_cfi_symbol(addr) || is_cfi_symbol(addr + len - 1))
 		r |= R(CFI_SYMBOL);
 	r |= reserved_by_patchers(addr, len);

@@ -50,6 +50,7 @@ struct kprobe_k {
 	struct kinstr_timers *timers;
 	u32 timer;
 	bool timer_start;
+	struct module *mod;		/* a probe in a module's text pins it until the area is freed */
 	/* KINSTR_ACTION_TRACE: what to record, where (the area holds a reference) */
 	struct kinstr_chan *chan;
 	u32 rec_len;
@@ -219,6 +220,16 @@ body:
 	put_rel32(b + 1, (unsigned long)b + 5, req->site + req->displaced_len);
 }
 
+static void unpin_modules(struct kinstr_area *a)
+{
+	u32 i;
+
+	for (i = 0; i < a->count; i++) {
+		module_put(a->probes[i].mod);
+		a->probes[i].mod = NULL;
+	}
+}
+
 static void free_area(struct kinstr_area *a)
 {
 	u32 i;
@@ -227,6 +238,8 @@ static void free_area(struct kinstr_area *a)
 		free_percpu(a->probes[i].hits);
 	if (a->mem)
 		kinstr_ksyms.module_memfree(a->mem);	/* resets permissions (VM_FLUSH_RESET_PERMS) */
+	/* after quiescence (or before any patch): nothing runs in the slots or the module's sites */
+	unpin_modules(a);
 	kinstr_chan_put(a->chan);
 	kinstr_timers_put(a->timers);
 	kvfree(a);
@@ -431,6 +444,14 @@ static int area_install(struct kinstr_session *s, struct kinstr_area *a, const s
 	int err;
 
 	INIT_LIST_HEAD(&a->arm_node);
+	/* a probe in a module's text holds the module: it cannot go away under the probe */
+	for (i = 0; i < a->count; i++)
+		if (kinstr_module_pin(req[i].site, &a->probes[i].mod)) {
+			v = (struct kinstr_verdict){ .refusal = KINSTR_REFUSE_RESERVED, .addr = req[i].site,
+						     .reasons = 1U << KINSTR_R_MODULE_STATE };
+			err = -EPERM;
+			goto refused;
+		}
 	for (i = 0; i < a->count; i++) {
 		unsigned long slot = (unsigned long)a->mem + (unsigned long)i * KINSTR_SLOT_SIZE;
 
@@ -541,6 +562,7 @@ static int area_install(struct kinstr_session *s, struct kinstr_area *a, const s
 	return 0;
 
 refused:
+	unpin_modules(a);
 	in->refused_index = i;
 	in->refusal = v.refusal;
 	in->refusal_reasons = v.reasons;

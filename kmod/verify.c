@@ -188,7 +188,8 @@ static bool target_inside(unsigned long start, unsigned long size, unsigned long
 			*indirect = true;
 		a += insn.length;
 	}
-	return kinstr_ksyms_table_target_in(lo, hi, target);
+	/* the core kernel's tables, and those of the module holding the range */
+	return kinstr_ksyms_table_target_in(lo, hi, target) || kinstr_module_target_in(lo, hi, target);
 }
 
 /* Does the function set the direction flag? The entry stub, like all kernel C, assumes DF clear. */

@@ -106,6 +106,14 @@ int kinstr_dev__layout(struct kinstr_dev *dev, struct kinstr_layout *l)
 	return dev_ioctl(dev, KINSTR_IOC_LAYOUT, l);
 }
 
+int kinstr_dev__module(struct kinstr_dev *dev, unsigned long long addr, struct kinstr_module_info *mi)
+{
+	memset(mi, 0, sizeof(*mi));
+	mi->size = sizeof(*mi);
+	mi->addr = addr;
+	return dev_ioctl(dev, KINSTR_IOC_MODULE, mi);
+}
+
 int kinstr_dev__sync(struct kinstr_dev *dev)
 {
 	struct kinstr_sync sy = { .size = sizeof(sy) };
@@ -127,7 +135,7 @@ int kinstr_dev__check(struct kinstr_dev *dev, struct kinstr_check_range *ranges,
 static const struct {
 	const char *id, *str;
 } reasons[KINSTR_R_NR] = {
-	[KINSTR_R_NOT_TEXT] = { "not-text", "not in core kernel text" },
+	[KINSTR_R_NOT_TEXT] = { "not-text", "not in kernel or module text" },
 	[KINSTR_R_OWN_MODULE] = { "own-module", "inside kinstr.ko itself" },
 	[KINSTR_R_ENTRY_TEXT] = { "entry-text", "in entry text (.entry.text)" },
 	[KINSTR_R_NOINSTR_TEXT] = { "noinstr-text", "in .noinstr.text" },
@@ -142,6 +150,7 @@ static const struct {
 	[KINSTR_R_EXTABLE] = { "extable", "holds an instruction with an exception-table fixup" },
 	[KINSTR_R_UNVERIFIABLE] = { "unverifiable", "cannot be verified (a kernel check is unavailable)" },
 	[KINSTR_R_KPROBE] = { "kprobe", "a kprobe is already there" },
+	[KINSTR_R_MODULE_STATE] = { "module-state", "in a module that is loading or unloading" },
 };
 
 const char *kinstr_site_reason__str(unsigned int reason)

@@ -20,6 +20,12 @@ struct text_chunk {
 	unsigned char *bytes;
 };
 
+/* A live module whose core text the view holds. */
+struct kmod_text {
+	struct kinstr_module_info mi;
+	bool keep;			/* live, text readable */
+};
+
 struct kinstr_kernel {
 	char release[65];
 	struct kinstr_layout layout;
@@ -40,6 +46,9 @@ struct kinstr_kernel {
 
 	struct kinstr_cfg_edge *edges;	/* sorted by from */
 	size_t nedges, edges_cap;
+
+	struct kmod_text *mods;		/* live view only */
+	size_t nmods;
 };
 
 static int edge_add(struct kinstr_kernel *k, unsigned long long from, unsigned long long to)
@@ -104,6 +113,13 @@ static int cmp_func_name(const void *a, const void *b)
 
 	if (c)
 		return c;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+static int cmp_chunk(const void *a, const void *b)
+{
+	const struct text_chunk *x = a, *y = b;
+
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
@@ -188,6 +204,7 @@ void kinstr_kernel__close(struct kinstr_kernel *k)
 	free(k->res);
 	free(k->res_maxend);
 	free(k->edges);
+	free(k->mods);
 	free(k);
 }
 
@@ -360,12 +377,64 @@ static char *read_file(const char *path, size_t *lenp)
 	return buf;
 }
 
-/* Text symbols of the core kernel from /proc/kallsyms, sized up to the next higher address. */
-static int load_kallsyms(struct kinstr_kernel *k, const char *path)
+static struct kmod_text *find_mod(struct kinstr_kernel *k, const char *name)
 {
-	unsigned long long text_end = k->layout.text.end;
+	size_t i;
+
+	for (i = 0; i < k->nmods; i++)
+		if (!strcmp(k->mods[i].mi.name, name))
+			return &k->mods[i];
+	return NULL;
+}
+
+/*
+ * Each module named in kallsyms: ask the module for its core text and tables (by the address of
+ * one of its text symbols). A module not live (loading, unloading) or unknown is left out.
+ */
+static int learn_module(struct kinstr_kernel *k, struct kinstr_dev *dev, const struct kinstr_func *f)
+{
+	struct kmod_text *m;
+	void *p;
+
+	if (find_mod(k, f->module))
+		return 0;
+	p = realloc(k->mods, (k->nmods + 1) * sizeof(*k->mods));
+	if (!p)
+		return -ENOMEM;
+	k->mods = p;
+	m = &k->mods[k->nmods++];
+	memset(m, 0, sizeof(*m));
+	if (!kinstr_dev__module(dev, f->addr, &m->mi) && (m->mi.flags & KINSTR_MODULE_LIVE) &&
+	    !strncmp(m->mi.name, f->module, sizeof(m->mi.name) - 1) && m->mi.text.end > m->mi.text.start)
+		m->keep = true;
+	/* found by name from now on, whether kept or not */
+	snprintf(m->mi.name, sizeof(m->mi.name), "%s", f->module);
+	return 0;
+}
+
+/* Does f lie in text the view holds: core text, or the core text of a kept module? */
+static unsigned long long region_end(struct kinstr_kernel *k, const struct kinstr_func *f)
+{
+	const struct kmod_text *m;
+
+	if (!f->module)
+		return f->addr >= k->layout.text.start && f->addr < k->layout.text.end ? k->layout.text.end : 0;
+	m = find_mod(k, f->module);
+	if (!m || !m->keep || f->addr < m->mi.text.start || f->addr >= m->mi.text.end)
+		return 0;
+	return m->mi.text.end;
+}
+
+/*
+ * Text symbols from /proc/kallsyms: the core kernel's, and those of loaded modules ("name
+ * [module]"), each sized up to the next higher address, at most to the end of its text (core
+ * text, or the module's core text as the module reports it).
+ */
+static int load_kallsyms(struct kinstr_kernel *k, struct kinstr_dev *dev, const char *path)
+{
 	char *buf, *line, *save = NULL, *np;
 	size_t cap = 0, i, j, len, nlen = 0;
+	int err = 0;
 
 	buf = read_file(path, &len);
 	if (!buf)
@@ -378,16 +447,21 @@ static int load_kallsyms(struct kinstr_kernel *k, const char *path)
 	np = k->names;
 	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		unsigned long long addr;
-		char type, name[512];
+		char type, name[512], mod[64];
 		int consumed = 0;
+		size_t nameoff, modoff = 0;
 
 		if (sscanf(line, "%llx %c %511s%n", &addr, &type, name, &consumed) != 3)
 			continue;
-		if (line[consumed] != 0)	/* "[module]" follows: not core kernel */
-			continue;
 		/* weak definitions ('W') are functions too */
-		if (!strchr("tTwW", type) || addr < k->layout.text.start || addr >= text_end)
+		if (!strchr("tTwW", type))
 			continue;
+		if (line[consumed] != 0) {	/* "[module]" follows */
+			if (sscanf(line + consumed, " [%63[^]]]", mod) != 1)
+				continue;
+		} else if (addr < k->layout.text.start || addr >= k->layout.text.end) {
+			continue;
+		}
 		if (k->nfuncs == cap) {
 			void *p = realloc(k->funcs, (cap = cap ? cap * 2 : 65536) * sizeof(*k->funcs));
 
@@ -397,23 +471,44 @@ static int load_kallsyms(struct kinstr_kernel *k, const char *path)
 			}
 			k->funcs = p;
 		}
+		nameoff = nlen;
 		strcpy(np + nlen, name);
-		k->funcs[k->nfuncs++] = (struct kinstr_func){ .addr = addr, .type = type,
-							      .name = (const char *)(uintptr_t)nlen };
 		nlen += strlen(name) + 1;
+		if (line[consumed] != 0) {	/* the module's name follows (never at offset 0) */
+			modoff = nlen;
+			strcpy(np + nlen, mod);
+			nlen += strlen(mod) + 1;
+		}
+		k->funcs[k->nfuncs++] = (struct kinstr_func){ .addr = addr, .type = type,
+							      .name = (const char *)(uintptr_t)nameoff,
+							      .module = (const char *)(uintptr_t)modoff };
 	}
 	free(buf);
 	k->names_len = nlen;
-	for (i = 0; i < k->nfuncs; i++)
+	for (i = 0; i < k->nfuncs; i++) {
+		uintptr_t mo = (uintptr_t)k->funcs[i].module;
+
 		k->funcs[i].name = np + (uintptr_t)k->funcs[i].name;
+		k->funcs[i].module = mo ? np + mo : NULL;
+	}
+	for (i = 0; i < k->nfuncs && !err; i++)
+		if (k->funcs[i].module)
+			err = learn_module(k, dev, &k->funcs[i]);
+	if (err)
+		return err;
+	/* keep what lies in text the view holds (a module's init text is gone, say) */
+	for (i = j = 0; i < k->nfuncs; i++)
+		if (region_end(k, &k->funcs[i]))
+			k->funcs[j++] = k->funcs[i];
+	k->nfuncs = j;
 	qsort(k->funcs, k->nfuncs, sizeof(*k->funcs), cmp_func_addr);
-	/* size: distance to the next distinct address (aliases share their size) */
+	/* size: distance to the next distinct address (aliases share their size), within its text */
 	for (i = 0; i < k->nfuncs; i = j) {
-		unsigned long long next;
+		unsigned long long next, end = region_end(k, &k->funcs[i]);
 
 		for (j = i; j < k->nfuncs && k->funcs[j].addr == k->funcs[i].addr; j++)
 			;
-		next = j < k->nfuncs ? k->funcs[j].addr : text_end;
+		next = j < k->nfuncs && k->funcs[j].addr < end ? k->funcs[j].addr : end;
 		for (size_t m = i; m < j; m++)
 			k->funcs[m].size = next - k->funcs[i].addr;
 	}
@@ -443,7 +538,7 @@ static int read_table(struct kinstr_dev *dev, const struct kinstr_table *t, unsi
 
 /* Each entry's self-relative __s32 gives a text address; len_of() says how many bytes it covers. */
 static int add_table(struct kinstr_kernel *k, struct kinstr_dev *dev, const struct kinstr_table *t,
-		     unsigned int reason, unsigned int (*len_of)(const struct kinstr_kernel *k,
+		     const struct kinstr_span64 *text, unsigned int reason, unsigned int (*len_of)(const struct kinstr_kernel *k,
 								  unsigned long long addr))
 {
 	unsigned char *buf;
@@ -460,8 +555,8 @@ static int add_table(struct kinstr_kernel *k, struct kinstr_dev *dev, const stru
 
 		memcpy(&rel, buf + off + t->addr_off, 4);
 		site = at + (long long)rel;
-		/* entries of __init code point into text freed after boot */
-		if (site < k->layout.text.start || site >= k->layout.text.end)
+		/* entries of __init code point into text freed after boot (or after module init) */
+		if (site < text->start || site >= text->end)
 			continue;
 		len = len_of(k, site);
 		err = res_add(k, site, len, reason);
@@ -529,10 +624,6 @@ static int add_ftrace(struct kinstr_kernel *k)
 	for (i = 0; i < 2 && !buf; i++)
 		buf = read_file(paths[i], NULL);
 	for (line = buf ? strtok_r(buf, "\n", &save) : NULL; line; line = strtok_r(NULL, "\n", &save)) {
-		char *sp = strchr(line, ' ');
-
-		if (sp)		/* "name [module]" */
-			continue;
 		if (n == cap) {
 			void *p = realloc(names, (cap = cap ? cap * 2 : 65536) * sizeof(*names));
 
@@ -548,11 +639,18 @@ static int add_ftrace(struct kinstr_kernel *k)
 	for (i = 0; i < k->nfuncs; i++) {
 		const struct kinstr_func *f = &k->funcs[i];
 		const unsigned char *b = kinstr_kernel__text(k, f->addr, 5);
+		char key[600];
+		const char *kp = key;
 
 		if (!b || (memcmp(b, nop5, 5) && b[0] != 0xe8))
 			continue;
+		/* tracefs lists a module's functions as "name [module]" */
+		if (f->module)
+			snprintf(key, sizeof(key), "%s [%s]", f->name, f->module);
+		else
+			kp = f->name;
 		/* without tracefs, every function that starts like an ftrace site counts as one */
-		if (buf && !bsearch(&f->name, names, n, sizeof(*names), cmp_str))
+		if (buf && !bsearch(&kp, names, n, sizeof(*names), cmp_str))
 			continue;
 		err = res_add(k, f->addr, 5, KINSTR_R_FTRACE);
 		if (err)
@@ -657,7 +755,8 @@ static int add_kprobes(struct kinstr_kernel *k)
 
 		if (strstr(line, "[FTRACE]"))	/* patches only the ftrace site, reserved anyway */
 			continue;
-		if (sscanf(line, "%llx", &a) == 1 && a >= k->layout.text.start && a < k->layout.text.end)
+		/* in core text or a module's text the view holds */
+		if (sscanf(line, "%llx", &a) == 1 && kinstr_kernel__text(k, a, 1))
 			err = res_add(k, a, 5, KINSTR_R_KPROBE);
 	}
 	free(buf);
@@ -681,6 +780,57 @@ static int add_symbol_rules(struct kinstr_kernel *k)
 			err = res_add(k, f->addr, f->size, KINSTR_R_CFI_SYMBOL);
 		if (!err && !strcmp(f->name, "__x86_return_thunk"))
 			k->return_thunk = f->addr;
+	}
+	return err;
+}
+
+/*
+ * The text of every live module the view keeps, read through the module, with the reservations
+ * its own tables and sections make (kinstr.ko's own text is all reserved: never patched).
+ */
+static int add_modules(struct kinstr_kernel *k, struct kinstr_dev *dev)
+{
+	size_t i;
+	int err = 0;
+
+	for (i = 0; i < k->nmods && !err; i++) {
+		const struct kinstr_module_info *mi = &k->mods[i].mi;
+		struct text_chunk *c;
+		void *p;
+
+		if (!k->mods[i].keep)
+			continue;
+		p = realloc(k->chunks, (k->nchunks + 1) * sizeof(*k->chunks));
+		if (!p)
+			return -ENOMEM;
+		k->chunks = p;
+		c = &k->chunks[k->nchunks];
+		c->addr = mi->text.start;
+		c->len = mi->text.end - mi->text.start;
+		c->bytes = malloc(c->len);
+		if (!c->bytes)
+			return -ENOMEM;
+		k->nchunks++;
+		err = kinstr_dev__read(dev, c->addr, c->bytes, c->len);
+	}
+	if (err)
+		return err;
+	qsort(k->chunks, k->nchunks, sizeof(*k->chunks), cmp_chunk);
+	for (i = 0; i < k->nmods && !err; i++) {
+		const struct kinstr_module_info *mi = &k->mods[i].mi;
+
+		if (!k->mods[i].keep)
+			continue;
+		if (mi->flags & KINSTR_MODULE_OWN)
+			err = add_span(k, &mi->text, KINSTR_R_OWN_MODULE);
+		err = err ?: add_span(k, &mi->noinstr_text, KINSTR_R_NOINSTR_TEXT);
+		err = err ?: add_span(k, &mi->kprobes_text, KINSTR_R_KPROBES_TEXT);
+		err = err ?: add_table(k, dev, &mi->ex_table, &mi->text, KINSTR_R_EXTABLE, len_point);
+		err = err ?: add_table(k, dev, &mi->bug_table, &mi->text, KINSTR_R_BUG, len_ud2);
+		err = err ?: add_table(k, dev, &mi->static_call_sites, &mi->text, KINSTR_R_STATIC_CALL,
+				       len_call5);
+		err = err ?: add_table(k, dev, &mi->jump_table, &mi->text, KINSTR_R_JUMP_LABEL,
+				       len_jump_label);
 	}
 	return err;
 }
@@ -709,7 +859,9 @@ struct kinstr_kernel *kinstr_kernel__open_live(struct kinstr_dev *dev)
 	k->chunks[0].len = tlen;
 	err = kinstr_dev__read(dev, k->layout.text.start, k->chunks[0].bytes, tlen);
 	if (!err)
-		err = load_kallsyms(k, "/proc/kallsyms");
+		err = load_kallsyms(k, dev, "/proc/kallsyms");
+	if (!err)
+		err = add_modules(k, dev);
 	if (!err)
 		err = add_span(k, &k->layout.entry_text, KINSTR_R_ENTRY_TEXT);
 	if (!err)
@@ -719,13 +871,13 @@ struct kinstr_kernel *kinstr_kernel__open_live(struct kinstr_dev *dev)
 	if (!err)
 		err = add_span(k, &k->layout.kprobes_text, KINSTR_R_KPROBES_TEXT);
 	if (!err)
-		err = add_table(k, dev, &k->layout.ex_table, KINSTR_R_EXTABLE, len_point);
+		err = add_table(k, dev, &k->layout.ex_table, &k->layout.text, KINSTR_R_EXTABLE, len_point);
 	if (!err)
-		err = add_table(k, dev, &k->layout.bug_table, KINSTR_R_BUG, len_ud2);
+		err = add_table(k, dev, &k->layout.bug_table, &k->layout.text, KINSTR_R_BUG, len_ud2);
 	if (!err)
-		err = add_table(k, dev, &k->layout.static_call_sites, KINSTR_R_STATIC_CALL, len_call5);
+		err = add_table(k, dev, &k->layout.static_call_sites, &k->layout.text, KINSTR_R_STATIC_CALL, len_call5);
 	if (!err)
-		err = add_table(k, dev, &k->layout.jump_table, KINSTR_R_JUMP_LABEL, len_jump_label);
+		err = add_table(k, dev, &k->layout.jump_table, &k->layout.text, KINSTR_R_JUMP_LABEL, len_jump_label);
 	if (!err)
 		err = add_ftrace(k);
 	if (!err)
@@ -876,13 +1028,6 @@ int kinstr_kernel__save(const struct kinstr_kernel *k, const char *path, const c
 static int get(gzFile f, void *p, size_t n)
 {
 	return n && gzread(f, p, n) != (int)n ? -EINVAL : 0;
-}
-
-static int cmp_chunk(const void *a, const void *b)
-{
-	const struct text_chunk *x = a, *y = b;
-
-	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
 struct kinstr_kernel *kinstr_kernel__open_snapshot(const char *path)

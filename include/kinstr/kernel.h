@@ -22,6 +22,7 @@ struct kinstr_func {
 	unsigned int size;	/* up to the next symbol at a higher address (aliases share) */
 	char type;		/* 't' or 'T' as in /proc/kallsyms */
 	const char *name;
+	const char *module;	/* the loaded module it belongs to; NULL: core kernel (or a snapshot) */
 };
 
 /* A reserved range and the reason (enum kinstr_site_reason) it is reserved. */
@@ -36,14 +37,18 @@ struct kinstr_kernel;
 /* Does name match globs, a comma-separated list of shell globs ("vfs_*,tcp_sendmsg")? */
 int kinstr__glob_match(const char *globs, const char *name);
 
-/* Read the running kernel's code through dev. NULL with errno set on failure. */
+/*
+ * Read the running kernel's code through dev: core text and the core text of every live module
+ * (functions from /proc/kallsyms, "name [module]"). NULL with errno set on failure.
+ */
 struct kinstr_kernel *kinstr_kernel__open_live(struct kinstr_dev *dev);
 /* Read a snapshot written by kinstr_kernel__save(). NULL with errno set (EINVAL: not one). */
 struct kinstr_kernel *kinstr_kernel__open_snapshot(const char *path);
 /*
  * Write a snapshot (gzip-compressed) holding the functions whose names match glob (a
  * comma-separated list of shell globs; NULL: all),
- * their text and the reservations inside them.
+ * their text and the reservations inside them. Module functions are saved like core ones,
+ * without the name of their module.
  */
 int kinstr_kernel__save(const struct kinstr_kernel *k, const char *path, const char *glob);
 void kinstr_kernel__close(struct kinstr_kernel *k);

@@ -33,13 +33,16 @@ int kinstr_dev__version(struct kinstr_dev *dev, struct kinstr_version *v);
 int kinstr_dev__debug_info(struct kinstr_dev *dev, struct kinstr_debug_info *d);
 
 /*
- * KINSTR_IOC_READ: copy len bytes of live kernel memory at addr into buf. Only core text and the
- * reservation tables are readable (-ERANGE otherwise); -EIO when kernel memory faulted.
+ * KINSTR_IOC_READ: copy len bytes of live kernel memory at addr into buf. Only core text, live
+ * modules' core text and the reservation tables are readable (-ERANGE otherwise); -EIO when kernel memory faulted.
  */
 int kinstr_dev__read(struct kinstr_dev *dev, unsigned long long addr, void *buf, size_t len);
 
 /* KINSTR_IOC_LAYOUT: where the kernel's text and reservation tables are. */
 int kinstr_dev__layout(struct kinstr_dev *dev, struct kinstr_layout *l);
+
+/* KINSTR_IOC_MODULE: the loaded module holding addr (-ENOENT: none), its text and tables. */
+int kinstr_dev__module(struct kinstr_dev *dev, unsigned long long addr, struct kinstr_module_info *mi);
 
 /* KINSTR_IOC_CHECK: fill ranges[i].reasons with the module's verdict for each range. */
 /* Wait until the module's worker has completed every queued jump and freed every removed slot. */

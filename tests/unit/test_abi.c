@@ -33,6 +33,8 @@ static void t_other_struct_layouts(void)
 	CHECK(sizeof(struct kinstr_check_range) == 16, "range %zu", sizeof(struct kinstr_check_range));
 	CHECK(sizeof(struct kinstr_layout) == KINSTR_LAYOUT_SIZE_VER0, "layout %zu",
 	      sizeof(struct kinstr_layout));
+	CHECK(sizeof(struct kinstr_module_info) == KINSTR_MODULE_INFO_SIZE_VER0, "module info %zu",
+	      sizeof(struct kinstr_module_info));
 }
 
 static void t_every_reason_has_a_name(void)

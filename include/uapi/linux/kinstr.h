@@ -17,7 +17,7 @@
 
 #define KINSTR_DEVICE		"/dev/kinstr"
 #define KINSTR_ABI_MAJOR	0	/* incompatible changes */
-#define KINSTR_ABI_MINOR	1	/* compatible additions */
+#define KINSTR_ABI_MINOR	2	/* compatible additions */
 
 /* The ioctl numbers carry no size: the struct's leading size field says how much there is. */
 #define KINSTR_IOC_MAGIC	0xb7
@@ -26,6 +26,7 @@
 #define KINSTR_IOC_READ		_IO(KINSTR_IOC_MAGIC, 0x03)	/* struct kinstr_read */
 #define KINSTR_IOC_CHECK	_IO(KINSTR_IOC_MAGIC, 0x04)	/* struct kinstr_check */
 #define KINSTR_IOC_LAYOUT	_IO(KINSTR_IOC_MAGIC, 0x05)	/* struct kinstr_layout */
+#define KINSTR_IOC_MODULE	_IO(KINSTR_IOC_MAGIC, 0x06)	/* struct kinstr_module_info */
 #define KINSTR_IOC_ALLOC	_IO(KINSTR_IOC_MAGIC, 0x10)	/* struct kinstr_alloc */
 #define KINSTR_IOC_INSTALL	_IO(KINSTR_IOC_MAGIC, 0x11)	/* struct kinstr_install */
 #define KINSTR_IOC_REMOVE	_IO(KINSTR_IOC_MAGIC, 0x12)	/* struct kinstr_remove */
@@ -61,6 +62,7 @@ struct kinstr_version {
 #define KINSTR_FEAT_CHECK	(1ULL << 2)
 #define KINSTR_FEAT_LAYOUT	(1ULL << 3)
 #define KINSTR_FEAT_PROBES	(1ULL << 4)	/* ALLOC/INSTALL/REMOVE/COUNTS: count probes */
+#define KINSTR_FEAT_MODULE_TEXT	(1ULL << 5)	/* READ/CHECK/INSTALL in loaded modules' text; MODULE */
 
 /* KINSTR_IOC_DEBUG_INFO: output only; addresses the module resolved at load time. */
 struct kinstr_debug_info {
@@ -77,7 +79,8 @@ struct kinstr_debug_info {
 /*
  * KINSTR_IOC_READ: copy live kernel memory to user space, fault-safely. Only core kernel text
  * and the read-only tables that say which text is reserved (__ex_table, __jump_table,
- * static_call_sites, __bug_table) may be read; anything else fails with ERANGE. A fault in
+ * static_call_sites, __bug_table) may be read, and the same of a live module (its core text and
+ * the tables KINSTR_IOC_MODULE reports); anything else fails with ERANGE. A fault in
  * kernel memory fails with EIO (copied says how far it got).
  */
 struct kinstr_read {
@@ -97,7 +100,7 @@ struct kinstr_read {
  * (kinstr_site_reason__str()).
  */
 enum kinstr_site_reason {
-	KINSTR_R_NOT_TEXT = 0,		/* not in core kernel text */
+	KINSTR_R_NOT_TEXT = 0,		/* not in core kernel text nor a live module's core text */
 	KINSTR_R_OWN_MODULE,		/* inside kinstr.ko itself */
 	KINSTR_R_ENTRY_TEXT,		/* .entry.text / .irqentry.text */
 	KINSTR_R_NOINSTR_TEXT,		/* .noinstr.text */
@@ -112,6 +115,7 @@ enum kinstr_site_reason {
 	KINSTR_R_EXTABLE,		/* holds an instruction with an exception-table fixup */
 	KINSTR_R_UNVERIFIABLE,		/* a kernel predicate needed to decide is unavailable */
 	KINSTR_R_KPROBE,		/* a kprobe (or optprobe jump) sits on or just before it */
+	KINSTR_R_MODULE_STATE,		/* in a module that is loading or unloading */
 	KINSTR_R_NR
 };
 
@@ -169,6 +173,30 @@ struct kinstr_layout {
 	struct kinstr_table bug_table;		/* ud2 of BUG()/WARN() */
 };
 #define KINSTR_LAYOUT_SIZE_VER0	216
+
+/*
+ * KINSTR_IOC_MODULE: the loaded module whose memory holds addr: its name, its core text (init
+ * text is never probed) and the tables that reserve parts of it, laid out like the core
+ * kernel's (struct kinstr_layout). ENOENT when no module holds addr. Only a live module's text
+ * and tables may be read, checked or patched, and never kinstr's own.
+ */
+struct kinstr_module_info {
+	__u32 size;
+	__u32 flags;			/* out: KINSTR_MODULE_* (in: must be 0) */
+	__u64 addr;			/* in: an address inside the module */
+	char name[56];			/* out: NUL-terminated */
+	struct kinstr_span64 text;	/* out: core text, [base, base + text_size) */
+	struct kinstr_span64 noinstr_text;
+	struct kinstr_span64 kprobes_text;
+	struct kinstr_table ex_table;
+	struct kinstr_table jump_table;
+	struct kinstr_table static_call_sites;
+	struct kinstr_table bug_table;
+};
+#define KINSTR_MODULE_INFO_SIZE_VER0	248
+
+#define KINSTR_MODULE_LIVE	(1U << 0)	/* MODULE_STATE_LIVE (else loading or unloading) */
+#define KINSTR_MODULE_OWN	(1U << 1)	/* kinstr.ko itself: never patched */
 
 /*
  * Probes. A batch of probes lives in one *area* of patch space, near kernel text: one slot of

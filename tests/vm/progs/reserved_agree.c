@@ -73,6 +73,9 @@ int main(void)
 		unsigned int theirs = r[i].reasons & COMPARED;
 		unsigned int b;
 
+		/* kinstr.ko's own text: the module refuses it outright, asking nothing else */
+		if (r[i].reasons & (1u << KINSTR_R_OWN_MODULE))
+			continue;
 		for (b = 0; b < KINSTR_R_NR; b++)
 			per[b] += !!(mine & (1u << b));
 		if (mine != theirs) {

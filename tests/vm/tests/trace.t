@@ -78,7 +78,7 @@ SETUP insmod kmod/kinstr.ko
 RUN a=$(build/tests/vm/progs/textsum 'vfs_*'); \
 	(while :; do cat /proc/version > /dev/null; done) & w=$!; \
 	build/kinstr trace --subbuf-size 4K -o /tmp/t5 vfs_read 'vfs_write(count)' 2>/dev/null & k=$!; \
-	i=0; while [ ! -e /tmp/t5/metadata ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done; sleep 1; \
+	i=0; while [ ! -e /tmp/t5/metadata ] && [ $i -lt 300 ]; do sleep 0.2; i=$((i+1)); done; sleep 3; \
 	kill -9 $k; wait $k; kill $w; wait $w 2>/dev/null; \
 	b=$(build/tests/vm/progs/textsum 'vfs_*'); test "$a" = "$b" && echo text-restored; \
 	rmmod kinstr && echo rmmod-ok; ls -la /tmp/t5; python3 tests/vm/progs/check_trace.py /tmp/t5

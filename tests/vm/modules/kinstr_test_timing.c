@@ -1,0 +1,221 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Test-only module: functions with known behaviour for kinstr to probe in module text, and to
+ * time (the profiler's tests). Each is noipa (never inlined, cloned or specialised), so its
+ * symbol, entry and returns are exactly those of the source.
+ *
+ *   kinstr_test_busy(ns)       busy-waits until ktime_get_ns() advanced by ns
+ *   kinstr_test_outer()        busy-waits 1 ms itself, then calls kinstr_test_inner() (100 us)
+ *   kinstr_test_sleep()        busy-waits 100 us, then msleep(10)
+ *   kinstr_test_multi_ret(x)   several return sites (checked with objdump and kinstr disasm)
+ *   kinstr_test_static_key(x)  holds a jump label (a static key): refused with its rule
+ *   kinstr_test_extable(p)     holds an exception-table entry (unsafe_get_user): refused too
+ *
+ * Trigger: write "CMD N" to /sys/kernel/debug/kinstr_test/run to run CMD N times in the writer's
+ * context (outer, sleep, multi, busy, key, ext); /sys/kernel/debug/kinstr_test/last reads the
+ * module's own measurements of that run (ktime_get_ns around each call):
+ *   cmd=outer calls=N total_ns=... outer_ns=... inner_ns=... sleep_ns=... multi_sum=...
+ */
+#include <linux/debugfs.h>
+#include <linux/delay.h>
+#include <linux/fs.h>
+#include <linux/jump_label.h>
+#include <linux/kernel.h>
+#include <linux/ktime.h>
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/uaccess.h>
+
+#define KT_FN __attribute__((__noipa__)) __used
+
+static DEFINE_MUTEX(kt_lock);
+static struct dentry *kt_dir;
+static DEFINE_STATIC_KEY_FALSE(kinstr_test_key);
+
+struct kt_result {
+	char cmd[16];
+	u64 calls, total_ns, outer_ns, inner_ns, sleep_ns;
+	long long multi_sum;
+};
+static struct kt_result kt_last;
+static u64 kt_inner_ns;	/* measured inside kinstr_test_outer around its call of the inner one */
+/* Bumped after the last call of inner and sleep, so that neither ends in a tail call: both return. */
+static u64 kt_inner_calls, kt_sleep_calls;
+
+KT_FN void kinstr_test_busy(u64 ns);
+KT_FN void kinstr_test_busy(u64 ns)
+{
+	u64 end = ktime_get_ns() + ns;
+
+	while (ktime_get_ns() < end)
+		cpu_relax();
+}
+
+KT_FN void kinstr_test_inner(void);
+KT_FN void kinstr_test_inner(void)
+{
+	kinstr_test_busy(100 * NSEC_PER_USEC);
+	WRITE_ONCE(kt_inner_calls, kt_inner_calls + 1);
+}
+
+KT_FN void kinstr_test_outer(void);
+KT_FN void kinstr_test_outer(void)
+{
+	u64 t0;
+
+	kinstr_test_busy(NSEC_PER_MSEC);
+	t0 = ktime_get_ns();
+	kinstr_test_inner();
+	kt_inner_ns += ktime_get_ns() - t0;
+}
+
+KT_FN void kinstr_test_sleep(void);
+KT_FN void kinstr_test_sleep(void)
+{
+	kinstr_test_busy(100 * NSEC_PER_USEC);
+	msleep(10);
+	WRITE_ONCE(kt_sleep_calls, kt_sleep_calls + 1);
+}
+
+/*
+ * Four ways out, none of which needs a stack frame, so the compiler ends each path with its own
+ * return (`jmp __x86_return_thunk` in Debian's build) instead of joining them.
+ */
+KT_FN int kinstr_test_multi_ret(int x);
+KT_FN int kinstr_test_multi_ret(int x)
+{
+	if (x < 0)
+		return -1;
+	if (x & 1)
+		return x * 3;
+	if (x > 100)
+		return x - 7;
+	return x / 2;
+}
+
+KT_FN int kinstr_test_static_key(int x);
+KT_FN int kinstr_test_static_key(int x)
+{
+	if (static_branch_unlikely(&kinstr_test_key))
+		return x + 1;
+	return x - 1;
+}
+
+/* unsafe_get_user: an inline load with an exception-table fixup in this module's __ex_table */
+KT_FN int kinstr_test_extable(const int __user *p);
+KT_FN int kinstr_test_extable(const int __user *p)
+{
+	int v;
+
+	if (!user_access_begin(p, sizeof(*p)))
+		return -EFAULT;
+	unsafe_get_user(v, p, efault);
+	user_access_end();
+	return v;
+efault:
+	user_access_end();
+	return -EFAULT;
+}
+
+static int kt_run(const char *cmd, u64 n)
+{
+	struct kt_result r = {};
+	u64 i, t0, t1;
+
+	strscpy(r.cmd, cmd, sizeof(r.cmd));
+	kt_inner_ns = 0;
+	for (i = 0; i < n; i++) {
+		t0 = ktime_get_ns();
+		if (!strcmp(cmd, "outer"))
+			kinstr_test_outer();
+		else if (!strcmp(cmd, "sleep"))
+			kinstr_test_sleep();
+		else if (!strcmp(cmd, "multi"))
+			/* every return site, in turn: x = -1, 0, 1, ..., 201, then again */
+			r.multi_sum += kinstr_test_multi_ret((int)(i % 204) - 1);
+		else if (!strcmp(cmd, "busy"))
+			kinstr_test_busy(100 * NSEC_PER_USEC);
+		else if (!strcmp(cmd, "key"))
+			r.multi_sum += kinstr_test_static_key((int)i);
+		else if (!strcmp(cmd, "ext"))
+			r.multi_sum += kinstr_test_extable(NULL);	/* faults: the fixup returns -EFAULT */
+		else
+			return -EINVAL;
+		t1 = ktime_get_ns();
+		r.total_ns += t1 - t0;
+		if (!strcmp(cmd, "outer"))
+			r.outer_ns += t1 - t0;
+		else if (!strcmp(cmd, "sleep"))
+			r.sleep_ns += t1 - t0;
+		r.calls++;
+		if (fatal_signal_pending(current))
+			break;
+		cond_resched();
+	}
+	r.inner_ns = kt_inner_ns;
+	kt_last = r;
+	return 0;
+}
+
+static ssize_t kt_run_write(struct file *file, const char __user *ubuf, size_t len, loff_t *ppos)
+{
+	char buf[64], cmd[16];
+	unsigned long long n;
+	int err;
+
+	if (len >= sizeof(buf))
+		return -EINVAL;
+	if (copy_from_user(buf, ubuf, len))
+		return -EFAULT;
+	buf[len] = 0;
+	if (sscanf(buf, "%15s %llu", cmd, &n) != 2 || n > 10000000)
+		return -EINVAL;
+	mutex_lock(&kt_lock);
+	err = kt_run(cmd, n);
+	mutex_unlock(&kt_lock);
+	return err ? err : len;
+}
+
+static ssize_t kt_last_read(struct file *file, char __user *ubuf, size_t len, loff_t *ppos)
+{
+	char buf[256];
+	int n;
+
+	mutex_lock(&kt_lock);
+	n = scnprintf(buf, sizeof(buf),
+		      "cmd=%s calls=%llu total_ns=%llu outer_ns=%llu inner_ns=%llu sleep_ns=%llu multi_sum=%lld\n",
+		      kt_last.cmd[0] ? kt_last.cmd : "none", kt_last.calls, kt_last.total_ns,
+		      kt_last.outer_ns, kt_last.inner_ns, kt_last.sleep_ns, kt_last.multi_sum);
+	mutex_unlock(&kt_lock);
+	return simple_read_from_buffer(ubuf, len, ppos, buf, n);
+}
+
+static const struct file_operations kt_run_fops = {
+	.owner = THIS_MODULE,
+	.write = kt_run_write,
+	.llseek = noop_llseek,
+};
+
+static const struct file_operations kt_last_fops = {
+	.owner = THIS_MODULE,
+	.read = kt_last_read,
+	.llseek = default_llseek,
+};
+
+static int __init kt_init(void)
+{
+	kt_dir = debugfs_create_dir("kinstr_test", NULL);
+	debugfs_create_file("run", 0200, kt_dir, NULL, &kt_run_fops);
+	debugfs_create_file("last", 0400, kt_dir, NULL, &kt_last_fops);
+	return 0;
+}
+
+static void __exit kt_exit(void)
+{
+	debugfs_remove_recursive(kt_dir);
+}
+
+module_init(kt_init);
+module_exit(kt_exit);
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("kinstr test-only module: functions with known timing and shape, in module text");
