@@ -44,7 +44,10 @@ pid_t cli_spawn(const char *command);
  */
 void cli_run_until(double duration, double interval, pid_t child, int *status, void (*tick)(void *ctx, double dt),
 		   void *ctx);
-/* The same, but CMD waits until a byte is written to *release (or it is closed). */
+/*
+ * The same, but CMD runs in a process group of its own (pgid = its pid) and waits until a byte
+ * is written to *release (or it is closed).
+ */
 pid_t cli_spawn_gated(const char *command, int *release);
 int cmd_profile(int argc, char **argv);
 int cmd_drill(int argc, char **argv);

@@ -178,6 +178,7 @@ static pid_t spawn(const char *command, int gate, int other)
 			/* poll, not read: a read in progress would be a call half seen by the probes */
 			struct pollfd p = { .fd = gate, .events = POLLIN };
 
+			setpgid(0, 0);	/* CMD and what it starts: one process group to follow */
 			close(other);
 			while (poll(&p, 1, -1) < 0 && errno == EINTR)
 				;
@@ -248,6 +249,8 @@ pid_t cli_spawn_gated(const char *command, int *release)
 		return -1;
 	}
 	child = spawn(command, p[0], p[1]);
+	if (child > 0)
+		setpgid(child, child);	/* also here: no race with the caller using the group */
 	close(p[0]);
 	if (child < 0)
 		close(p[1]);

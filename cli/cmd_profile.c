@@ -21,8 +21,8 @@ static void profile_usage(FILE *f)
 		   "A recursive call counts once, its time with the outermost activation's.\n"
 		   "FUNC is a function name or a glob ('vfs_*').\n\n"
 		   "  -d, --duration SEC  profile for SEC seconds\n"
-		   "  -c, --command CMD   run CMD and profile only its process while it runs; exit\n"
-		   "                      with its status (its threads, not its children)\n"
+		   "  -c, --command CMD   run CMD and profile only it and the processes it starts\n"
+		   "                      (its process group) while it runs; exit with its status\n"
 		   "  -p, --pid PID       profile only process PID (its threads)\n"
 		   "  -i, --interval SEC  refresh the live table every SEC seconds (default 1)\n"
 		   "  -s, --sort KEY      wall (default), oncpu, calls, mean or max\n"
@@ -583,7 +583,8 @@ int cmd_profile(int argc, char **argv)
 			goto out;
 		pid = child;
 	}
-	c = kinstr_timers__create(dev, ntimers, (uint32_t)pid, folded ? KINSTR_TIMERS_F_PATHS : 0);
+	c = kinstr_timers__create(dev, ntimers, (uint32_t)pid, (folded ? KINSTR_TIMERS_F_PATHS : 0) |
+				  (child > 0 ? KINSTR_TIMERS_F_PGRP : 0));
 	if (c) {
 		cli_err("cannot create %u timers: %s%s", ntimers, strerror(-c),
 			c == -EOPNOTSUPP ? " (the module found no sched_switch tracepoint)" : "");
@@ -634,7 +635,7 @@ out:
 	if (release >= 0)
 		close(release);	/* EOF: the command runs, and is stopped below */
 	if (child > 0 && status < 0) {
-		kill(child, SIGTERM);
+		kill(-child, SIGTERM);	/* its process group */
 		waitpid(child, NULL, 0);
 	}
 	free(st);

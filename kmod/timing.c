@@ -16,6 +16,8 @@
 #include <linux/preempt.h>
 #include <linux/rculist.h>
 #include <linux/sched.h>
+#include <linux/sched/signal.h>
+#include <linux/pid.h>
 #include <linux/sched/clock.h>
 #include <linux/slab.h>
 #include <linux/timekeeping.h>
@@ -67,6 +69,7 @@ struct kinstr_timers {
 	struct kref ref;
 	struct list_head node;		/* in kt_sets, for the sched_switch probe (RCU) */
 	u32 count, tgid;
+	struct pid *pgrp;		/* KINSTR_TIMERS_F_PGRP: held; compared, never dereferenced */
 	struct kinstr_timer_stats *stats;	/* [nr_cpu_ids][count]: each CPU's timers together */
 	struct kt_irq_ctx __percpu *irq;
 	struct kt_ctx *tasks;		/* [KT_TASKS] */
@@ -216,7 +219,9 @@ notrace void kinstr_timer_hit(struct kinstr_timers *t, u32 timer, bool start)
 	u64 now;
 	int i;
 
-	if (t->tgid && (!in_task() || current->tgid != t->tgid))
+	if (t->pgrp && (!in_task() || task_pgrp(current) != t->pgrp))
+		return;
+	if (!t->pgrp && t->tgid && (!in_task() || current->tgid != t->tgid))
 		return;
 	preempt_disable_notrace();
 	now = kt_clock();
@@ -290,6 +295,7 @@ static void timers_free_rcu(struct rcu_head *h)
 {
 	struct kinstr_timers *t = container_of(h, struct kinstr_timers, rcu);
 
+	put_pid(t->pgrp);
 	vfree(t->stats);
 	vfree(t->paths);
 	free_percpu(t->irq);
@@ -334,7 +340,8 @@ long kinstr_timers_create(struct kinstr_timers **tp, void __user *uarg)
 	err = kinstr_get_struct(&tc, sizeof(tc), uarg, KINSTR_TIMERS_CREATE_SIZE_VER0);
 	if (err)
 		return err;
-	if (!tc.count || tc.count > KINSTR_TIMERS_MAX || (tc.flags & ~KINSTR_TIMERS_F_PATHS))
+	if (!tc.count || tc.count > KINSTR_TIMERS_MAX ||
+	    (tc.flags & ~(KINSTR_TIMERS_F_PATHS | KINSTR_TIMERS_F_PGRP)) || ((tc.flags & KINSTR_TIMERS_F_PGRP) && !tc.tgid))
 		return -EINVAL;
 	if (*tp)
 		return -EEXIST;
@@ -345,6 +352,13 @@ long kinstr_timers_create(struct kinstr_timers **tp, void __user *uarg)
 		return -ENOMEM;
 	t->count = tc.count;
 	t->tgid = tc.tgid;
+	if (tc.flags & KINSTR_TIMERS_F_PGRP) {
+		t->pgrp = find_get_pid(tc.tgid);
+		if (!t->pgrp) {
+			kfree(t);
+			return -ESRCH;
+		}
+	}
 	t->stats = vzalloc(array3_size(nr_cpu_ids, tc.count, sizeof(*t->stats)));
 	t->irq = alloc_percpu(struct kt_irq_ctx);
 	t->tasks = vzalloc(sizeof(*t->tasks) * KT_TASKS);

@@ -448,6 +448,7 @@ struct kinstr_timers_create {
 	__u32 flags;			/* KINSTR_TIMERS_F_* */
 };
 #define KINSTR_TIMERS_F_PATHS	(1U << 0)	/* also aggregate per path (the timers below) */
+#define KINSTR_TIMERS_F_PGRP	(1U << 1)	/* tgid names a process group: all its processes */
 #define KINSTR_TIMERS_CREATE_SIZE_VER0	16
 
 struct kinstr_timer_stats {

@@ -1,6 +1,8 @@
 #!/usr/bin/python3
 """Check 'kinstr drill --json' output: every measured node's split adds up (its own share plus its
-callees' shares is 1, less the callees under 0.5% that drill leaves out), and shares stay in [0, 1].
+callees' shares is 1, less the callees under 0.5% that drill leaves out, and up to 2% more: calls in
+flight when a level's probes go out count their call sites but not their caller), and shares stay
+in [0, 1].
 
   check_drill.py FILE [--path F1,F2,...]   (--path: the hottest chain from the root starts so)
 """
@@ -20,7 +22,7 @@ def walk(n):
     if n["measured"] and kids:
         tot = n["self"] + sum(k["share_of_parent"] for k in kids)
         print(f"split {n['function']}: self {n['self']:.3f} + callees = {tot:.3f}")
-        if not 0.95 <= tot <= 1.0001:
+        if not 0.95 <= tot <= 1.02:
             fail(f"{n['function']}: split adds up to {tot:.3f}")
     for k in kids:
         walk(k)

@@ -89,3 +89,42 @@ RUN build/kinstr profile --calls --json -o /tmp/p.json -c 'sleep 0.3' do_nanosle
 EXPECT ^rc=0$
 EXPECT ^calls 1 top callee schedule share 0\.9[0-9]|^calls 1 top callee schedule share 1\.00
 EXPECT ^split ok$
+
+NAME profile accuracy: the test module's nested busy-waits (1 ms + 100 us) and sleep, within 10% of the module's own clock (allowing for the probes' cost, measured in the run); on-CPU leaves the sleep out; the --calls split adds up
+SETUP insmod kmod/kinstr.ko && insmod tests/vm/modules/kinstr_test_timing.ko
+CLEANUP i=0; until rmmod kinstr_test_timing 2>/dev/null; do i=$((i + 1)); [ $i -lt 50 ] || exit 1; sleep 0.2; done
+RUN R=/sys/kernel/debug/kinstr_test; P=tests/vm/progs/check_timing.py; \
+	build/kinstr profile --json -o /tmp/b.json -c "sh -c 'echo busy 50 > $R/run'" kinstr_test_busy; \
+	python3 $P busy /tmp/b.json $R/last > /tmp/busy.txt; cat /tmp/busy.txt; c=$(sed -n 's/^probe cost //p' /tmp/busy.txt); \
+	build/kinstr profile --json -o /tmp/o.json -c "sh -c 'echo outer 20 > $R/run'" kinstr_test_outer kinstr_test_inner; \
+	echo "rc=$?"; python3 $P outer /tmp/o.json $R/last "$c"; \
+	build/kinstr profile --calls --json -o /tmp/c.json -c "sh -c 'echo outer 20 > $R/run'" kinstr_test_outer kinstr_test_inner; \
+	python3 $P outer /tmp/c.json $R/last "$c" split; \
+	build/kinstr profile --json -o /tmp/s.json -c "sh -c 'echo sleep 10 > $R/run'" kinstr_test_sleep; \
+	python3 $P sleep /tmp/s.json $R/last "$c"
+TIMEOUT 180
+EXPECT ^rc=0$
+EXPECT ^probe cost [0-9]+$
+EXPECT ^outer \(inclusive\): kinstr
+EXPECT ^outer = busy
+EXPECT ^sleep on-CPU:
+EXPECT_NOT timing check failed
+EXPECT ^timing ok$
+
+NAME drill on the test module: from kinstr_test_outer the hot path is its own busy-wait, inner's busy-wait found below it, splits add up
+SETUP insmod kmod/kinstr.ko && insmod tests/vm/modules/kinstr_test_timing.ko
+CLEANUP i=0; until rmmod kinstr_test_timing 2>/dev/null; do i=$((i + 1)); [ $i -lt 50 ] || exit 1; sleep 0.2; done
+RUN R=/sys/kernel/debug/kinstr_test; \
+	build/kinstr drill -i 1 -c "sh -c 'echo outer 100 > $R/run'" kinstr_test_outer; echo "rc=$?"; \
+	build/kinstr drill --json -i 1 -c "sh -c 'echo outer 100 > $R/run'" kinstr_test_outer > /tmp/d.json; \
+	python3 tests/vm/progs/check_drill.py /tmp/d.json --path kinstr_test_outer,kinstr_test_busy; \
+	python3 -c 'import json; r=json.load(open("/tmp/d.json"))["root"]; k={c["function"]: c for c in r["callees"]}; \
+	i=k["kinstr_test_inner"]; print("inner %.2f busy %.2f" % (i["share_of_parent"], k["kinstr_test_busy"]["share_of_parent"])); \
+	print("inner calls", [c["function"] for c in i["callees"]][:1])'
+TIMEOUT 120
+EXPECT ^rc=0$
+EXPECT ^hot path: kinstr_test_outer > kinstr_test_busy$
+EXPECT ^hottest chain: kinstr_test_outer > kinstr_test_busy$
+EXPECT ^splits add up$
+EXPECT ^inner 0\.[01][0-9] busy 0\.[89][0-9]$
+EXPECT ^inner calls \['kinstr_test_busy'\]$
