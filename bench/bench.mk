@@ -30,3 +30,9 @@ $(B)/bench/%: bench/%.c $(B)/libkinstr.a
 	$(CC) $(ALLCFLAGS) -o $@ $< $(B)/libkinstr.a $(LIBS)
 
 -include $(BENCH_BINS:=.d)
+
+# nginx under wrk in the guest: the case study (docs/case-study-nginx.md) and the profiler's
+# overhead beside kprobe+kretprobe events (bench/run-nginx; installs nginx-light and wrk if missing)
+.PHONY: case-study bench-nginx
+case-study bench-nginx:
+	bench/run-nginx
