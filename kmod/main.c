@@ -123,7 +123,7 @@ static void layout_span(struct kinstr_span64 *d, const struct kinstr_span *s)
 	d->end = s->end;
 }
 
-static void layout_table(struct kinstr_table *t, const struct kinstr_span *s, u32 entry_size,
+void kinstr_layout_table(struct kinstr_table *t, const struct kinstr_span *s, u32 entry_size,
 			 u32 addr_off, s32 target_off)
 {
 	t->addr = s->start;
@@ -146,14 +146,14 @@ static long kinstr_ioctl_layout(void __user *uarg)
 	layout_span(&l.irqentry_text, &k->irqentry_text);
 	layout_span(&l.noinstr_text, &k->noinstr_text);
 	layout_span(&l.kprobes_text, &k->kprobes_text);
-	layout_table(&l.ex_table, &k->ex_table, sizeof(struct exception_table_entry),
+	kinstr_layout_table(&l.ex_table, &k->ex_table, sizeof(struct exception_table_entry),
 		     offsetof(struct exception_table_entry, insn),
 		     offsetof(struct exception_table_entry, fixup));
-	layout_table(&l.jump_table, &k->jump_table, sizeof(struct jump_entry),
+	kinstr_layout_table(&l.jump_table, &k->jump_table, sizeof(struct jump_entry),
 		     offsetof(struct jump_entry, code), offsetof(struct jump_entry, target));
-	layout_table(&l.static_call_sites, &k->static_call_sites, sizeof(struct static_call_site),
+	kinstr_layout_table(&l.static_call_sites, &k->static_call_sites, sizeof(struct static_call_site),
 		     offsetof(struct static_call_site, addr), -1);
-	layout_table(&l.bug_table, &k->bug_table, sizeof(struct bug_entry),
+	kinstr_layout_table(&l.bug_table, &k->bug_table, sizeof(struct bug_entry),
 		     offsetof(struct bug_entry, bug_addr_disp), -1);
 	return kinstr_put_struct(uarg, &l, sizeof(l), KINSTR_LAYOUT_SIZE_VER0);
 }

@@ -189,19 +189,12 @@ static void span64(struct kinstr_span64 *d, const void *start, unsigned long siz
 	}
 }
 
+/* A module's table, described like the core's (kinstr_layout_table), if it has one. */
 static void table(struct kinstr_table *t, const struct kinstr_span *s, u32 entry_size, u32 addr_off,
 		  s32 target_off)
 {
-	if (!s->start || s->end <= s->start)
-		return;
-	t->addr = s->start;
-	t->bytes = s->end - s->start;
-	t->entry_size = entry_size;
-	t->addr_off = addr_off;
-	if (target_off >= 0) {
-		t->target_off = target_off;
-		t->flags |= KINSTR_TABLE_HAS_TARGET;
-	}
+	if (s->start && s->end > s->start)
+		kinstr_layout_table(t, s, entry_size, addr_off, target_off);
 }
 
 /* KINSTR_IOC_MODULE: fill mi (addr set by the caller) or fail with ENOENT. */
