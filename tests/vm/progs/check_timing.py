@@ -5,7 +5,9 @@ measurements (/sys/kernel/debug/kinstr_test/last: ktime_get_ns() around each cal
 The module's clock runs around the call, so it also counts the probes kinstr puts at the entry
 and exits (and call sites) inside that window; kinstr's own timers do not. Under an emulator
 that cost is not small beside 100 us, so it is measured in the same run ('busy' mode: the same
-function shape, one entry and one exit probe) and allowed for, once per pair of probes.
+function shape, one entry and one exit probe) and allowed for, once per pair of probes. The
+runs are 100 calls or more, so that one stall of the emulated CPU (host load) inside one
+window does not decide the sum.
 
   check_timing.py busy  PROFILE.json LAST              prints the probes' cost per call (ns)
   check_timing.py outer PROFILE.json LAST COST [split]  outer's and inner's wall time within 10%
