@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <kinstr/btf.h>
+#include <kinstr/x86.h>
 #include <kinstr/ctf.h>
 #include <kinstr/probe.h>
 #include <kinstr/trace.h>
@@ -86,6 +87,11 @@ static const char *const reg_names[KINSTR_REG_NR] = {
 	"rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi",
 	"r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15", "rip",
 };
+
+/* BTF arguments come as enum kinstr_x86_reg; the module takes enum kinstr_reg: the same order. */
+_Static_assert(KINSTR_REG_RAX == KINSTR_X86_RAX && KINSTR_REG_RSP == KINSTR_X86_RSP &&
+	       KINSTR_REG_RDI == KINSTR_X86_RDI && KINSTR_REG_R8 == KINSTR_X86_R8 &&
+	       KINSTR_REG_R15 == KINSTR_X86_R15, "register numbering differs");
 
 static int reg_by_name(const char *s)
 {
