@@ -89,9 +89,9 @@ static const char *const reg_names[KINSTR_REG_NR] = {
 };
 
 /* BTF arguments come as enum kinstr_x86_reg; the module takes enum kinstr_reg: the same order. */
-_Static_assert(KINSTR_REG_RAX == KINSTR_X86_RAX && KINSTR_REG_RSP == KINSTR_X86_RSP &&
-	       KINSTR_REG_RDI == KINSTR_X86_RDI && KINSTR_REG_R8 == KINSTR_X86_R8 &&
-	       KINSTR_REG_R15 == KINSTR_X86_R15, "register numbering differs");
+_Static_assert((int)KINSTR_REG_RAX == (int)KINSTR_X86_RAX && (int)KINSTR_REG_RSP == (int)KINSTR_X86_RSP &&
+	       (int)KINSTR_REG_RDI == (int)KINSTR_X86_RDI && (int)KINSTR_REG_R8 == (int)KINSTR_X86_R8 &&
+	       (int)KINSTR_REG_R15 == (int)KINSTR_X86_R15, "register numbering differs");
 
 static int reg_by_name(const char *s)
 {
