@@ -595,9 +595,14 @@ int cmd_profile(int argc, char **argv)
 		cli_err("%s", err);
 		goto out;
 	}
-	if (!json)
-		fprintf(stderr, "kinstr: timing %u functions with %zu probes%s\n", n, kinstr_probeset__cnt(ps),
-			command || duration > 0 ? "" : "; Ctrl-C to stop");
+	if (!json) {
+		size_t np = kinstr_probeset__cnt(ps), traps = 0, j;
+
+		for (j = 0; j < np; j++)
+			traps += kinstr_probeset__info(ps, j)->kind == KINSTR_PROBE_TRAP;
+		fprintf(stderr, "kinstr: timing %u functions with %zu probes (%zu jump, %zu trap)%s\n", n, np,
+			np - traps, traps, command || duration > 0 ? "" : "; Ctrl-C to stop");
+	}
 	if (release >= 0) {
 		if (write(release, "g", 1) != 1)
 			cli_err("cannot start '%s'", command);

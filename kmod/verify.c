@@ -206,18 +206,32 @@ static bool sets_df(unsigned long start, unsigned long size)
 	return false;
 }
 
+/* Does control never reach the byte after this instruction from it (a bare ret, a direct jmp)? */
+static bool ends_code(const struct insn *insn)
+{
+	return (insn->length == 1 && insn->opcode.bytes[0] == 0xc3) ||
+	       branch_of(insn, &(int){0}) == BR_JMP;
+}
+
+static bool filler(const struct insn *insn)
+{
+	return insn->length == 1 && insn->opcode.bytes[0] == 0xcc;
+}
+
 /*
- * Does body (relocated to run at body_addr) do what the n displaced instructions at site did?
+ * Does body (relocated to run at body_addr) do what the displaced instructions up to live_end did?
+ * Displaced bytes from live_end on are int3 filler after a ret or jmp: never run, not relocated.
  * A trap probe's call is relocated as `push $return; jmp target`, so that the callee returns to
  * the original code and never into the slot.
  */
-static bool relocation_ok(const struct kinstr_probe *p, unsigned long body_addr, unsigned long *bad)
+static bool relocation_ok(const struct kinstr_probe *p, unsigned long live_end, unsigned long body_addr,
+			  unsigned long *bad)
 {
 	unsigned long a = p->site, b = body_addr;
 	const u8 *body = p->body;
 	int left = p->body_len;
 
-	while (a < p->site + p->displaced_len) {
+	while (a < live_end) {
 		struct insn o, r;
 		enum branch_kind ko, kr;
 		int cco = -1, ccr = -1;
@@ -276,7 +290,7 @@ static bool relocation_ok(const struct kinstr_probe *p, unsigned long body_addr,
 /* Check one request; body_addr is where its body will run. Fills v and returns 0 or -errno. */
 int kinstr_verify_probe(const struct kinstr_probe *p, unsigned long body_addr, struct kinstr_verdict *v)
 {
-	unsigned long start, size, a, t = 0;
+	unsigned long start, size, a, t = 0, live_end = 0, exit_end = 0;
 	u8 live[KINSTR_MAX_DISPLACED];
 	bool indirect;
 	struct insn insn;
@@ -314,11 +328,32 @@ int kinstr_verify_probe(const struct kinstr_probe *p, unsigned long body_addr, s
 		v->insn_len = insn.length;
 		return -EILSEQ;
 	}
+	if (p->site + p->displaced_len > start + size) {
+		refuse(v, KINSTR_REFUSE_CROSSES_END, p->site);
+		v->offset = size;
+		return -EXDEV;
+	}
 	for (; a < p->site + p->displaced_len; a += insn.length) {
 		if (decode(&insn, a)) {
 			refuse(v, KINSTR_REFUSE_BAD_LENGTH, a);
 			return -EILSEQ;
 		}
+		/*
+		 * After a ret or jmp, a jump probe may cover int3 filler (a return thunk's jmp turned
+		 * into `ret; int3 x4` at boot): never run, so overwritten, not relocated. No branch
+		 * may land in it (target_inside below), and nothing else may follow it.
+		 */
+		if (filler(&insn) && (live_end || (p->kind == KINSTR_PROBE_JUMP && exit_end == a))) {
+			if (!live_end)
+				live_end = a;
+			continue;
+		}
+		if (live_end) {
+			refuse(v, KINSTR_REFUSE_UNSAFE_INSN, a);
+			return -EPERM;
+		}
+		if (ends_code(&insn))
+			exit_end = a + insn.length;
 		if (unsafe_insn(&insn) || indirect_call(&insn) ||
 		    (p->kind == KINSTR_PROBE_JUMP && branch_of(&insn, &(int){0}) == BR_CALL)) {
 			refuse(v, KINSTR_REFUSE_UNSAFE_INSN, a);
@@ -349,7 +384,7 @@ int kinstr_verify_probe(const struct kinstr_probe *p, unsigned long body_addr, s
 			return -EXDEV;
 		}
 	}
-	if (!relocation_ok(p, body_addr, &t)) {
+	if (!relocation_ok(p, live_end ? live_end : p->site + p->displaced_len, body_addr, &t)) {
 		refuse(v, KINSTR_REFUSE_BAD_RELOCATION, t);
 		return -ENOEXEC;
 	}

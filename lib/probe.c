@@ -13,6 +13,7 @@
 struct pset_probe {
 	struct kinstr_probe_info info;
 	uint8_t bytes[KINSTR_MAX_DISPLACED];
+	uint8_t live_len;		/* bytes[] that run: the rest is int3 filler after a ret/jmp */
 	bool is_call;			/* trap probe on a direct call: emulated */
 	bool is_ret;			/* bare ret: moves as jmp __x86_return_thunk */
 	uint64_t call_target;
@@ -126,6 +127,7 @@ int kinstr_probeset__add(struct kinstr_probeset *ps, const struct kinstr_func *f
 	p->info.func = f;
 	p->info.kind = s->cls == KINSTR_SITE_JUMP ? KINSTR_PROBE_JUMP : KINSTR_PROBE_TRAP;
 	p->info.displaced_len = s->cls == KINSTR_SITE_JUMP ? s->displaced_len : s->insn_len;
+	p->live_len = s->cls == KINSTR_SITE_JUMP ? s->live_len : s->insn_len;
 	p->is_call = p->info.kind == KINSTR_PROBE_TRAP && in->x.flow == KINSTR_X86_FLOW_CALL;
 	p->call_target = in->x.target;
 	p->is_ret = in->x.len == 1 && in->x.bytes[0] == 0xc3;
@@ -192,7 +194,8 @@ static int build_body(const struct kinstr_probeset *ps, const struct pset_probe 
 		req->body_len = 5;
 		return 0;
 	}
-	ret = kinstr_reloc__run(&r, p->bytes, p->info.displaced_len, p->info.addr, out, sizeof(out), body_addr);
+	/* only what runs moves: int3 filler after a ret/jmp is overwritten and never reached */
+	ret = kinstr_reloc__run(&r, p->bytes, p->live_len, p->info.addr, out, sizeof(out), body_addr);
 	if (ret) {
 		snprintf(err, errlen, "%s+0x%llx: cannot relocate: %s", p->info.func->name,
 			 (unsigned long long)(p->info.addr - p->info.func->addr), kinstr_reloc__why(&r));
@@ -237,6 +240,7 @@ static const char *const refusals[KINSTR_REFUSE_NR] = {
 	[KINSTR_REFUSE_BUSY] = "the site is already probed",
 	[KINSTR_REFUSE_BAD_REQUEST] = "malformed request",
 	[KINSTR_REFUSE_LOCKDOWN] = "the kernel is locked down",
+	[KINSTR_REFUSE_CROSSES_END] = "the displaced bytes run past the end of the function",
 };
 
 const char *kinstr_refusal__str(unsigned int refusal)

@@ -210,12 +210,29 @@ static void classify_trap(const struct kinstr_cfg *cfg, const uint32_t *reserved
 	}
 }
 
+/* Does control never fall through this instruction to the bytes after it (ret, jmp)? */
+static bool ends_code(const struct kinstr_cfg_insn *in)
+{
+	return (in->x.flow == KINSTR_X86_FLOW_RET && in->x.len == 1) || in->x.flow == KINSTR_X86_FLOW_JMP;
+}
+
+/*
+ * An int3 after a ret or jmp that nothing branches to never runs: the filler the kernel leaves
+ * where a 5-byte `jmp __x86_return_thunk` became `ret; int3 x4` at boot (a CPU that needs no
+ * return thunk: many Intel ones, QEMU's), or an SLS guard. A jmp may cover it.
+ */
+static bool dead_filler(const struct kinstr_cfg_insn *in)
+{
+	return in->x.flow == KINSTR_X86_FLOW_INT3 && in->x.len == 1 && in->x.bytes[0] == 0xcc &&
+	       !(in->flags & (KINSTR_CFG_I_TARGET | KINSTR_CFG_I_INVALID));
+}
+
 /* A trap site becomes a jump site if a 5-byte jmp can displace [addr, end) safely. */
 static void try_jump(const struct kinstr_cfg *cfg, const uint32_t *reserved,
 		     const uint8_t *code, size_t i, struct kinstr_site *s)
 {
-	uint64_t end = s->addr;
-	size_t n = kinstr_cfg__insn_cnt(cfg), j;
+	uint64_t end = s->addr, live_end = 0;
+	size_t n = kinstr_cfg__insn_cnt(cfg), j, last = i;
 	const char *why = NULL;
 
 	if (kinstr_cfg__flags(cfg) & KINSTR_CFG_F_INDIRECT_JMP) {
@@ -230,6 +247,16 @@ static void try_jump(const struct kinstr_cfg *cfg, const uint32_t *reserved,
 			return;
 		}
 		in = kinstr_cfg__insn(cfg, j);
+		if (live_end) {
+			/* past the exit: only filler, which the jmp's tail may overwrite */
+			if (!dead_filler(in) || reserved[j]) {
+				s->rule = KINSTR_RULE_DISPLACES_UNRELOCATABLE;
+				s->rule_addr = in->x.addr;
+				return;
+			}
+			end = in->x.addr + in->x.len;
+			continue;
+		}
 		if (in->flags & (KINSTR_CFG_I_PADDING | KINSTR_CFG_I_INVALID)) {
 			s->rule = KINSTR_RULE_CROSSES_END;
 			return;
@@ -254,6 +281,10 @@ static void try_jump(const struct kinstr_cfg *cfg, const uint32_t *reserved,
 			}
 		}
 		end = in->x.addr + in->x.len;
+		last = j;
+		if (ends_code(in) && end < s->addr + JMP_LEN && j + 1 < n &&
+		    dead_filler(kinstr_cfg__insn(cfg, j + 1)))
+			live_end = end;
 	}
 	if (kinstr_cfg__has_target_in(cfg, s->addr, end)) {
 		s->rule = KINSTR_RULE_BRANCH_TARGET;
@@ -262,8 +293,8 @@ static void try_jump(const struct kinstr_cfg *cfg, const uint32_t *reserved,
 				s->rule_addr = kinstr_cfg__insn(cfg, j)->x.addr;
 		return;
 	}
-	/* j is one past the last displaced instruction */
-	if (end - s->addr > KINSTR_RELOC_MAX_IN || !relocatable(cfg, code, i, j - 1, &why)) {
+	/* last is the last displaced instruction that runs */
+	if (end - s->addr > KINSTR_RELOC_MAX_IN || !relocatable(cfg, code, i, last, &why)) {
 		s->rule = KINSTR_RULE_DISPLACES_UNRELOCATABLE;
 		s->detail = why;
 		return;
@@ -271,6 +302,7 @@ static void try_jump(const struct kinstr_cfg *cfg, const uint32_t *reserved,
 	s->cls = KINSTR_SITE_JUMP;
 	s->rule = KINSTR_RULE_NONE;
 	s->displaced_len = end - s->addr;
+	s->live_len = (live_end ? live_end : end) - s->addr;
 }
 
 struct kinstr_fn *kinstr_fn__analyze_bytes(const struct kinstr_kernel *k, const void *code,
@@ -315,7 +347,7 @@ struct kinstr_fn *kinstr_fn__analyze_bytes(const struct kinstr_kernel *k, const 
 		struct kinstr_site *s = &fn->sites[i];
 
 		s->addr = x->addr;
-		s->insn_len = s->displaced_len = x->len;
+		s->insn_len = s->displaced_len = s->live_len = x->len;
 		if (frule) {	/* boundaries not proven: nothing in the function is safe */
 			s->cls = KINSTR_SITE_REFUSED;
 			s->rule = fn->res[i] ? KINSTR_RULE_RESERVED : frule;

@@ -58,6 +58,7 @@ struct kinstr_site {
 	uint64_t addr;
 	uint8_t insn_len;
 	uint8_t displaced_len;	/* jump: bytes the jmp displaces (>= 5); trap: insn_len */
+	uint8_t live_len;	/* of those, the bytes that run: up to a ret/jmp followed by int3 filler */
 	uint8_t cls;		/* enum kinstr_site_class */
 	uint8_t rule;		/* enum kinstr_site_rule */
 	uint32_t reserved;	/* RESERVED / DISPLACES_RESERVED: 1 << enum kinstr_site_reason */

@@ -872,6 +872,8 @@ static void check_sites(const struct kinstr_fn *fn, const uint8_t *code, size_t 
 		       "jump site with rule %s, flags %#x", kinstr_site_rule__id(s->rule), f);
 		ENSURE(s->displaced_len >= JMP_LEN && s->displaced_len <= KINSTR_RELOC_MAX_IN &&
 		       s->addr + s->displaced_len <= start + size, "displaced %u", s->displaced_len);
+		ENSURE(s->live_len && s->live_len <= s->displaced_len, "live %u of %u", s->live_len,
+		       s->displaced_len);
 		for (j = i; kinstr_cfg__insn(cfg, j)->x.addr < s->addr + s->displaced_len; j++) {
 			const struct kinstr_cfg_insn *d = kinstr_cfg__insn(cfg, j);
 
@@ -879,6 +881,21 @@ static void check_sites(const struct kinstr_fn *fn, const uint8_t *code, size_t 
 			/* as few instructions as cover 5 bytes, ending on a boundary */
 			ENSURE(d->x.addr < s->addr + JMP_LEN, "displaces more than needed");
 			ENSURE(d->x.addr + d->x.len <= s->addr + s->displaced_len, "ends inside an insn");
+			if (d->x.addr >= s->addr + s->live_len) {
+				/* past the live bytes: single int3s right after a ret or direct jmp */
+				const struct kinstr_cfg_insn *e = kinstr_cfg__insn(cfg, j - 1);
+
+				ENSURE(d->x.len == 1 && code[d->x.addr - start] == 0xcc &&
+				       !(d->flags & (KINSTR_CFG_I_TARGET | KINSTR_CFG_I_INVALID)),
+				       "dead byte %s", kinstr_x86__mnemonic_name(&d->x));
+				if (d->x.addr == s->addr + s->live_len)
+					ENSURE((e->x.flow == KINSTR_X86_FLOW_RET && e->x.len == 1) ||
+					       e->x.flow == KINSTR_X86_FLOW_JMP,
+					       "filler after %s", kinstr_x86__mnemonic_name(&e->x));
+				if (j + 1 == n)
+					break;
+				continue;
+			}
 			ENSURE(!(d->flags & (KINSTR_CFG_I_PADDING | KINSTR_CFG_I_INVALID)) &&
 			       d->x.flow != KINSTR_X86_FLOW_CALL && d->x.flow != KINSTR_X86_FLOW_CALL_IND &&
 			       d->x.flow != KINSTR_X86_FLOW_INT3 && d->x.flow != KINSTR_X86_FLOW_UD2 &&
@@ -891,7 +908,7 @@ static void check_sites(const struct kinstr_fn *fn, const uint8_t *code, size_t 
 		/* no branch of the function lands inside, except on its first byte */
 		ENSURE(!target_in(cfg, NULL, s->addr, s->addr + s->displaced_len),
 		       "a branch target inside the displaced bytes");
-		reloc_site(code + (s->addr - start), s->displaced_len, s->addr, rng);
+		reloc_site(code + (s->addr - start), s->live_len, s->addr, rng);
 	}
 }
 

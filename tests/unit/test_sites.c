@@ -44,8 +44,11 @@ static void t_branch_target_makes_a_trap(void)
 	CHECK(at(fn, 8)->cls == KINSTR_SITE_TRAP && at(fn, 8)->rule == KINSTR_RULE_BRANCH_TARGET &&
 	      at(fn, 8)->rule_addr == BASE + 0xc, "+8: %d rule %d at %llx", at(fn, 8)->cls,
 	      at(fn, 8)->rule, (unsigned long long)at(fn, 8)->rule_addr);
-	CHECK(at(fn, 0xa)->cls == KINSTR_SITE_TRAP && at(fn, 0xa)->rule == KINSTR_RULE_CROSSES_END,
+	/* inc, pop, ret and one int3 of filler: but the target 0xc is inside */
+	CHECK(at(fn, 0xa)->cls == KINSTR_SITE_TRAP && at(fn, 0xa)->rule == KINSTR_RULE_BRANCH_TARGET,
 	      "+a: %d rule %d", at(fn, 0xa)->cls, at(fn, 0xa)->rule);
+	CHECK(at(fn, 0xc)->cls == KINSTR_SITE_TRAP && at(fn, 0xc)->rule == KINSTR_RULE_CROSSES_END,
+	      "+c: %d rule %d", at(fn, 0xc)->cls, at(fn, 0xc)->rule);
 	CHECK(at(fn, 0xd)->cls == KINSTR_SITE_TRAP, "+d: %d", at(fn, 0xd)->cls);
 	CHECK(at(fn, 0xe)->cls == KINSTR_SITE_REFUSED && at(fn, 0xe)->rule == KINSTR_RULE_PADDING,
 	      "+e: %d rule %d", at(fn, 0xe)->cls, at(fn, 0xe)->rule);
@@ -53,6 +56,49 @@ static void t_branch_target_makes_a_trap(void)
 	CHECK(at(fn, 2) == NULL && errno == EILSEQ, "mid-instruction: errno %d", errno);
 	errno = 0;
 	CHECK(at(fn, 0x100) == NULL && errno == ERANGE, "outside: errno %d", errno);
+	kinstr_fn__free(fn);
+}
+
+/* `ret; int3 x4` (a return thunk's jmp rewritten at boot): a jmp may cover the never-run filler */
+static void t_filler_after_exits(void)
+{
+	static const uint8_t code[] = {
+		0x85, 0xff,			/* 0: test edi, edi */
+		0x74, 0x06,			/* 2: je 0xa */
+		0x5b,				/* 4: pop rbx */
+		0xc3,				/* 5: ret */
+		0xcc, 0xcc, 0xcc, 0xcc,		/* 6: filler */
+		0x31, 0xc0,			/* a: xor eax, eax  <- branch target */
+		0xeb, 0x06,			/* c: jmp 0x14 */
+		0xcc,				/* e: SLS guard */
+		0xcc,				/* f: int3  <- branch target below */
+		0x90, 0x90, 0x90, 0x90,		/* 10: nops */
+		0x48, 0x85, 0xc0,		/* 14: test rax, rax */
+		0x74, 0xf6,			/* 17: je 0xf */
+		0xc3,				/* 19: ret */
+		0xcc, 0xcc, 0xcc, 0xcc,		/* 1a: filler to the symbol's end */
+	};
+	struct kinstr_fn *fn = kinstr_fn__analyze_bytes(NULL, code, sizeof(code), BASE);
+
+	CHECK(fn != NULL, "analyze: %s", strerror(errno));
+	if (!fn)
+		return;
+	CHECK(at(fn, 5)->cls == KINSTR_SITE_JUMP && at(fn, 5)->displaced_len == 5 && at(fn, 5)->live_len == 1,
+	      "+5 ret: %d rule %d len %d/%d", at(fn, 5)->cls, at(fn, 5)->rule, at(fn, 5)->displaced_len,
+	      at(fn, 5)->live_len);
+	CHECK(at(fn, 4)->cls == KINSTR_SITE_JUMP && at(fn, 4)->displaced_len == 5 && at(fn, 4)->live_len == 2,
+	      "+4 pop: %d rule %d len %d/%d", at(fn, 4)->cls, at(fn, 4)->rule, at(fn, 4)->displaced_len,
+	      at(fn, 4)->live_len);
+	/* the filler itself is never a site */
+	CHECK(at(fn, 6)->cls == KINSTR_SITE_REFUSED, "+6: %d", at(fn, 6)->cls);
+	/* jmp then filler, but the int3 at 0xf is a branch target: no */
+	CHECK(at(fn, 0xc)->cls == KINSTR_SITE_TRAP, "+c: %d rule %d", at(fn, 0xc)->cls, at(fn, 0xc)->rule);
+	/* the last ret: four bytes of filler before the symbol ends */
+	CHECK(at(fn, 0x19)->cls == KINSTR_SITE_JUMP && at(fn, 0x19)->live_len == 1,
+	      "+19: %d rule %d", at(fn, 0x19)->cls, at(fn, 0x19)->rule);
+	/* plain code never has live_len short of displaced_len */
+	CHECK(at(fn, 0)->cls != KINSTR_SITE_JUMP || at(fn, 0)->live_len == at(fn, 0)->displaced_len,
+	      "+0: %d/%d", at(fn, 0)->live_len, at(fn, 0)->displaced_len);
 	kinstr_fn__free(fn);
 }
 
@@ -204,6 +250,7 @@ static void t_snapshot_invariants(void)
 int main(void)
 {
 	RUN(t_branch_target_makes_a_trap);
+	RUN(t_filler_after_exits);
 	RUN(t_calls_and_unsafe_instructions);
 	RUN(t_snapshot_known_refusals);
 	RUN(t_snapshot_invariants);

@@ -271,6 +271,7 @@ enum kinstr_refusal {
 	KINSTR_REFUSE_BUSY,		/* the site is already probed */
 	KINSTR_REFUSE_BAD_REQUEST,	/* a field is out of range */
 	KINSTR_REFUSE_LOCKDOWN,		/* the kernel is locked down */
+	KINSTR_REFUSE_CROSSES_END,	/* the displaced bytes run past the function's symbol */
 	KINSTR_REFUSE_NR
 };
 
@@ -285,7 +286,8 @@ struct kinstr_install {
 	__u32 refusal;			/* enum kinstr_refusal */
 	__u32 refusal_reasons;		/* KINSTR_REFUSE_RESERVED: 1 << enum kinstr_site_reason */
 	__u32 refusal_offset;		/* NOT_BOUNDARY: offset of the instruction containing site
-					 * from the symbol; BRANCH_TARGET: the target's offset */
+					 * from the symbol; BRANCH_TARGET: the target's offset;
+					 * CROSSES_END: the symbol's size */
 	__u64 refusal_addr;		/* the address the refusal is about */
 	__u64 specs;			/* user pointer to struct kinstr_trace_spec[count]; read for
 					 * KINSTR_ACTION_TRACE probes only (needs TRACE_CREATE first) */

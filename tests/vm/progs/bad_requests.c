@@ -12,6 +12,7 @@
 
 #include <kinstr/probe.h>
 #include <kinstr/reloc.h>
+#include <kinstr/sites.h>
 
 static int failed, fd;
 static struct kinstr_kernel *k;
@@ -65,6 +66,15 @@ static void good_request(struct kinstr_probe *p, unsigned long long site, unsign
 	p->displaced_len = len;
 	if (t)
 		memcpy(p->expected, t, len);
+	if (t && len == 5 && !memcmp(t, "\xc3\xcc\xcc\xcc\xcc", 5)) {
+		/* a ret and its int3 filler: the ret moves as jmp __x86_return_thunk, the filler stays */
+		int32_t rel = (int32_t)(kinstr_kernel__return_thunk(k) - (area_addr + KINSTR_SLOT_BODY + 5));
+
+		p->body[0] = 0xe9;
+		memcpy(p->body + 1, &rel, 4);
+		p->body_len = 5;
+		return;
+	}
 	if (t && !kinstr_reloc__run(&r, t, len, site, out, sizeof(out), area_addr + KINSTR_SLOT_BODY) &&
 	    r.out_len <= KINSTR_SLOT_BODY_MAX) {
 		memcpy(p->body, out, r.out_len);
@@ -124,6 +134,50 @@ static void m_action(struct kinstr_probe *p) { p->action = 0; }
 static void m_len6(struct kinstr_probe *p) { p->displaced_len = 6; }
 static void m_arg(struct kinstr_probe *p) { p->arg = 1; }
 static void m_body_len(struct kinstr_probe *p) { p->body_len = KINSTR_SLOT_BODY_MAX + 1; }
+static void m_bare_ret(struct kinstr_probe *p) { p->body[0] = 0xc3; p->body_len = 1; }
+
+/* A `ret; int3 x4` in function name: a return thunk's jmp that the kernel rewrote at boot. */
+static unsigned long long filler_ret(const char *name)
+{
+	const struct kinstr_func *f = kinstr_kernel__find_func(k, name);
+	const unsigned char *t = f ? kinstr_kernel__text(k, f->addr, f->size) : NULL;
+	unsigned int i;
+
+	for (i = 0; t && i + 5 <= f->size; i++)
+		if (!memcmp(t + i, "\xc3\xcc\xcc\xcc\xcc", 5))
+			return f->addr + i;
+	printf("not ok setup: no ret with int3 filler in %s\n", name);
+	exit(1);
+}
+
+/*
+ * Two int3s of padding at the very end of a function whose successor's first bytes nothing
+ * reserves: a 5-byte jump there would run into the next function.
+ */
+static unsigned long long end_of_function(void)
+{
+	size_t i;
+
+	for (i = 0; i + 1 < kinstr_kernel__func_cnt(k); i++) {
+		const struct kinstr_func *f = kinstr_kernel__func(k, i);
+		unsigned long long end = f->addr + f->size;
+		const unsigned char *t = f->size > 16 ? kinstr_kernel__text(k, end - 16, 16) : NULL;
+		const struct kinstr_func *next = kinstr_kernel__func_at(k, end);
+		struct kinstr_fn *fn;
+		int ok;
+
+		if (!t || t[14] != 0xcc || t[15] != 0xcc || !next || next->addr != end ||
+		    kinstr_kernel__reserved(k, end - 2, 5))
+			continue;
+		fn = kinstr_fn__analyze(k, f);
+		ok = fn && kinstr_fn__site_at(fn, end - 2) != NULL;
+		kinstr_fn__free(fn);
+		if (ok)
+			return end - 2;
+	}
+	printf("not ok setup: no function ends in int3 before an unreserved one\n");
+	exit(1);
+}
 
 struct rcase {
 	const char *what;
@@ -165,6 +219,12 @@ int main(void)
 			{ "arg set on a counting probe", getppid + 0xb, 7, m_arg, EINVAL, KINSTR_REFUSE_BAD_REQUEST, 0 },
 			{ "body longer than a slot holds", getppid + 0xb, 7, m_body_len, EINVAL,
 			  KINSTR_REFUSE_BAD_REQUEST, 0 },
+			{ "a jump over a ret and its int3 filler installs", filler_ret("__x64_sys_getppid"), 5,
+			  m_none, 0, 0, 0 },
+			{ "a bare ret in the body (no return thunk)", filler_ret("__x64_sys_getppid"), 5,
+			  m_bare_ret, ENOEXEC, KINSTR_REFUSE_BAD_RELOCATION, 0 },
+			{ "a jump that runs past the function's end", end_of_function(), 5, m_none, EXDEV,
+			  KINSTR_REFUSE_CROSSES_END, 0 },
 			{ "ftrace site", sym("vfs_read", 0), 5, m_none, EPERM, KINSTR_REFUSE_RESERVED, KINSTR_R_FTRACE },
 			{ "entry text", sym("entry_SYSCALL_64", 0), 5, m_none, EPERM, KINSTR_REFUSE_RESERVED,
 			  KINSTR_R_ENTRY_TEXT },
