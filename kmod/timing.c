@@ -38,7 +38,7 @@ struct kt_frame {
 };
 
 struct kt_ctx {
-	struct task_struct *task;	/* owner; NULL: free */
+	struct task_struct *task;	/* owner (a copy of owners[]); NULL: an interrupt context */
 	pid_t pid;			/* the owner's: a task_struct reused by a new thread is not it */
 	u32 depth;
 	u64 acc;			/* on-CPU ns accumulated while switched in before in_ts */
@@ -73,6 +73,12 @@ struct kinstr_timers {
 	struct kinstr_timer_stats *stats;	/* [nr_cpu_ids][count]: each CPU's timers together */
 	struct kt_irq_ctx __percpu *irq;
 	struct kt_ctx *tasks;		/* [KT_TASKS] */
+	/*
+	 * [KT_TASKS]: the owner of tasks[i], NULL while free. Apart from the contexts, so that a
+	 * lookup's probes (every context switch makes two) read one or two cache lines, not 16
+	 * contexts' worth.
+	 */
+	struct task_struct **owners;
 	struct kt_paths *paths;		/* [nr_cpu_ids], with KINSTR_TIMERS_F_PATHS */
 	struct rcu_head rcu;
 };
@@ -103,14 +109,16 @@ static notrace u64 since(u64 now, u64 then)
 	return now > then ? now - then : 0;
 }
 
-static notrace struct kt_ctx *task_ctx(struct kinstr_timers *t, struct task_struct *task, bool claim)
+/* now: the caller's clock reading, the claimed context's switch-in time (it is running: we are in it) */
+static notrace struct kt_ctx *task_ctx(struct kinstr_timers *t, struct task_struct *task, bool claim, u64 now)
 {
 	u32 h = hash_ptr(task, 10), i;
 
 	BUILD_BUG_ON(KT_TASKS != 1 << 10);
 	for (i = 0; i < 16; i++) {
-		struct kt_ctx *c = &t->tasks[(h + i) & (KT_TASKS - 1)];
-		struct task_struct *owner = READ_ONCE(c->task);
+		u32 slot = (h + i) & (KT_TASKS - 1);
+		struct kt_ctx *c = &t->tasks[slot];
+		struct task_struct *owner = READ_ONCE(t->owners[slot]);
 
 		if (owner == task && c->pid == task->pid)
 			return c;
@@ -124,19 +132,20 @@ static notrace struct kt_ctx *task_ctx(struct kinstr_timers *t, struct task_stru
 			goto reset;
 		}
 		/* claim: the cmpxchg orders the claim before our writes to the context */
-		if (claim && !owner && cmpxchg(&c->task, NULL, task) == NULL) {
+		if (claim && !owner && cmpxchg(&t->owners[slot], NULL, task) == NULL) {
 reset:
+			c->task = task;
 			c->pid = task->pid;
 			c->depth = 0;
 			c->acc = 0;
-			c->in_ts = kt_clock();	/* it is running: we are in it */
+			c->in_ts = now;
 			return c;
 		}
 	}
 	return NULL;
 }
 
-static notrace struct kt_ctx *cur_ctx(struct kinstr_timers *t, bool claim)
+static notrace struct kt_ctx *cur_ctx(struct kinstr_timers *t, bool claim, u64 now)
 {
 	if (in_nmi())
 		return &this_cpu_ptr(t->irq)->lvl[2];
@@ -144,7 +153,7 @@ static notrace struct kt_ctx *cur_ctx(struct kinstr_timers *t, bool claim)
 		return &this_cpu_ptr(t->irq)->lvl[1];
 	if (in_serving_softirq())
 		return &this_cpu_ptr(t->irq)->lvl[0];
-	return task_ctx(t, current, claim);
+	return task_ctx(t, current, claim, now);
 }
 
 static notrace u64 ctx_oncpu(const struct kt_ctx *c, u64 now)
@@ -225,7 +234,7 @@ notrace void kinstr_timer_hit(struct kinstr_timers *t, u32 timer, bool start)
 		return;
 	preempt_disable_notrace();
 	now = kt_clock();
-	c = cur_ctx(t, start);
+	c = cur_ctx(t, start, now);
 	if (start) {
 		struct kinstr_timer_stats *s = cpu_stats(t, raw_smp_processor_id()) + timer;
 		struct kt_frame *f;
@@ -259,8 +268,8 @@ notrace void kinstr_timer_hit(struct kinstr_timers *t, u32 timer, bool start)
 	if (t->paths && !(c->f[i].flags & KT_RECURSIVE))
 		account_path(t, c, i, since(now, c->f[i].t0), since(ctx_oncpu(c, now), c->f[i].oncpu0));
 	c->depth = i;	/* timers started above it and never stopped go too */
-	if (!i && c->task)
-		smp_store_release(&c->task, NULL);	/* give the context back, after our last write */
+	if (!i && c->task)	/* give the context back, after our last write */
+		smp_store_release(&t->owners[c - t->tasks], NULL);
 out:
 	preempt_enable_notrace();
 }
@@ -274,11 +283,11 @@ static notrace void kt_sched_switch_probe(void *data, bool preempt, struct task_
 
 	rcu_read_lock_sched_notrace();
 	list_for_each_entry_rcu(t, &kt_sets, node) {
-		struct kt_ctx *c = task_ctx(t, prev, false);
+		struct kt_ctx *c = task_ctx(t, prev, false, now);
 
 		if (c)
 			c->acc += since(now, c->in_ts);
-		c = task_ctx(t, next, false);
+		c = task_ctx(t, next, false, now);
 		if (c)
 			c->in_ts = now;
 	}
@@ -300,6 +309,7 @@ static void timers_free_rcu(struct rcu_head *h)
 	vfree(t->paths);
 	free_percpu(t->irq);
 	vfree(t->tasks);
+	vfree(t->owners);
 	kfree(t);
 }
 
@@ -362,9 +372,10 @@ long kinstr_timers_create(struct kinstr_timers **tp, void __user *uarg)
 	t->stats = vzalloc(array3_size(nr_cpu_ids, tc.count, sizeof(*t->stats)));
 	t->irq = alloc_percpu(struct kt_irq_ctx);
 	t->tasks = vzalloc(sizeof(*t->tasks) * KT_TASKS);
+	t->owners = vzalloc(sizeof(*t->owners) * KT_TASKS);
 	if (tc.flags & KINSTR_TIMERS_F_PATHS)
 		t->paths = vzalloc(array_size(nr_cpu_ids, sizeof(*t->paths)));
-	if (!t->stats || !t->irq || !t->tasks || ((tc.flags & KINSTR_TIMERS_F_PATHS) && !t->paths)) {
+	if (!t->stats || !t->irq || !t->tasks || !t->owners || ((tc.flags & KINSTR_TIMERS_F_PATHS) && !t->paths)) {
 		timers_free_rcu(&t->rcu);
 		return -ENOMEM;
 	}

@@ -44,17 +44,25 @@ wrk_rps() {
 	awk -v c0="$c0" -v c1="$c1" '/requests in/ { n = $1 } /^Requests\/sec:/ { r = $2 }
 		END { if (c0 == "-" || c1 == "-" || c1 <= c0) printf "%.0f -\n", r; else printf "%.0f %.0f\n", r, n / (c1 - c0) }' /tmp/wrk.out
 }
-# pair NAME SETUP TEARDOWN: PAIRS x (no-probe wrk run, then SETUP; wrk run; TEARDOWN), one row each:
-# requests/s and requests per QEMU CPU-second, without and with, and the ratios
+# pair NAME SETUP TEARDOWN: PAIRS x (a no-probe wrk run, SETUP, two wrk runs, TEARDOWN, a no-probe
+# run: A B B A, so that a drift of the guest's speed over the four runs cancels out), one row
+# each: requests/s and requests per QEMU CPU-second, without and with (the means of two runs),
+# and the ratios
 pair() {
 	for _ in $(seq "$PAIRS"); do
-		b=$(wrk_rps "$D")
+		b1=$(wrk_rps "$D")
 		eval "$2" || { echo "pair $1: setup failed" >&2; return 1; }
-		w=$(wrk_rps "$D")
+		w1=$(wrk_rps "$D")
+		w2=$(wrk_rps "$D")
 		eval "$3"
-		echo "$1|$b|$w" | awk -F'|' '{ split($2, b, " "); split($3, w, " ")
-			printf "%-36s %6s %6s %6.3f   %6s %6s %6s\n", $1, b[1], w[1], w[1] / b[1], b[2], w[2],
-				(b[2] == "-" || w[2] == "-") ? "-" : sprintf("%6.3f", w[2] / b[2]) }'
+		b2=$(wrk_rps "$D")
+		echo "$1|$b1|$b2|$w1|$w2" | awk -F'|' '
+			function mean(x, y, i,  a, b) { split(x, a, " "); split(y, b, " ")
+				return (a[i] == "-" || b[i] == "-") ? "-" : (a[i] + b[i]) / 2 }
+			{ br = mean($2, $3, 1); wr = mean($4, $5, 1); bc = mean($2, $3, 2); wc = mean($4, $5, 2)
+			printf "%-36s %6.0f %6.0f %6.3f   %6s %6s %6s\n", $1, br, wr, wr / br,
+				bc == "-" ? "-" : sprintf("%.0f", bc), wc == "-" ? "-" : sprintf("%.0f", wc),
+				(bc == "-" || wc == "-") ? "-" : sprintf("%6.3f", wc / bc) }'
 	done
 }
 pair_hdr() {
