@@ -40,6 +40,37 @@ SYM_FUNC_START(kinstr_entry_stub)
 SYM_FUNC_END(kinstr_entry_stub)
 
 /*
+ * The same for a site where the flags are dead (kinstr_flags_dead_by_abi, kinstr_flags_dead_at):
+ * no pushfq/popfq. popfq is slow, and an emulator ends its translation block at one. The C code
+ * it calls leaves IF, DF and AC as they were; only the status flags change.
+ */
+#define SAVED_NF (9 * 8)
+
+SYM_FUNC_START(kinstr_entry_stub_nf)
+	pushq	%rax
+	pushq	%rcx
+	pushq	%rdx
+	pushq	%rsi
+	pushq	%rdi
+	pushq	%r8
+	pushq	%r9
+	pushq	%r10
+	pushq	%r11
+	movq	SAVED_NF + 8(%rsp), %rdi
+	call	kinstr_probe_hit
+	popq	%r11
+	popq	%r10
+	popq	%r9
+	popq	%r8
+	popq	%rdi
+	popq	%rsi
+	popq	%rdx
+	popq	%rcx
+	popq	%rax
+	RET
+SYM_FUNC_END(kinstr_entry_stub_nf)
+
+/*
  * The trace action's stub: like kinstr_entry_stub, but it builds a whole struct pt_regs of the
  * site (the values a trace records: any register, the site's %rsp) and calls
  * kinstr_trace_hit(probe, regs). On entry: 0(%rsp) the return address into the slot, 8(%rsp)

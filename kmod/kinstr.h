@@ -92,6 +92,7 @@ int kinstr_verify_probe(const struct kinstr_probe *p, unsigned long body_addr,
 			struct kinstr_verdict *v);
 /* Proven locally: the instruction at site overwrites every status flag before reading one. */
 bool kinstr_flags_dead_at(unsigned long site);
+bool kinstr_flags_dead_by_abi(unsigned long site);
 
 /* probe.c: sessions (one per open file), areas of probes, the int3 handler. */
 struct kinstr_session;

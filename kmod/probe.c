@@ -97,6 +97,7 @@ static DECLARE_DELAYED_WORK(kinstr_worker, kinstr_worker_fn);
 #define WORKER_DELAY 5
 
 extern void kinstr_entry_stub(void);
+extern void kinstr_entry_stub_nf(void);
 extern void kinstr_trace_stub(void);
 
 /* Called from every slot's prologue, in any context (task, irq, NMI): touch nothing else. */
@@ -185,15 +186,18 @@ static void write_inline_count(u8 *slot, struct kprobe_k *p)
 
 /*
  * Prologue: the inline counter where the flags are dead, else push the probe pointer kept in
- * the slot, call the stub (which saves flags and registers), drop the pointer, go to the body.
+ * the slot, call the stub (which saves the registers, and the flags unless they are dead), drop
+ * the pointer, go to the body.
  */
 static void write_slot(u8 *slot, const struct kinstr_probe *req, struct kprobe_k *p)
 {
 	unsigned long s = (unsigned long)slot;
 	u8 *b = slot;
+	bool flags_dead;
 
 	memset(slot, INT3, KINSTR_SLOT_SIZE);
-	p->inline_count = req->action == KINSTR_ACTION_COUNT && kinstr_flags_dead_at(req->site);
+	flags_dead = kinstr_flags_dead_at(req->site) || kinstr_flags_dead_by_abi(req->site);
+	p->inline_count = req->action == KINSTR_ACTION_COUNT && flags_dead;
 	if (p->inline_count) {
 		write_inline_count(slot, p);
 		goto body;
@@ -203,9 +207,9 @@ static void write_slot(u8 *slot, const struct kinstr_probe *req, struct kprobe_k
 	*b++ = 0x35;
 	put_rel32(b, s + 6, s + 56);
 	b += 4;
-	*b++ = 0xe8;	/* call kinstr_entry_stub or kinstr_trace_stub */
+	*b++ = 0xe8;	/* call kinstr_trace_stub or kinstr_entry_stub[_nf] */
 	put_rel32(b, s + 11, (unsigned long)(req->action == KINSTR_ACTION_TRACE ? kinstr_trace_stub :
-					     kinstr_entry_stub));
+					     flags_dead ? kinstr_entry_stub_nf : kinstr_entry_stub));
 	b += 4;
 	/* lea 8(%rsp), %rsp: drop the pointer without touching the flags */
 	memcpy(b, "\x48\x8d\x64\x24\x08", 5);

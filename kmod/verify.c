@@ -146,6 +146,29 @@ bool kinstr_flags_dead_at(unsigned long site)
 	return !decode(&insn, site) && kills_flags(&insn);
 }
 
+static bool function_of(unsigned long site, unsigned long *start, unsigned long *size);
+
+/*
+ * Are the flags dead at site by the C calling convention? No flags pass into or out of a C
+ * function, so at its first instruction after the ftrace NOP, and at a return, whatever runs
+ * next writes the flags before it reads them. The ftrace NOP at the symbol's start is what
+ * shows the function is compiled C (assembly may take or return flags: cmpxchg emulations do).
+ */
+bool kinstr_flags_dead_by_abi(unsigned long site)
+{
+	unsigned long start, size;
+	struct insn insn;
+
+	if (!kinstr_ksyms.ftrace_text_reserved || !function_of(site, &start, &size) ||
+	    !kinstr_ksyms.ftrace_text_reserved((void *)start, (void *)start) || decode(&insn, site))
+		return false;
+	if (site == start + 5)
+		return true;
+	return (insn.length == 1 && insn.opcode.bytes[0] == 0xc3) ||
+	       (insn.opcode.bytes[0] == 0xe9 && kinstr_ksyms.return_thunk &&
+		branch_target(&insn, site) == kinstr_ksyms.return_thunk);
+}
+
 static void refuse(struct kinstr_verdict *v, u32 why, unsigned long addr)
 {
 	v->refusal = why;
