@@ -5,7 +5,7 @@
 BENCH_SRCS := $(wildcard bench/*.c)
 BENCH_BINS := $(BENCH_SRCS:%.c=$(B)/%)
 
-.PHONY: bench bench-run bench-splice bench-install bench-trace
+.PHONY: bench bench-run bench-splice bench-install bench-trace bench-profile
 bench: $(BENCH_BINS)
 
 # Per-hit cost of kinstr's probes beside kprobes, in one guest run (bench/run-splice).
@@ -21,6 +21,11 @@ bench-install: $(BENCH_BINS)
 # (bench/run-trace); the host ring's records/s: build/bench/ring_rate (bench/README.md).
 bench-trace: $(BENCH_BINS)
 	bench/run-trace
+
+# Per-call cost of timing a function beside kprobe+kretprobe events, bpftrace and function_graph,
+# in one guest run (bench/run-profile; installs bpftrace if missing).
+bench-profile: $(BENCH_BINS)
+	bench/run-profile
 
 bench-run: $(BENCH_BINS)
 	bench/run-analysis $(SNAPSHOT) $(if $(BENCH_ARGS),-- $(BENCH_ARGS))
