@@ -52,8 +52,10 @@ pid_t cli_spawn_gated(const char *command, int *release);
 int cmd_profile(int argc, char **argv);
 int cmd_drill(int argc, char **argv);
 struct kinstr_func;
+extern bool cli_ftrace_entries;
 /*
- * Probes that time f with timer `timer`: a start at its entry (after the ftrace NOP), a stop at
+ * Probes that time f with timer `timer`: a start at its entry (after the ftrace NOP; from the NOP
+ * through an ftrace direct call where only a trap fits after it and cli_ftrace_entries), a stop at
  * every exit (ret, return-thunk jump, tail call); *exits gets their number. On failure nothing
  * is added, -errno is returned and, unless quiet, the reason printed.
  */

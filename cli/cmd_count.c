@@ -278,7 +278,7 @@ static void print_table(const struct kinstr_probeset *ps, const uint64_t *hits, 
 		char name[160];
 
 		probe_name(p, name, sizeof(name));
-		printf("%-44s %-5s %-6s %14llu", name, p->kind == KINSTR_PROBE_JUMP ? "jump" : "trap",
+		printf("%-44s %-5s %-6s %14llu", name, kinstr_probe_kind__str(p->kind),
 		       p->inline_count ? "inline" : "stub", (unsigned long long)hits[i]);
 		if (rates)
 			printf(" %14.0f", dt > 0 ? (hits[i] - prev[i]) / dt : 0.0);
@@ -303,7 +303,7 @@ static void print_json(const struct kinstr_probeset *ps, const uint64_t *hits, d
 		printf("%s{\"probe\":", i ? "," : "");
 		cli_json_str(name);
 		printf(",\"addr\":\"0x%llx\",\"class\":\"%s\",\"action\":\"%s\",\"hits\":%llu}",
-		       (unsigned long long)p->addr, p->kind == KINSTR_PROBE_JUMP ? "jump" : "trap",
+		       (unsigned long long)p->addr, kinstr_probe_kind__str(p->kind),
 		       p->inline_count ? "inline" : "stub", (unsigned long long)hits[i]);
 	}
 	printf("]}\n");
@@ -320,7 +320,7 @@ static void print_plan(const struct kinstr_probeset *ps, const struct kinstr_ker
 		char name[160];
 
 		probe_name(p, name, sizeof(name));
-		printf("%-44s %-5s 0x%016llx ", name, p->kind == KINSTR_PROBE_JUMP ? "jump" : "trap",
+		printf("%-44s %-5s 0x%016llx ", name, kinstr_probe_kind__str(p->kind),
 		       (unsigned long long)p->addr);
 		for (j = 0; b && j < p->displaced_len; j++)
 			printf("%02x ", b[j]);

@@ -36,6 +36,9 @@ static void profile_usage(FILE *f)
 		   "                      time in microseconds, i.e. less the time of the timed\n"
 		   "                      functions it called (flamegraph.pl, speedscope, ...)\n"
 		   "  -o, --output FILE   write the totals to FILE, not stdout (which -c CMD shares)\n"
+		   "      --no-ftrace     where only an int3 fits after a function's ftrace NOP, start\n"
+		   "                      its timer with that int3, not with an ftrace direct call\n"
+		   "                      from the NOP (the default; as cheap as a jump)\n"
 		   "Without -d or -c, profile until interrupted (Ctrl-C). Interrupt contexts are\n"
 		   "timed too unless -p or -c restricts to a process.\n");
 }
@@ -50,6 +53,8 @@ struct pfunc {
 };
 
 static bool show_calls;
+/* timers of functions whose entry is only a trap site start from their ftrace NOP (cli_time_func) */
+bool cli_ftrace_entries = true;
 
 static const char *sort_key = "wall";
 static const struct kinstr_timer_stats *sort_stats;
@@ -365,7 +370,16 @@ int cli_time_func(struct kinstr_probeset *ps, const struct kinstr_kernel *k, con
 			ret = -EOPNOTSUPP;
 			goto out;
 		}
-	ret = kinstr_probeset__add(ps, f, at, err, sizeof(err));
+	/*
+	 * Where only an int3 fits after the ftrace NOP (a call follows within 5 bytes), start the
+	 * timer from the NOP itself, through an ftrace direct call: a trap costs ten times more.
+	 */
+	s = kinstr_fn__site_at(fn, at);
+	ret = -1;
+	if (at != f->addr && s && s->cls == KINSTR_SITE_TRAP && cli_ftrace_entries)
+		ret = kinstr_probeset__add_ftrace(ps, f, err, sizeof(err));
+	if (ret)
+		ret = kinstr_probeset__add(ps, f, at, err, sizeof(err));
 	*exits = 0;
 	for (i = 0; !ret && i < kinstr_cfg__insn_cnt(cfg); i++) {
 		const struct kinstr_cfg_insn *in = kinstr_cfg__insn(cfg, i);
@@ -466,6 +480,7 @@ int cmd_profile(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "folded", no_argument, NULL, 'F' },
 		{ "output", required_argument, NULL, 'o' },
+		{ "no-ftrace", no_argument, NULL, 'N' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -501,6 +516,7 @@ int cmd_profile(int argc, char **argv)
 		case 'j': json = true; break;
 		case 'F': folded = true; break;
 		case 'o': output = optarg; break;
+		case 'N': cli_ftrace_entries = false; break;
 		case 'h': profile_usage(stdout); return CLI_OK;
 		default: profile_usage(stderr); return CLI_USAGE;
 		}
@@ -596,12 +612,13 @@ int cmd_profile(int argc, char **argv)
 		goto out;
 	}
 	if (!json) {
-		size_t np = kinstr_probeset__cnt(ps), traps = 0, j;
+		size_t np = kinstr_probeset__cnt(ps), kinds[4] = { 0 }, j;
 
 		for (j = 0; j < np; j++)
-			traps += kinstr_probeset__info(ps, j)->kind == KINSTR_PROBE_TRAP;
-		fprintf(stderr, "kinstr: timing %u functions with %zu probes (%zu jump, %zu trap)%s\n", n, np,
-			np - traps, traps, command || duration > 0 ? "" : "; Ctrl-C to stop");
+			kinds[kinstr_probeset__info(ps, j)->kind & 3]++;
+		fprintf(stderr, "kinstr: timing %u functions with %zu probes (%zu jump, %zu trap, %zu ftrace)%s\n",
+			n, np, kinds[KINSTR_PROBE_JUMP], kinds[KINSTR_PROBE_TRAP], kinds[KINSTR_PROBE_FTRACE],
+			command || duration > 0 ? "" : "; Ctrl-C to stop");
 	}
 	if (release >= 0) {
 		if (write(release, "g", 1) != 1)

@@ -17,6 +17,7 @@
  * frees the slots after both waits. One round of the worker serves every batch queued before
  * it started waiting, so the removal of one batch and the install of the next share a wait.
  */
+#include <linux/ftrace.h>
 #include <linux/hashtable.h>
 #include <linux/kdebug.h>
 #include <linux/module.h>
@@ -44,6 +45,7 @@ struct kprobe_k {
 	u8 *slot;
 	u8 kind, displaced_len;
 	bool inline_count;		/* fast path: no call, flags dead at the site */
+	bool direct;			/* KINSTR_PROBE_FTRACE: registered with ftrace */
 	u8 orig[KINSTR_MAX_DISPLACED];
 	u64 __percpu *hits;
 	/* KINSTR_ACTION_TIMER_*: which timer of which set (the area holds a reference) */
@@ -141,7 +143,7 @@ static int kinstr_int3_notify(struct notifier_block *nb, unsigned long val, void
 	if (val != DIE_INT3 || !regs || user_mode(regs))
 		return NOTIFY_DONE;
 	p = lookup_site(regs->ip - 1);
-	if (!p)
+	if (!p || p->kind == KINSTR_PROBE_FTRACE)	/* ftrace's int3s are ftrace's */
 		return NOTIFY_DONE;
 	regs->ip = (unsigned long)p->slot;
 	return NOTIFY_STOP;
@@ -218,8 +220,14 @@ static void write_slot(u8 *slot, const struct kinstr_probe *req, struct kprobe_k
 	put_rel32(b, s + 21, s + KINSTR_SLOT_BODY);
 	memcpy(slot + 56, &p, sizeof(p));
 body:
-	memcpy(slot + KINSTR_SLOT_BODY, req->body, req->body_len);
-	b = slot + KINSTR_SLOT_BODY + req->body_len;
+	if (req->kind == KINSTR_PROBE_FTRACE) {
+		/* called from the ftrace site: drop that return address, go on at site + 5 */
+		memcpy(slot + KINSTR_SLOT_BODY, "\x48\x8d\x64\x24\x08", 5);
+		b = slot + KINSTR_SLOT_BODY + 5;
+	} else {
+		memcpy(slot + KINSTR_SLOT_BODY, req->body, req->body_len);
+		b = slot + KINSTR_SLOT_BODY + req->body_len;
+	}
 	*b = JMP32;
 	put_rel32(b + 1, (unsigned long)b + 5, req->site + req->displaced_len);
 }
@@ -281,8 +289,21 @@ static void unpatch_locked(struct kinstr_area *a, u32 n)
 			poke(a->probes[i].site + 1, a->probes[i].orig + 1, 4);
 	kinstr_ksyms.text_poke_sync();
 	for (i = 0; i < n; i++)
-		poke(a->probes[i].site, a->probes[i].orig, 1);
+		if (a->probes[i].kind != KINSTR_PROBE_FTRACE)
+			poke(a->probes[i].site, a->probes[i].orig, 1);
 	kinstr_ksyms.text_poke_sync();
+}
+
+/* Take the ftrace direct calls of probes [0, n) out (ftrace patches; not under text_mutex). */
+static void unregister_direct(struct kinstr_area *a, u32 n)
+{
+	u32 i;
+
+	for (i = 0; i < n; i++)
+		if (a->probes[i].kind == KINSTR_PROBE_FTRACE && a->probes[i].direct) {
+			unregister_ftrace_direct(a->probes[i].site, (unsigned long)a->probes[i].slot);
+			a->probes[i].direct = false;
+		}
 }
 
 static void unpublish_locked(struct kinstr_area *a, u32 n)
@@ -424,6 +445,7 @@ static int area_remove(struct kinstr_area *a)
 	mutex_lock(kinstr_ksyms.text_mutex);
 	unpatch_locked(a, a->count);
 	mutex_unlock(kinstr_ksyms.text_mutex);
+	unregister_direct(a, a->count);
 	unpublish_locked(a, a->count);
 	a->state = AREA_NEW;
 	list_add_tail(&a->node, &kinstr_free_list);
@@ -536,6 +558,8 @@ static int area_install(struct kinstr_session *s, struct kinstr_area *a, const s
 	for (i = 0; i < a->count; i++) {
 		u8 live[KINSTR_MAX_DISPLACED];
 
+		if (req[i].kind == KINSTR_PROBE_FTRACE)
+			continue;	/* ftrace's text: registered below */
 		/* last look, under text_mutex: nobody else patched these bytes since verification */
 		if (copy_from_kernel_nofault(live, (void *)req[i].site, req[i].displaced_len) ||
 		    memcmp(live, req[i].expected, req[i].displaced_len)) {
@@ -551,6 +575,30 @@ static int area_install(struct kinstr_session *s, struct kinstr_area *a, const s
 	}
 	kinstr_ksyms.text_poke_sync();
 	mutex_unlock(kinstr_ksyms.text_mutex);
+
+	for (i = 0; i < a->count; i++) {
+		struct kprobe_k *p = &a->probes[i];
+
+		if (p->kind != KINSTR_PROBE_FTRACE)
+			continue;
+		/* ftrace patches the call in (text_poke_bp) and checks the site is its own */
+		err = register_ftrace_direct(p->site, (unsigned long)p->slot);
+		if (err) {
+			unregister_direct(a, i);
+			mutex_lock(kinstr_ksyms.text_mutex);
+			unpatch_locked(a, a->count);
+			mutex_unlock(kinstr_ksyms.text_mutex);
+			unpublish(a, a->count);
+			quiesce();
+			v = (struct kinstr_verdict){ .refusal = err == -EBUSY ? KINSTR_REFUSE_BUSY :
+						     KINSTR_REFUSE_RESERVED, .addr = p->site,
+						     .reasons = err == -EBUSY ? 0 : 1U << KINSTR_R_FTRACE };
+			if (err != -EBUSY)
+				err = -EPERM;
+			goto refused;
+		}
+		p->direct = true;
+	}
 
 	mutex_lock(&kinstr_patch_mutex);
 	if (jumps) {

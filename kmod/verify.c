@@ -162,7 +162,7 @@ bool kinstr_flags_dead_by_abi(unsigned long site)
 	if (!kinstr_ksyms.ftrace_text_reserved || !function_of(site, &start, &size) ||
 	    !kinstr_ksyms.ftrace_text_reserved((void *)start, (void *)start) || decode(&insn, site))
 		return false;
-	if (site == start + 5)
+	if (site == start || site == start + 5)	/* an ftrace probe's site, or the one after the NOP */
 		return true;
 	return (insn.length == 1 && insn.opcode.bytes[0] == 0xc3) ||
 	       (insn.opcode.bytes[0] == 0xe9 && kinstr_ksyms.return_thunk &&
@@ -310,6 +310,39 @@ static bool relocation_ok(const struct kinstr_probe *p, unsigned long live_end, 
 	return left == 0;
 }
 
+/*
+ * An ftrace direct-call probe: at a function's first byte, which must be an ftrace site and
+ * reserved for nothing else. ftrace patches the text; there is nothing to relocate.
+ */
+static int verify_ftrace_probe(const struct kinstr_probe *p, struct kinstr_verdict *v)
+{
+	unsigned long start, size;
+	u32 r;
+
+	if (p->action == KINSTR_ACTION_TRACE || p->action < KINSTR_ACTION_COUNT ||
+	    p->action > KINSTR_ACTION_TIMER_STOP || p->displaced_len != 5 || p->body_len ||
+	    (p->arg && p->action < KINSTR_ACTION_TIMER_START)) {
+		refuse(v, KINSTR_REFUSE_BAD_REQUEST, p->site);
+		return -EINVAL;
+	}
+	r = kinstr_policy_check(p->site, 5) & ~(1U << KINSTR_R_FTRACE);
+	if (r) {
+		refuse(v, KINSTR_REFUSE_RESERVED, p->site);
+		v->reasons = r;
+		return r & (1U << KINSTR_R_NOT_TEXT) ? -EFAULT : -EPERM;
+	}
+	if (!function_of(p->site, &start, &size) || start != p->site) {
+		refuse(v, KINSTR_REFUSE_NOT_BOUNDARY, p->site);
+		return -EILSEQ;
+	}
+	if (!kinstr_ksyms.ftrace_text_reserved ||
+	    !kinstr_ksyms.ftrace_text_reserved((void *)p->site, (void *)p->site)) {
+		refuse(v, KINSTR_REFUSE_BAD_REQUEST, p->site);	/* no ftrace site there */
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /* Check one request; body_addr is where its body will run. Fills v and returns 0 or -errno. */
 int kinstr_verify_probe(const struct kinstr_probe *p, unsigned long body_addr, struct kinstr_verdict *v)
 {
@@ -320,6 +353,8 @@ int kinstr_verify_probe(const struct kinstr_probe *p, unsigned long body_addr, s
 	u32 r;
 
 	memset(v, 0, sizeof(*v));
+	if (p->kind == KINSTR_PROBE_FTRACE)
+		return verify_ftrace_probe(p, v);
 	if ((p->kind != KINSTR_PROBE_JUMP && p->kind != KINSTR_PROBE_TRAP) ||
 	    p->action < KINSTR_ACTION_COUNT || p->action > KINSTR_ACTION_TIMER_STOP || !p->displaced_len ||
 	    p->displaced_len > KINSTR_MAX_DISPLACED || p->body_len > KINSTR_SLOT_BODY_MAX ||

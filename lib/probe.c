@@ -155,7 +155,7 @@ int kinstr_probeset__add(struct kinstr_probeset *ps, const struct kinstr_func *f
 				 (unsigned long long)(o->addr - o->func->addr));
 			snprintf(err, errlen, "%s+0x%llx: overlaps the probe at %s (%s, %u bytes)", f->name,
 				 (unsigned long long)(addr - f->addr), oname,
-				 o->kind == KINSTR_PROBE_JUMP ? "jump" : "trap", o->displaced_len);
+				 kinstr_probe_kind__str(o->kind), o->displaced_len);
 			ret = -EBUSY;
 			goto out;
 		}
@@ -166,6 +166,63 @@ out:
 	return ret;
 }
 
+const char *kinstr_probe_kind__str(unsigned int kind)
+{
+	return kind == KINSTR_PROBE_JUMP ? "jump" : kind == KINSTR_PROBE_TRAP ? "trap" :
+	       kind == KINSTR_PROBE_FTRACE ? "ftrace" : "?";
+}
+
+int kinstr_probeset__add_ftrace(struct kinstr_probeset *ps, const struct kinstr_func *f,
+				char *err, size_t errlen)
+{
+	const struct kinstr_site *s;
+	struct kinstr_fn *fn;
+	struct pset_probe *p;
+	const unsigned char *text;
+	size_t i;
+
+	for (i = 0; i < ps->n; i++)
+		if (ps->probes[i].info.addr < f->addr + 5 && f->addr < ps->probes[i].info.addr +
+		    ps->probes[i].info.displaced_len) {
+			snprintf(err, errlen, "%s+0x0: already probed", f->name);
+			return -EEXIST;
+		}
+	fn = kinstr_fn__analyze(ps->k, f);
+	if (!fn) {
+		snprintf(err, errlen, "%s: cannot analyse: %s", f->name, strerror(errno));
+		return -errno;
+	}
+	s = kinstr_fn__site_at(fn, f->addr);
+	/* the NOP's only reservation must be ftrace's own */
+	if (!s || s->insn_len != 5 || s->rule != KINSTR_RULE_RESERVED || s->reserved != 1u << KINSTR_R_FTRACE) {
+		kinstr_fn__free(fn);
+		snprintf(err, errlen, "%s+0x0: not an ftrace site that only ftrace reserves", f->name);
+		return -EPERM;
+	}
+	kinstr_fn__free(fn);
+	text = kinstr_kernel__text(ps->k, f->addr, 5);
+	if (!text) {
+		snprintf(err, errlen, "%s+0x0: no live text", f->name);
+		return -ERANGE;
+	}
+	if (ps->n == ps->cap) {
+		void *np = realloc(ps->probes, (ps->cap = ps->cap ? ps->cap * 2 : 64) * sizeof(*ps->probes));
+
+		if (!np)
+			return -ENOMEM;
+		ps->probes = np;
+	}
+	p = &ps->probes[ps->n++];
+	memset(p, 0, sizeof(*p));
+	p->info.addr = f->addr;
+	p->info.func = f;
+	p->info.kind = KINSTR_PROBE_FTRACE;
+	p->info.displaced_len = 5;
+	p->live_len = 0;
+	memcpy(p->bytes, text, 5);
+	return 0;
+}
+
 /* The slot body for probe p at body_addr: the displaced instructions, relocated. */
 static int build_body(const struct kinstr_probeset *ps, const struct pset_probe *p, uint64_t body_addr,
 		      struct kinstr_probe *req, char *err, size_t errlen)
@@ -174,6 +231,10 @@ static int build_body(const struct kinstr_probeset *ps, const struct pset_probe 
 	struct kinstr_reloc r;
 	int ret;
 
+	if (p->info.kind == KINSTR_PROBE_FTRACE) {	/* the module writes what the slot needs */
+		req->body_len = 0;
+		return 0;
+	}
 	if (p->is_call) {
 		/* push $return (sign-extended imm32: kernel text is in the top 2 GiB); jmp target */
 		int32_t ret_addr = (int32_t)(p->info.addr + p->info.displaced_len);
@@ -368,6 +429,8 @@ int kinstr_probeset__set_trace(struct kinstr_probeset *ps, size_t i, const struc
 {
 	if (i >= ps->n || ps->area)
 		return -EINVAL;
+	if (spec && ps->probes[i].info.kind == KINSTR_PROBE_FTRACE)
+		return -EOPNOTSUPP;	/* the trace stub's frame assumes a jump or trap slot */
 	ps->probes[i].trace = spec != NULL;
 	if (spec)
 		ps->probes[i].spec = *spec;

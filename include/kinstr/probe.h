@@ -21,7 +21,7 @@ struct kinstr_probeset;
 struct kinstr_probe_info {
 	uint64_t addr;
 	const struct kinstr_func *func;	/* owned by the kernel view */
-	uint8_t kind;			/* KINSTR_PROBE_JUMP or KINSTR_PROBE_TRAP */
+	uint8_t kind;			/* KINSTR_PROBE_JUMP, _TRAP or _FTRACE */
 	uint8_t displaced_len;
 	bool inline_count;		/* after install: the module chose the inline fast path */
 };
@@ -38,6 +38,18 @@ void kinstr_probeset__free(struct kinstr_probeset *ps);
  */
 int kinstr_probeset__add(struct kinstr_probeset *ps, const struct kinstr_func *f, uint64_t addr,
 			 char *err, size_t errlen);
+
+/*
+ * Add a probe at the first byte of f, its ftrace NOP: ftrace calls the probe's slot directly
+ * (an ftrace direct call), which then goes on after the NOP. As cheap as a jump probe where the
+ * instruction after the NOP is only a trap site; counting and timers only (no trace). -EPERM
+ * when f has no ftrace site there or something else reserves it.
+ */
+int kinstr_probeset__add_ftrace(struct kinstr_probeset *ps, const struct kinstr_func *f,
+				char *err, size_t errlen);
+
+/* "jump", "trap" or "ftrace" */
+const char *kinstr_probe_kind__str(unsigned int kind);
 
 size_t kinstr_probeset__cnt(const struct kinstr_probeset *ps);
 /* Drop the probes added after the first n (before install): undo a partly added group. */

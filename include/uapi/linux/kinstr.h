@@ -234,6 +234,12 @@ struct kinstr_alloc {
 enum kinstr_probe_kind {
 	KINSTR_PROBE_JUMP = 1,		/* a 5-byte jmp replaces [site, site + displaced_len) */
 	KINSTR_PROBE_TRAP = 2,		/* an int3 at site; the one instruction runs in the slot */
+	/*
+	 * site is a function's ftrace NOP (its first byte): ftrace calls the slot directly
+	 * (register_ftrace_direct), which runs the action and goes on at site + 5. The text stays
+	 * ftrace's: displaced_len 5, body_len 0, expected[] not compared. COUNT and TIMER actions.
+	 */
+	KINSTR_PROBE_FTRACE = 3,
 };
 
 enum kinstr_action {

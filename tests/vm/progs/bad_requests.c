@@ -135,6 +135,9 @@ static void m_len6(struct kinstr_probe *p) { p->displaced_len = 6; }
 static void m_arg(struct kinstr_probe *p) { p->arg = 1; }
 static void m_body_len(struct kinstr_probe *p) { p->body_len = KINSTR_SLOT_BODY_MAX + 1; }
 static void m_bare_ret(struct kinstr_probe *p) { p->body[0] = 0xc3; p->body_len = 1; }
+static void m_ftrace(struct kinstr_probe *p) { p->kind = KINSTR_PROBE_FTRACE; p->body_len = 0; }
+static void m_ftrace_trace(struct kinstr_probe *p) { m_ftrace(p); p->action = KINSTR_ACTION_TRACE; }
+static void m_ftrace_body(struct kinstr_probe *p) { m_ftrace(p); p->body_len = 5; }
 
 /* A `ret; int3 x4` in function name: a return thunk's jmp that the kernel rewrote at boot. */
 static unsigned long long filler_ret(const char *name)
@@ -226,6 +229,16 @@ int main(void)
 			{ "a jump that runs past the function's end", end_of_function(), 5, m_none, EXDEV,
 			  KINSTR_REFUSE_CROSSES_END, 0 },
 			{ "ftrace site", sym("vfs_read", 0), 5, m_none, EPERM, KINSTR_REFUSE_RESERVED, KINSTR_R_FTRACE },
+			{ "an ftrace direct-call probe at an ftrace site installs", sym("vfs_read", 0), 5, m_ftrace,
+			  0, 0, 0 },
+			{ "an ftrace probe not at a function's start", getppid + 0xb, 5, m_ftrace, EILSEQ,
+			  KINSTR_REFUSE_NOT_BOUNDARY, 0 },
+			{ "an ftrace probe at a function without an ftrace site", sym("entry_SYSCALL_64", 0), 5,
+			  m_ftrace, EPERM, KINSTR_REFUSE_RESERVED, KINSTR_R_ENTRY_TEXT },
+			{ "an ftrace probe that would trace", sym("vfs_read", 0), 5, m_ftrace_trace, EINVAL,
+			  KINSTR_REFUSE_BAD_REQUEST, 0 },
+			{ "an ftrace probe with a body", sym("vfs_read", 0), 5, m_ftrace_body, EINVAL,
+			  KINSTR_REFUSE_BAD_REQUEST, 0 },
 			{ "entry text", sym("entry_SYSCALL_64", 0), 5, m_none, EPERM, KINSTR_REFUSE_RESERVED,
 			  KINSTR_R_ENTRY_TEXT },
 			{ "noinstr text", sym("exc_page_fault", 0), 5, m_none, EPERM, KINSTR_REFUSE_RESERVED,
