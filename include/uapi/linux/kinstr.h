@@ -17,7 +17,7 @@
 
 #define KINSTR_DEVICE		"/dev/kinstr"
 #define KINSTR_ABI_MAJOR	0	/* incompatible changes */
-#define KINSTR_ABI_MINOR	2	/* compatible additions */
+#define KINSTR_ABI_MINOR	3	/* compatible additions */
 
 /* The ioctl numbers carry no size: the struct's leading size field says how much there is. */
 #define KINSTR_IOC_MAGIC	0xb7
@@ -63,6 +63,7 @@ struct kinstr_version {
 #define KINSTR_FEAT_LAYOUT	(1ULL << 3)
 #define KINSTR_FEAT_PROBES	(1ULL << 4)	/* ALLOC/INSTALL/REMOVE/COUNTS: count probes */
 #define KINSTR_FEAT_MODULE_TEXT	(1ULL << 5)	/* READ/CHECK/INSTALL in loaded modules' text; MODULE */
+#define KINSTR_FEAT_FTRACE_PROBES (1ULL << 6)	/* KINSTR_PROBE_FTRACE; KINSTR_REFUSE_CROSSES_END (ABI 0.3) */
 
 /* KINSTR_IOC_DEBUG_INFO: output only; addresses the module resolved at load time. */
 struct kinstr_debug_info {
