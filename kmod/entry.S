@@ -13,8 +13,8 @@
 
 #define SAVED (10 * 8)	/* flags + 9 registers */
 
-SYM_FUNC_START(kinstr_entry_stub)
-	pushfq
+/* Save the caller-saved registers, call kinstr_probe_hit(the probe at `saved` + 8(%rsp)), restore. */
+.macro CALL_PROBE_HIT saved
 	pushq	%rax
 	pushq	%rcx
 	pushq	%rdx
@@ -24,7 +24,7 @@ SYM_FUNC_START(kinstr_entry_stub)
 	pushq	%r9
 	pushq	%r10
 	pushq	%r11
-	movq	SAVED + 8(%rsp), %rdi
+	movq	\saved + 8(%rsp), %rdi
 	call	kinstr_probe_hit
 	popq	%r11
 	popq	%r10
@@ -35,6 +35,11 @@ SYM_FUNC_START(kinstr_entry_stub)
 	popq	%rdx
 	popq	%rcx
 	popq	%rax
+.endm
+
+SYM_FUNC_START(kinstr_entry_stub)
+	pushfq
+	CALL_PROBE_HIT SAVED
 	popfq
 	RET
 SYM_FUNC_END(kinstr_entry_stub)
@@ -47,26 +52,7 @@ SYM_FUNC_END(kinstr_entry_stub)
 #define SAVED_NF (9 * 8)
 
 SYM_FUNC_START(kinstr_entry_stub_nf)
-	pushq	%rax
-	pushq	%rcx
-	pushq	%rdx
-	pushq	%rsi
-	pushq	%rdi
-	pushq	%r8
-	pushq	%r9
-	pushq	%r10
-	pushq	%r11
-	movq	SAVED_NF + 8(%rsp), %rdi
-	call	kinstr_probe_hit
-	popq	%r11
-	popq	%r10
-	popq	%r9
-	popq	%r8
-	popq	%rdi
-	popq	%rsi
-	popq	%rdx
-	popq	%rcx
-	popq	%rax
+	CALL_PROBE_HIT SAVED_NF
 	RET
 SYM_FUNC_END(kinstr_entry_stub_nf)
 
