@@ -13,8 +13,15 @@
  *
  * Trigger: write "CMD N" to /sys/kernel/debug/kinstr_test/run to run CMD N times in the writer's
  * context (outer, sleep, multi, busy, key, ext); /sys/kernel/debug/kinstr_test/last reads the
- * module's own measurements of that run (ktime_get_ns around each call):
- *   cmd=outer calls=N total_ns=... outer_ns=... inner_ns=... sleep_ns=... multi_sum=...
+ * module's own measurements of that run (local_clock() around each call):
+ *   cmd=outer calls=N total_ns=... outer_ns=... inner_ns=... sleep_ns=... multi_sum=... inner_max_ns=...
+ *
+ * The windows read local_clock(), the clock kinstr's timers read, not ktime_get_ns(): where the
+ * TSC is marked unstable (QEMU TCG with 2 CPUs) local_clock() is sched_clock() pinned to the
+ * clocksource once a tick and may step by up to a tick against ktime, so two different clocks
+ * around the same 100 us would disagree by more than the probes under test. With one clock,
+ * kinstr's window (inside the module's, on the same CPU: nothing here sleeps or is preempted
+ * mid-busy-wait) can only be shorter, by the probes' own cost.
  */
 #include <linux/debugfs.h>
 #include <linux/delay.h>
@@ -24,6 +31,7 @@
 #include <linux/ktime.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
+#include <linux/sched/clock.h>
 #include <linux/uaccess.h>
 
 #define KT_FN __attribute__((__noipa__)) __used
@@ -34,11 +42,12 @@ static DEFINE_STATIC_KEY_FALSE(kinstr_test_key);
 
 struct kt_result {
 	char cmd[16];
-	u64 calls, total_ns, outer_ns, inner_ns, sleep_ns;
+	u64 calls, total_ns, outer_ns, inner_ns, inner_max, sleep_ns;
 	long long multi_sum;
 };
 static struct kt_result kt_last;
 static u64 kt_inner_ns;	/* measured inside kinstr_test_outer around its call of the inner one */
+static u64 kt_inner_max;	/* the longest of those windows: a stall shows here */
 /* Bumped after the last call of inner and sleep, so that neither ends in a tail call: both return. */
 static u64 kt_inner_calls, kt_sleep_calls;
 
@@ -64,9 +73,12 @@ KT_FN void kinstr_test_outer(void)
 	u64 t0;
 
 	kinstr_test_busy(NSEC_PER_MSEC);
-	t0 = ktime_get_ns();
+	t0 = local_clock();
 	kinstr_test_inner();
-	kt_inner_ns += ktime_get_ns() - t0;
+	t0 = local_clock() - t0;
+	kt_inner_ns += t0;
+	if (t0 > kt_inner_max)
+		kt_inner_max = t0;
 }
 
 KT_FN void kinstr_test_sleep(void);
@@ -124,8 +136,9 @@ static int kt_run(const char *cmd, u64 n)
 
 	strscpy(r.cmd, cmd, sizeof(r.cmd));
 	kt_inner_ns = 0;
+	kt_inner_max = 0;
 	for (i = 0; i < n; i++) {
-		t0 = ktime_get_ns();
+		t0 = local_clock();
 		if (!strcmp(cmd, "outer"))
 			kinstr_test_outer();
 		else if (!strcmp(cmd, "sleep"))
@@ -141,7 +154,7 @@ static int kt_run(const char *cmd, u64 n)
 			r.multi_sum += kinstr_test_extable(NULL);	/* faults: the fixup returns -EFAULT */
 		else
 			return -EINVAL;
-		t1 = ktime_get_ns();
+		t1 = local_clock();
 		r.total_ns += t1 - t0;
 		if (!strcmp(cmd, "outer"))
 			r.outer_ns += t1 - t0;
@@ -153,6 +166,7 @@ static int kt_run(const char *cmd, u64 n)
 		cond_resched();
 	}
 	r.inner_ns = kt_inner_ns;
+	r.inner_max = kt_inner_max;
 	kt_last = r;
 	return 0;
 }
@@ -183,9 +197,10 @@ static ssize_t kt_last_read(struct file *file, char __user *ubuf, size_t len, lo
 
 	mutex_lock(&kt_lock);
 	n = scnprintf(buf, sizeof(buf),
-		      "cmd=%s calls=%llu total_ns=%llu outer_ns=%llu inner_ns=%llu sleep_ns=%llu multi_sum=%lld\n",
+		      "cmd=%s calls=%llu total_ns=%llu outer_ns=%llu inner_ns=%llu sleep_ns=%llu multi_sum=%lld inner_max_ns=%llu\n",
 		      kt_last.cmd[0] ? kt_last.cmd : "none", kt_last.calls, kt_last.total_ns,
-		      kt_last.outer_ns, kt_last.inner_ns, kt_last.sleep_ns, kt_last.multi_sum);
+		      kt_last.outer_ns, kt_last.inner_ns, kt_last.sleep_ns, kt_last.multi_sum,
+		      kt_last.inner_max);
 	mutex_unlock(&kt_lock);
 	return simple_read_from_buffer(ubuf, len, ppos, buf, n);
 }
