@@ -14,7 +14,7 @@
  * Trigger: write "CMD N" to /sys/kernel/debug/kinstr_test/run to run CMD N times in the writer's
  * context (outer, sleep, multi, busy, key, ext); /sys/kernel/debug/kinstr_test/last reads the
  * module's own measurements of that run (local_clock() around each call):
- *   cmd=outer calls=N total_ns=... outer_ns=... inner_ns=... sleep_ns=... multi_sum=... inner_max_ns=...
+ *   cmd=outer calls=N total_ns=... outer_ns=... inner_ns=... sleep_ns=... inner_max_ns=... multi_sum=...
  *
  * The windows read local_clock(), the clock kinstr's timers read, not ktime_get_ns(): where the
  * TSC is marked unstable (QEMU TCG with 2 CPUs) local_clock() is sched_clock() pinned to the
@@ -197,10 +197,10 @@ static ssize_t kt_last_read(struct file *file, char __user *ubuf, size_t len, lo
 
 	mutex_lock(&kt_lock);
 	n = scnprintf(buf, sizeof(buf),
-		      "cmd=%s calls=%llu total_ns=%llu outer_ns=%llu inner_ns=%llu sleep_ns=%llu multi_sum=%lld inner_max_ns=%llu\n",
+		      "cmd=%s calls=%llu total_ns=%llu outer_ns=%llu inner_ns=%llu sleep_ns=%llu inner_max_ns=%llu multi_sum=%lld\n",
 		      kt_last.cmd[0] ? kt_last.cmd : "none", kt_last.calls, kt_last.total_ns,
-		      kt_last.outer_ns, kt_last.inner_ns, kt_last.sleep_ns, kt_last.multi_sum,
-		      kt_last.inner_max);
+		      kt_last.outer_ns, kt_last.inner_ns, kt_last.sleep_ns, kt_last.inner_max,
+		      kt_last.multi_sum);
 	mutex_unlock(&kt_lock);
 	return simple_read_from_buffer(ubuf, len, ppos, buf, n);
 }
