@@ -31,11 +31,30 @@ int cmd_trace(int argc, char **argv);
 struct kinstr_kernel;
 struct kinstr_dev;
 struct kinstr_probeset;
+enum {
+	CLI_SPEC_EVERY = 1u << 0,	/* each FUNC at every non-overlapping jump site */
+	/*
+	 * A FUNC's entry from its ftrace NOP, through an ftrace direct call, where only an int3 fits
+	 * after the NOP (count and timer probes only: the module refuses other actions there).
+	 */
+	CLI_SPEC_FTRACE = 1u << 1,
+};
+struct kinstr_fn;
+struct kinstr_func;
+struct kinstr_site;
 /*
- * Resolve one SPEC (FUNC, FUNC+0xOFF, FUNC%return, GLOB) into probes of ps; every: each FUNC at
- * every non-overlapping jump site. Returns 0, or prints why and returns -errno.
+ * The site of f's entry (fn: f analysed): after the ftrace NOP, before the function's own first
+ * instruction. *ftrace (if ftrace_ok) says the entry is better taken from the NOP through an
+ * ftrace direct call: only an int3 fits after it (a trap costs far more) and the NOP is ftrace's
+ * alone. NULL when f has no site.
  */
-int cli_add_spec(struct kinstr_probeset *ps, const struct kinstr_kernel *k, const char *spec, bool every);
+const struct kinstr_site *cli_entry_site(const struct kinstr_fn *fn, const struct kinstr_func *f, bool ftrace_ok,
+					 bool *ftrace);
+/*
+ * Resolve one SPEC (FUNC, FUNC+0xOFF, FUNC%return, GLOB) into probes of ps, as flags
+ * (CLI_SPEC_*) say. Returns 0, or prints why and returns -errno.
+ */
+int cli_add_spec(struct kinstr_probeset *ps, const struct kinstr_kernel *k, const char *spec, unsigned int flags);
 /* Run CMD (plain words exec'ed directly, else under /bin/sh -c). The child's pid, or -1 (printed). */
 pid_t cli_spawn(const char *command);
 /*

@@ -19,7 +19,9 @@ static void count_usage(FILE *f)
 {
 	fprintf(f, "usage: kinstr count [options] SPEC...\n\n"
 		   "Count how often the running kernel executes the given instructions. SPEC is\n"
-		   "  FUNC           the function's entry (after its ftrace NOP, before its own code)\n"
+		   "  FUNC           the function's entry (after its ftrace NOP, before its own code;\n"
+		   "                 where only an int3 fits there, from the NOP through an ftrace\n"
+		   "                 direct call, as cheap as a jump)\n"
 		   "  FUNC+0xOFF     the instruction at that offset (decimal works too)\n"
 		   "  FUNC%%return    every return site of FUNC\n"
 		   "  GLOB           the entries of every function matching a shell glob ('vfs_*')\n"
@@ -34,11 +36,40 @@ static void count_usage(FILE *f)
 		   "      --json          print the totals as one JSON object (no live table)\n"
 		   "  -o, --output FILE   write the totals to FILE, not stdout (which -c CMD shares)\n"
 		   "      --dry-run       show what would be patched and why; touch nothing\n"
+		   "      --no-ftrace     count a FUNC's entry with an int3 where only that fits after\n"
+		   "                      the ftrace NOP, not with an ftrace direct call from the NOP\n"
 		   "Without -d or -c, count until interrupted (Ctrl-C).\n");
 }
 
-int cli_add_spec(struct kinstr_probeset *ps, const struct kinstr_kernel *k, const char *spec, bool every)
+const struct kinstr_site *cli_entry_site(const struct kinstr_fn *fn, const struct kinstr_func *f, bool ftrace_ok,
+					 bool *ftrace)
 {
+	const struct kinstr_site *nop = kinstr_fn__site(fn, 0), *s = nop;
+
+	*ftrace = false;
+	if (nop && (nop->reserved & (1u << KINSTR_R_FTRACE)) && kinstr_fn__site_cnt(fn) > 1)
+		s = kinstr_fn__site(fn, 1);
+	/* the same test as kinstr_probeset__add_ftrace()'s, so that -l says what count will do */
+	if (ftrace_ok && s != nop && s->cls == KINSTR_SITE_TRAP && nop->addr == f->addr && nop->insn_len == 5 &&
+	    nop->rule == KINSTR_RULE_RESERVED && nop->reserved == 1u << KINSTR_R_FTRACE)
+		*ftrace = true;
+	return s;
+}
+
+static int add_entry(struct kinstr_probeset *ps, const struct kinstr_func *f, const struct kinstr_fn *fn,
+		     unsigned int flags, char *err, size_t errlen)
+{
+	bool ftrace;
+	const struct kinstr_site *s = cli_entry_site(fn, f, flags & CLI_SPEC_FTRACE, &ftrace);
+
+	if (ftrace && kinstr_probeset__add_ftrace(ps, f, err, errlen) == 0)
+		return 0;
+	return kinstr_probeset__add(ps, f, s ? s->addr : f->addr, err, errlen);
+}
+
+int cli_add_spec(struct kinstr_probeset *ps, const struct kinstr_kernel *k, const char *spec, unsigned int flags)
+{
+	bool every = flags & CLI_SPEC_EVERY;
 	char name[512], err[512];
 	const char *plus = strchr(spec, '+'), *pct = strstr(spec, "%return");
 	const struct kinstr_func *f;
@@ -58,7 +89,6 @@ int cli_add_spec(struct kinstr_probeset *ps, const struct kinstr_kernel *k, cons
 		for (i = 0; i < kinstr_kernel__func_cnt(k); i++) {
 			const struct kinstr_func *g = kinstr_kernel__func(k, i);
 			struct kinstr_fn *fn;
-			const struct kinstr_site *s;
 
 			if (!kinstr__glob_match(name, g->name) || g->addr == last)
 				continue;
@@ -66,10 +96,7 @@ int cli_add_spec(struct kinstr_probeset *ps, const struct kinstr_kernel *k, cons
 			fn = kinstr_fn__analyze(k, g);
 			if (!fn)
 				continue;
-			s = kinstr_fn__site(fn, 0);
-			if (s && (s->reserved & (1u << KINSTR_R_FTRACE)) && kinstr_fn__site_cnt(fn) > 1)
-				s = kinstr_fn__site(fn, 1);
-			if (s && kinstr_probeset__add(ps, g, s->addr, err, sizeof(err)) == 0)
+			if (kinstr_fn__site_cnt(fn) && add_entry(ps, g, fn, flags, err, sizeof(err)) == 0)
 				n++;
 			else
 				skipped++;
@@ -153,15 +180,13 @@ int cli_add_spec(struct kinstr_probeset *ps, const struct kinstr_kernel *k, cons
 			ret = -ENOENT;
 		}
 	} else {
-		/* the entry: after the ftrace NOP, before the function's own first instruction */
 		struct kinstr_fn *fn = kinstr_fn__analyze(k, f);
-		const struct kinstr_site *s = fn ? kinstr_fn__site(fn, 0) : NULL;
-		unsigned long long at = f->addr;
 
-		if (s && (s->reserved & (1u << KINSTR_R_FTRACE)) && kinstr_fn__site_cnt(fn) > 1)
-			at = kinstr_fn__site(fn, 1)->addr;
+		if (fn)
+			ret = add_entry(ps, f, fn, flags, err, sizeof(err));
+		else
+			ret = kinstr_probeset__add(ps, f, f->addr, err, sizeof(err));
 		kinstr_fn__free(fn);
-		ret = kinstr_probeset__add(ps, f, at, err, sizeof(err));
 	}
 	if (ret)
 		cli_err("%s", err);
@@ -272,13 +297,13 @@ static void print_table(const struct kinstr_probeset *ps, const uint64_t *hits, 
 {
 	size_t i;
 
-	printf("%-44s %-5s %-6s %14s%s\n", "PROBE", "CLASS", "ACTION", "HITS", rates ? "         HITS/S" : "");
+	printf("%-44s %-6s %-6s %14s%s\n", "PROBE", "CLASS", "ACTION", "HITS", rates ? "         HITS/S" : "");
 	for (i = 0; i < kinstr_probeset__cnt(ps); i++) {
 		const struct kinstr_probe_info *p = kinstr_probeset__info(ps, i);
 		char name[160];
 
 		probe_name(p, name, sizeof(name));
-		printf("%-44s %-5s %-6s %14llu", name, kinstr_probe_kind__str(p->kind),
+		printf("%-44s %-6s %-6s %14llu", name, kinstr_probe_kind__str(p->kind),
 		       p->inline_count ? "inline" : "stub", (unsigned long long)hits[i]);
 		if (rates)
 			printf(" %14.0f", dt > 0 ? (hits[i] - prev[i]) / dt : 0.0);
@@ -313,14 +338,14 @@ static void print_plan(const struct kinstr_probeset *ps, const struct kinstr_ker
 {
 	size_t i, j;
 
-	printf("%-44s %-5s %-18s %s\n", "PROBE", "CLASS", "ADDRESS", "DISPLACED BYTES");
+	printf("%-44s %-6s %-18s %s\n", "PROBE", "CLASS", "ADDRESS", "DISPLACED BYTES");
 	for (i = 0; i < kinstr_probeset__cnt(ps); i++) {
 		const struct kinstr_probe_info *p = kinstr_probeset__info(ps, i);
 		const unsigned char *b = kinstr_kernel__text(k, p->addr, p->displaced_len);
 		char name[160];
 
 		probe_name(p, name, sizeof(name));
-		printf("%-44s %-5s 0x%016llx ", name, kinstr_probe_kind__str(p->kind),
+		printf("%-44s %-6s 0x%016llx ", name, kinstr_probe_kind__str(p->kind),
 		       (unsigned long long)p->addr);
 		for (j = 0; b && j < p->displaced_len; j++)
 			printf("%02x ", b[j]);
@@ -354,13 +379,15 @@ int cmd_count(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "dry-run", no_argument, NULL, 'n' },
 		{ "every", no_argument, NULL, 'e' },
+		{ "no-ftrace", no_argument, NULL, 'N' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	double duration = 0, interval = 1, t0;
 	const char *command = NULL, *output = NULL;
-	bool json = false, dry = false, every = false, live;
+	bool json = false, dry = false, live;
+	unsigned int flags = CLI_SPEC_FTRACE;
 	struct kinstr_probeset *ps = NULL;
 	uint64_t *hits = NULL, *prev = NULL;
 	struct kinstr_kernel *k;
@@ -376,7 +403,8 @@ int cmd_count(int argc, char **argv)
 		case 'i': interval = atof(optarg); break;
 		case 'j': json = true; break;
 		case 'n': dry = true; break;
-		case 'e': every = true; break;
+		case 'e': flags |= CLI_SPEC_EVERY; break;
+		case 'N': flags &= ~CLI_SPEC_FTRACE; break;
 		case 'o': output = optarg; break;
 		case 'h': count_usage(stdout); return CLI_OK;
 		default: count_usage(stderr); return CLI_USAGE;
@@ -393,7 +421,7 @@ int cmd_count(int argc, char **argv)
 	if (!ps)
 		goto out;
 	for (i = optind; i < argc; i++)
-		if (cli_add_spec(ps, k, argv[i], every))
+		if (cli_add_spec(ps, k, argv[i], flags))
 			goto out;
 	if (dry) {
 		print_plan(ps, k);

@@ -13,7 +13,9 @@ static void list_usage(FILE *f)
 	fprintf(f, "usage: kinstr -l [--json] [--all] [GLOB]\n\n"
 		   "List the kernel functions (core and loaded modules) matching GLOB (shell globs, comma-separated; default: all)\n"
 		   "whose entry kinstr count can probe, with the class of the entry probe and how many jump\n"
-		   "and trap sites the function has. --all lists refused functions too, with the rule.\n");
+		   "and trap sites the function has. The class is jump or trap, or ftrace where only an int3\n"
+		   "fits after the function's ftrace NOP and count takes the entry from the NOP through an\n"
+		   "ftrace direct call instead. --all lists refused functions too, with the rule.\n");
 }
 
 int cmd_list(int argc, char **argv)
@@ -57,6 +59,8 @@ int cmd_list(int argc, char **argv)
 		size_t n[KINSTR_SITE_NR_CLASSES] = { 0 }, s;
 		struct kinstr_fn *fn;
 		char why[256] = "";
+		const char *cls;
+		bool ftrace;
 
 		if (!kinstr__glob_match(glob, f->name) || f->addr == last)
 			continue;
@@ -64,9 +68,8 @@ int cmd_list(int argc, char **argv)
 		fn = kinstr_fn__analyze(k, f);
 		if (!fn)
 			continue;
-		entry = kinstr_fn__site(fn, 0);
-		if (entry && (entry->reserved & (1u << KINSTR_R_FTRACE)) && kinstr_fn__site_cnt(fn) > 1)
-			entry = kinstr_fn__site(fn, 1);
+		entry = cli_entry_site(fn, f, true, &ftrace);
+		cls = ftrace ? "ftrace" : entry ? kinstr_site_class__str(entry->cls) : "";
 		for (s = 0; s < kinstr_fn__site_cnt(fn); s++)
 			n[kinstr_fn__site(fn, s)->cls]++;
 		if (entry && entry->cls == KINSTR_SITE_REFUSED)
@@ -80,7 +83,7 @@ int cmd_list(int argc, char **argv)
 					cli_json_str(f->module);
 				}
 				printf(",\"entry\":\"%s\",\"entry_offset\":%llu,\"jump\":%zu,\"trap\":%zu,\"refused\":%zu",
-				       kinstr_site_class__str(entry->cls), entry->addr - f->addr, n[0], n[1], n[2]);
+				       cls, ftrace ? 0 : entry->addr - f->addr, n[0], n[1], n[2]);
 				if (*why) {
 					printf(",\"why\":");
 					cli_json_str(why);
@@ -93,7 +96,7 @@ int cmd_list(int argc, char **argv)
 				snprintf(shown_name, sizeof(shown_name), f->module ? "%s [%s]" : "%s", f->name,
 					 f->module);
 				printf("%-48s %-7s %6zu jump %5zu trap%s%s\n", shown_name,
-				       kinstr_site_class__str(entry->cls), n[0], n[1], *why ? "  " : "", why);
+				       cls, n[0], n[1], *why ? "  " : "", why);
 			}
 			shown++;
 		}

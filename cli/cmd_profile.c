@@ -338,6 +338,7 @@ int cli_time_func(struct kinstr_probeset *ps, const struct kinstr_kernel *k, con
 	const struct kinstr_site *s;
 	size_t i, n0 = kinstr_probeset__cnt(ps), j;
 	uint64_t at = f->addr;
+	bool ftrace;
 	char err[512];
 	int ret = 0;
 
@@ -359,9 +360,9 @@ int cli_time_func(struct kinstr_probeset *ps, const struct kinstr_kernel *k, con
 			goto out;
 		}
 	}
-	s = kinstr_fn__site(fn, 0);
-	if (s && (s->reserved & (1u << KINSTR_R_FTRACE)) && kinstr_fn__site_cnt(fn) > 1)
-		at = kinstr_fn__site(fn, 1)->addr;
+	s = cli_entry_site(fn, f, cli_ftrace_entries, &ftrace);
+	if (s)
+		at = s->addr;
 	for (i = 0; i < kinstr_cfg__insn_cnt(cfg); i++)
 		if (kinstr_cfg__insn(cfg, i)->x.addr == at && (kinstr_cfg__insn(cfg, i)->flags & KINSTR_CFG_I_TARGET)) {
 			if (!quiet)
@@ -374,9 +375,8 @@ int cli_time_func(struct kinstr_probeset *ps, const struct kinstr_kernel *k, con
 	 * Where only an int3 fits after the ftrace NOP (a call follows within 5 bytes), start the
 	 * timer from the NOP itself, through an ftrace direct call: a trap costs ten times more.
 	 */
-	s = kinstr_fn__site_at(fn, at);
 	ret = -1;
-	if (at != f->addr && s && s->cls == KINSTR_SITE_TRAP && cli_ftrace_entries)
+	if (ftrace)
 		ret = kinstr_probeset__add_ftrace(ps, f, err, sizeof(err));
 	if (ret)
 		ret = kinstr_probeset__add(ps, f, at, err, sizeof(err));

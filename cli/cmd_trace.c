@@ -728,7 +728,7 @@ int cmd_trace(int argc, char **argv)
 			*open = 0;
 			values = open + 1;
 		}
-		if (cli_add_spec(ps, k, probe, false) || setup_spec(&tr, ps, n0, probe, values, btf))
+		if (cli_add_spec(ps, k, probe, 0) || setup_spec(&tr, ps, n0, probe, values, btf))
 			goto out;
 		snprintf(specs_env + strlen(specs_env), sizeof(specs_env) - strlen(specs_env), "%s%s",
 			 i > optind ? " " : "", argv[i]);

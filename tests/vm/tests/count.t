@@ -5,19 +5,23 @@ SETUP insmod kmod/kinstr.ko && echo 'p:kinstr_ref __x64_sys_getppid comm=$comm:s
 	echo 'hist:keys=comm' > /sys/kernel/tracing/events/kprobes/kinstr_ref/trigger && \
 	echo 1 > /sys/kernel/tracing/events/kprobes/kinstr_ref/enable
 RUN build/kinstr count --json -o /tmp/c.json -c 'build/tests/vm/progs/getppid_loop 50000' __x64_sys_getppid \
-	__x64_sys_getppid+0xb '__x64_sys_getppid%return' __x64_sys_getppid+0x12; \
+	__x64_sys_getppid+0x5 __x64_sys_getppid+0xb '__x64_sys_getppid%return' __x64_sys_getppid+0x12; \
 	ref=$(sed -n 's/.*comm: getppid_loop *} hitcount: *\([0-9]*\).*/\1/p' /sys/kernel/tracing/events/kprobes/kinstr_ref/hist); \
 	python3 -c 'import json,sys; d=json.load(open("/tmp/c.json")); ref=int(sys.argv[1]); \
 	[print(p["probe"], p["class"], p["action"], p["hits"], "kprobe", ref) for p in d["probes"]]; \
 	assert d["command_status"] == 0; \
 	assert all(p["hits"] == 50000 == ref for p in d["probes"]), "counts differ"; \
-	assert {p["class"] for p in d["probes"]} == {"jump", "trap"}; print("exact"); \
-	r=[p for p in d["probes"] if p["probe"] not in ("__x64_sys_getppid+0x5", "__x64_sys_getppid+0xb", \
-	"__x64_sys_getppid+0x12")]; print("returns:", " ".join(p["class"] + "/" + p["action"] for p in r))' "$ref"
+	assert {p["class"] for p in d["probes"]} == {"jump", "trap", "ftrace"}; print("exact"); \
+	r=[p for p in d["probes"] if p["probe"] not in ("__x64_sys_getppid", "__x64_sys_getppid+0x5", \
+	"__x64_sys_getppid+0xb", "__x64_sys_getppid+0x12")]; \
+	print("returns:", " ".join(p["class"] + "/" + p["action"] for p in r))' "$ref"
 CLEANUP echo 0 > /sys/kernel/tracing/events/kprobes/kinstr_ref/enable; \
 	echo '!hist:keys=comm' > /sys/kernel/tracing/events/kprobes/kinstr_ref/trigger; echo > /sys/kernel/tracing/kprobe_events
 TIMEOUT 180
 EXPECT ^__x64_sys_getppid\+0xb jump inline 50000 kprobe 50000$
+# the entry: only an int3 fits after the ftrace NOP (a call follows), so an ftrace direct call
+# from the NOP, beside the kprobe that ftrace also calls from there
+EXPECT ^__x64_sys_getppid ftrace inline 50000 kprobe 50000$
 # entry and return: flags dead by the C calling convention, so inline counters, even in a trap slot
 EXPECT ^__x64_sys_getppid\+0x5 trap inline 50000 kprobe 50000$
 # the return (`ret; int3 x4` after boot on a CPU without the return thunk) is a jump over its filler
@@ -25,6 +29,21 @@ EXPECT ^returns: jump/inline$
 # mid-function, after a mov: the stub that saves the flags
 EXPECT ^__x64_sys_getppid\+0x12 jump stub 50000 kprobe 50000$
 EXPECT ^exact$
+
+NAME count FUNC where only an int3 fits after the ftrace NOP: the entry through an ftrace direct call (exact), the int3 with --no-ftrace, and -l says which
+SETUP insmod kmod/kinstr.ko
+RUN L='build/tests/vm/progs/getppid_loop 3000'; build/kinstr -l __x64_sys_getppid; build/kinstr -l --json __x64_sys_getppid; echo; \
+	build/kinstr count -c "$L" __x64_sys_getppid | grep getppid; \
+	build/kinstr count --no-ftrace -c "$L" __x64_sys_getppid | grep getppid; \
+	build/kinstr count --dry-run __x64_sys_getppid | grep getppid; \
+	grep -c getppid /sys/kernel/tracing/enabled_functions; true
+EXPECT ^__x64_sys_getppid +ftrace +[0-9]+ jump +[1-9][0-9]* trap$
+EXPECT "function":"__x64_sys_getppid","entry":"ftrace","entry_offset":0,
+EXPECT ^__x64_sys_getppid +ftrace +inline +3000$
+EXPECT ^__x64_sys_getppid\+0x5 +trap +inline +3000$
+EXPECT ^__x64_sys_getppid +ftrace +0x[0-9a-f]{16} 0f 1f 44 00 00 $
+# ftrace's direct call is gone with the probe
+EXPECT ^0$
 
 NAME kinstr -l lists probeable functions with the class of their entry probe
 SETUP insmod kmod/kinstr.ko

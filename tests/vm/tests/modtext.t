@@ -5,11 +5,11 @@ SETUP insmod kmod/kinstr.ko && insmod tests/vm/modules/kinstr_test_timing.ko
 RUN build/kinstr -l 'kinstr_test_*'; build/kinstr -l --all 'kinstr_test_static_key'; \
 	build/kinstr -l --json 'kinstr_test_outer'
 CLEANUP rmmod kinstr_test_timing
-EXPECT ^kinstr_test_busy \[kinstr_test_timing\] +(jump|trap) +[0-9]+ jump +[0-9]+ trap$
+EXPECT ^kinstr_test_busy \[kinstr_test_timing\] +(jump|trap|ftrace) +[0-9]+ jump +[0-9]+ trap$
 EXPECT ^kinstr_test_outer \[kinstr_test_timing\] +jump +[1-9][0-9]* jump
-EXPECT ^kinstr_test_inner \[kinstr_test_timing\] +(jump|trap) 
-EXPECT ^kinstr_test_sleep \[kinstr_test_timing\] +(jump|trap) 
-EXPECT ^kinstr_test_multi_ret \[kinstr_test_timing\] +(jump|trap) 
+EXPECT ^kinstr_test_inner \[kinstr_test_timing\] +(jump|trap|ftrace) 
+EXPECT ^kinstr_test_sleep \[kinstr_test_timing\] +(jump|trap|ftrace) 
+EXPECT ^kinstr_test_multi_ret \[kinstr_test_timing\] +(jump|trap|ftrace) 
 EXPECT ^kinstr_test_static_key \[kinstr_test_timing\] +refused .* overlaps a jump label$
 EXPECT "function":"kinstr_test_outer","module":"kinstr_test_timing","entry":"jump"
 EXPECT_NOT ^kinstr_test_static_key .*(jump|trap) +[0-9]+ jump.*[0-9] trap$
