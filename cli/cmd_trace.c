@@ -53,6 +53,10 @@ static void trace_usage(FILE *f)
 		   "                        CPUs; local: the kernel's local_clock() (ftrace's \"local\"),\n"
 		   "                        cheaper where the clocksource is slow to read (HPET in an\n"
 		   "                        emulator), as synchronised across CPUs as the TSCs\n"
+		   "      --no-ftrace       where only an int3 fits after a FUNC's ftrace NOP, record its\n"
+		   "                        entry with that int3, not with an ftrace direct call from the\n"
+		   "                        NOP (the default, as for 'kinstr count'; %%rip then reads\n"
+		   "                        FUNC's first byte, the NOP, not the instruction after it)\n"
 		   "Without -d or -c, trace until interrupted (Ctrl-C). At the end it prints the\n"
 		   "events recorded and lost per CPU.\n", STR_DEFAULT);
 }
@@ -632,6 +636,7 @@ int cmd_trace(int argc, char **argv)
 		{ "buffer-size", required_argument, NULL, 'B' },
 		{ "subbuf-size", required_argument, NULL, 'S' },
 		{ "overwrite", no_argument, NULL, 'O' },
+		{ "no-ftrace", no_argument, NULL, 'N' },
 		{ "clock", required_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -641,6 +646,7 @@ int cmd_trace(int argc, char **argv)
 	double duration = 0, t0, last_flush;
 	uint32_t bufsize = 1 << 20, subbuf = 64 << 10;
 	bool overwrite = false;
+	unsigned int spec_flags = CLI_SPEC_FTRACE;
 	struct tracer tr = { 0 };
 	struct kinstr_trace_opts topts = { .sz = sizeof(topts) };
 	struct kinstr_ctf_opts copts = { .sz = sizeof(copts) };
@@ -664,6 +670,7 @@ int cmd_trace(int argc, char **argv)
 		case 'B': bufsize = parse_size(optarg); break;
 		case 'S': subbuf = parse_size(optarg); break;
 		case 'O': overwrite = true; break;
+		case 'N': spec_flags &= ~CLI_SPEC_FTRACE; break;
 		case 'C':
 			if (strcmp(optarg, "mono") && strcmp(optarg, "local")) {
 				cli_err("--clock: mono or local, not '%s'", optarg);
@@ -728,7 +735,7 @@ int cmd_trace(int argc, char **argv)
 			*open = 0;
 			values = open + 1;
 		}
-		if (cli_add_spec(ps, k, probe, 0) || setup_spec(&tr, ps, n0, probe, values, btf))
+		if (cli_add_spec(ps, k, probe, spec_flags) || setup_spec(&tr, ps, n0, probe, values, btf))
 			goto out;
 		snprintf(specs_env + strlen(specs_env), sizeof(specs_env) - strlen(specs_env), "%s%s",
 			 i > optind ? " " : "", argv[i]);

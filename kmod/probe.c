@@ -166,13 +166,12 @@ static void put_rel32(u8 *at, unsigned long insn_end, unsigned long target)
 
 /*
  * Prologue, fast path, where the flags are provably dead at the site: an inline per-CPU
- * increment that calls nothing and saves one register.
+ * increment that calls nothing and saves one register, written at b.
  *   push %rax; movabs $hits, %rax; incq %gs:(%rax); pop %rax; jmp body
  */
-static void write_inline_count(u8 *slot, struct kprobe_k *p)
+static void write_inline_count(u8 *slot, u8 *b, struct kprobe_k *p)
 {
 	unsigned long s = (unsigned long)slot, hits = (unsigned long)p->hits;
-	u8 *b = slot;
 
 	*b++ = 0x50;
 	*b++ = 0x48;
@@ -189,45 +188,47 @@ static void write_inline_count(u8 *slot, struct kprobe_k *p)
 /*
  * Prologue: the inline counter where the flags are dead, else push the probe pointer kept in
  * the slot, call the stub (which saves the registers, and the flags unless they are dead), drop
- * the pointer, go to the body.
+ * the pointer, go to the body. An ftrace probe's slot first drops the return address of
+ * ftrace's call: from there on the stack is the function's at its entry, as under a jump probe,
+ * so the trace stub's pt_regs (its sp above all) and the timers see the same frame either way.
  */
 static void write_slot(u8 *slot, const struct kinstr_probe *req, struct kprobe_k *p)
 {
-	unsigned long s = (unsigned long)slot;
 	u8 *b = slot;
 	bool flags_dead;
 
 	memset(slot, INT3, KINSTR_SLOT_SIZE);
+	if (req->kind == KINSTR_PROBE_FTRACE) {
+		/* lea 8(%rsp), %rsp: the flags are the caller's, so leave them alone here too */
+		memcpy(b, "\x48\x8d\x64\x24\x08", 5);
+		b += 5;
+	}
 	flags_dead = kinstr_flags_dead_at(req->site) || kinstr_flags_dead_by_abi(req->site);
 	p->inline_count = req->action == KINSTR_ACTION_COUNT && flags_dead;
 	if (p->inline_count) {
-		write_inline_count(slot, p);
+		write_inline_count(slot, b, p);
 		goto body;
 	}
 	/* ff 35 disp32: push qword [rip + disp32] -> the pointer at slot + 56 */
 	*b++ = 0xff;
 	*b++ = 0x35;
-	put_rel32(b, s + 6, s + 56);
+	put_rel32(b, (unsigned long)b + 4, (unsigned long)slot + 56);
 	b += 4;
 	*b++ = 0xe8;	/* call kinstr_trace_stub or kinstr_entry_stub[_nf] */
-	put_rel32(b, s + 11, (unsigned long)(req->action == KINSTR_ACTION_TRACE ? kinstr_trace_stub :
-					     flags_dead ? kinstr_entry_stub_nf : kinstr_entry_stub));
+	put_rel32(b, (unsigned long)b + 4, (unsigned long)(req->action == KINSTR_ACTION_TRACE ? kinstr_trace_stub :
+							    flags_dead ? kinstr_entry_stub_nf : kinstr_entry_stub));
 	b += 4;
 	/* lea 8(%rsp), %rsp: drop the pointer without touching the flags */
 	memcpy(b, "\x48\x8d\x64\x24\x08", 5);
 	b += 5;
-	*b++ = JMP32;
-	put_rel32(b, s + 21, s + KINSTR_SLOT_BODY);
+	*b = JMP32;
+	put_rel32(b + 1, (unsigned long)b + 5, (unsigned long)slot + KINSTR_SLOT_BODY);
+	BUILD_BUG_ON(5 + 21 > 56);	/* the longest prologue stays below the pointer */
 	memcpy(slot + 56, &p, sizeof(p));
 body:
-	if (req->kind == KINSTR_PROBE_FTRACE) {
-		/* called from the ftrace site: drop that return address, go on at site + 5 */
-		memcpy(slot + KINSTR_SLOT_BODY, "\x48\x8d\x64\x24\x08", 5);
-		b = slot + KINSTR_SLOT_BODY + 5;
-	} else {
-		memcpy(slot + KINSTR_SLOT_BODY, req->body, req->body_len);
-		b = slot + KINSTR_SLOT_BODY + req->body_len;
-	}
+	/* an ftrace probe's body is empty: on at site + 5, after the NOP */
+	memcpy(slot + KINSTR_SLOT_BODY, req->body, req->body_len);
+	b = slot + KINSTR_SLOT_BODY + req->body_len;
 	*b = JMP32;
 	put_rel32(b + 1, (unsigned long)b + 5, req->site + req->displaced_len);
 }

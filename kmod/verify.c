@@ -319,7 +319,7 @@ static int verify_ftrace_probe(const struct kinstr_probe *p, struct kinstr_verdi
 	unsigned long start, size;
 	u32 r;
 
-	if (p->action == KINSTR_ACTION_TRACE || p->action < KINSTR_ACTION_COUNT ||
+	if (p->action < KINSTR_ACTION_COUNT ||
 	    p->action > KINSTR_ACTION_TIMER_STOP || p->displaced_len != 5 || p->body_len ||
 	    (p->arg && p->action < KINSTR_ACTION_TIMER_START)) {
 		refuse(v, KINSTR_REFUSE_BAD_REQUEST, p->site);

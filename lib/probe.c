@@ -429,8 +429,6 @@ int kinstr_probeset__set_trace(struct kinstr_probeset *ps, size_t i, const struc
 {
 	if (i >= ps->n || ps->area)
 		return -EINVAL;
-	if (spec && ps->probes[i].info.kind == KINSTR_PROBE_FTRACE)
-		return -EOPNOTSUPP;	/* the trace stub's frame assumes a jump or trap slot */
 	ps->probes[i].trace = spec != NULL;
 	if (spec)
 		ps->probes[i].spec = *spec;

@@ -17,7 +17,7 @@
 
 #define KINSTR_DEVICE		"/dev/kinstr"
 #define KINSTR_ABI_MAJOR	0	/* incompatible changes */
-#define KINSTR_ABI_MINOR	3	/* compatible additions */
+#define KINSTR_ABI_MINOR	4	/* compatible additions */
 
 /* The ioctl numbers carry no size: the struct's leading size field says how much there is. */
 #define KINSTR_IOC_MAGIC	0xb7
@@ -64,6 +64,7 @@ struct kinstr_version {
 #define KINSTR_FEAT_PROBES	(1ULL << 4)	/* ALLOC/INSTALL/REMOVE/COUNTS: count probes */
 #define KINSTR_FEAT_MODULE_TEXT	(1ULL << 5)	/* READ/CHECK/INSTALL in loaded modules' text; MODULE */
 #define KINSTR_FEAT_FTRACE_PROBES (1ULL << 6)	/* KINSTR_PROBE_FTRACE; KINSTR_REFUSE_CROSSES_END (ABI 0.3) */
+#define KINSTR_FEAT_FTRACE_TRACE (1ULL << 7)	/* KINSTR_ACTION_TRACE on KINSTR_PROBE_FTRACE (ABI 0.4) */
 
 /* KINSTR_IOC_DEBUG_INFO: output only; addresses the module resolved at load time. */
 struct kinstr_debug_info {
@@ -238,7 +239,8 @@ enum kinstr_probe_kind {
 	/*
 	 * site is a function's ftrace NOP (its first byte): ftrace calls the slot directly
 	 * (register_ftrace_direct), which runs the action and goes on at site + 5. The text stays
-	 * ftrace's: displaced_len 5, body_len 0, expected[] not compared. COUNT and TIMER actions.
+	 * ftrace's: displaced_len 5, body_len 0, expected[] not compared. COUNT and TIMER actions;
+	 * TRACE too with KINSTR_FEAT_FTRACE_TRACE (its pt_regs are the function's at its entry).
 	 */
 	KINSTR_PROBE_FTRACE = 3,
 };

@@ -235,8 +235,9 @@ int main(void)
 			  KINSTR_REFUSE_NOT_BOUNDARY, 0 },
 			{ "an ftrace probe at a function without an ftrace site", sym("entry_SYSCALL_64", 0), 5,
 			  m_ftrace, EPERM, KINSTR_REFUSE_RESERVED, KINSTR_R_ENTRY_TEXT },
-			{ "an ftrace probe that would trace", sym("vfs_read", 0), 5, m_ftrace_trace, EINVAL,
-			  KINSTR_REFUSE_BAD_REQUEST, 0 },
+			/* ABI 0.4 lets an ftrace probe trace (trace.t), but only into a trace session */
+			{ "an ftrace probe that would trace with no trace session", sym("vfs_read", 0), 5, m_ftrace_trace,
+			  ENODEV, KINSTR_REFUSE_BAD_REQUEST, 0 },
 			{ "an ftrace probe with a body", sym("vfs_read", 0), 5, m_ftrace_body, EINVAL,
 			  KINSTR_REFUSE_BAD_REQUEST, 0 },
 			{ "entry text", sym("entry_SYSCALL_64", 0), 5, m_none, EPERM, KINSTR_REFUSE_RESERVED,

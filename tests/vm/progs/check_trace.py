@@ -2,7 +2,8 @@
 """Check a kinstr trace with the real consumer, babeltrace2 (run in the guest).
 
   check_trace.py DIR [--count EVENT COMM N]... [--count-where EVENT COMM FIELD VALUE N]... [--values EVENT COMM FIELD V1,V2,...]...
-                     [--field-eq EVENT COMM FIELD VALUE]... [--discarded N] [--total N]
+                     [--field-eq EVENT COMM FIELD VALUE]... [--distinct EVENT COMM FIELD]...
+                     [--discarded N] [--total N]
 
 Always: babeltrace2 exits 0, writes nothing to stderr but 'Tracer discarded N events' warnings,
 and timestamps never go backwards on a CPU. Prints one summary line, then 'trace ok', or the
@@ -32,6 +33,8 @@ def main():
     ap.add_argument("--field-eq", nargs=4, action="append", default=[], metavar=("EVENT", "COMM", "FIELD", "VALUE"))
     ap.add_argument("--count-where", nargs=5, action="append", default=[],
                     metavar=("EVENT", "COMM", "FIELD", "VALUE", "N"))
+    ap.add_argument("--distinct", nargs=3, action="append", default=[], metavar=("EVENT", "COMM", "FIELD"),
+                    help="print the field's distinct values (for the caller to compare)")
     ap.add_argument("--discarded", type=int)
     ap.add_argument("--total", type=int, help="events of every kind")
     a = ap.parse_args()
@@ -94,6 +97,11 @@ def main():
         if not got or bad:
             fail(f"{ev} {comm} {field}: {len(bad)} of {len(got)} events differ from {value} (e.g. {bad[:3]})")
         print(f"{ev} {comm} {field} = {value} in all {len(got)} events")
+    for ev, comm, field in a.distinct:
+        got = sorted({f.get(field) for f in select(ev, comm)}, key=str)
+        if not got:
+            fail(f"no {ev} events of {comm}")
+        print(f"{ev} {comm} {field} distinct: {' '.join(map(str, got))}")
     if a.discarded is not None and discarded != a.discarded:
         fail(f"babeltrace2 reports {discarded} discarded events, expected {a.discarded}")
     if a.total is not None and len(events) != a.total:

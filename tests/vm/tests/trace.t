@@ -25,6 +25,26 @@ EXPECT ^do_filp_open trace_workload path = /tmp/kinstr-trace-probe: 10 events$
 EXPECT ^trace ok$
 EXPECT ^__x64_sys_getppid%return +[0-9]+$
 
+NAME trace FUNC where only an int3 fits after the ftrace NOP: recorded through an ftrace direct call, with the stack the int3 sees (--no-ftrace); %rip is the NOP, 5 bytes before the int3
+SETUP insmod kmod/kinstr.ko
+RUN L='build/tests/vm/progs/getppid_loop 500'; E=/sys/kernel/tracing/enabled_functions; \
+	for m in ftrace int3; do o=; [ $m = int3 ] && o=--no-ftrace; \
+	build/kinstr trace $o -o /tmp/tf-$m -c "sh -c 'echo enabled \$(grep -c getppid $E); $L'" \
+	'__x64_sys_getppid(ra=+0(%rsp):x64,rip=%rip:x64)' > /tmp/o-$m 2>&1; echo "$m rc=$?"; grep '^enabled' /tmp/o-$m; \
+	python3 tests/vm/progs/check_trace.py /tmp/tf-$m --count __x64_sys_getppid getppid_loop 500 \
+	--distinct __x64_sys_getppid getppid_loop ra --distinct __x64_sys_getppid getppid_loop rip | tee /tmp/c-$m; done; \
+	python3 -c 'import re; d={m: dict(re.findall(r"getppid_loop (\w+) distinct: (.*)", open("/tmp/c-" + m).read())) \
+	for m in ("ftrace", "int3")}; f, t = d["ftrace"], d["int3"]; print("ra", f["ra"], t["ra"]); \
+	assert f["ra"] == t["ra"] and " " not in f["ra"] and int(f["ra"], 16) >> 63, "return addresses differ"; \
+	assert int(t["rip"], 16) - int(f["rip"], 16) == 5, (f["rip"], t["rip"]); print("same frame, rip 5 apart")'
+TIMEOUT 180
+EXPECT ^ftrace rc=0$
+EXPECT ^int3 rc=0$
+# while the ftrace probe is in, ftrace lists the function; the int3 leaves ftrace alone
+EXPECT ^enabled 1$
+EXPECT ^enabled 0$
+EXPECT ^same frame, rip 5 apart$
+
 NAME trace overload (discard): tiny buffers on a hot probe lose events; recorded + lost = calls, and babeltrace2 shows the same discarded count
 SETUP insmod kmod/kinstr.ko
 RUN build/kinstr trace --buffer-size 8K --subbuf-size 4K -o /tmp/t2 -c 'build/tests/vm/progs/getppid_loop 100000' \
