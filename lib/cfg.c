@@ -215,6 +215,8 @@ static void classify(struct kinstr_cfg *cfg, const struct kinstr_cfg_opts *opts,
 			break;
 		case KINSTR_X86_FLOW_EXIT:
 			cfg->flags |= KINSTR_CFG_F_EXIT;
+			if (in->x.attr & KINSTR_X86_A_FAR_JMP)	/* where it lands is as unknown */
+				cfg->flags |= KINSTR_CFG_F_INDIRECT_JMP;
 			t->exit = ALL;
 			break;
 		case KINSTR_X86_FLOW_INT3:

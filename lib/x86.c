@@ -78,9 +78,10 @@ static void classify_flow(struct kinstr_x86_insn *insn, const ZydisDecodedInstru
 	insn->flow = KINSTR_X86_FLOW_NEXT;
 	switch (zi->mnemonic) {
 	case ZYDIS_MNEMONIC_JMP:
-		if (far)
+		if (far) {
 			insn->flow = KINSTR_X86_FLOW_EXIT;
-		else
+			insn->attr |= KINSTR_X86_A_FAR_JMP;
+		} else
 			insn->flow = direct ? KINSTR_X86_FLOW_JMP : KINSTR_X86_FLOW_JMP_IND;
 		break;
 	case ZYDIS_MNEMONIC_CALL:

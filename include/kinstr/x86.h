@@ -58,6 +58,9 @@ enum kinstr_x86_attr {
 	KINSTR_X86_A_NOP	 = 1u << 5,	/* architectural no-op (nop, nopl/nopw with any operand) */
 	KINSTR_X86_A_PRIVILEGED	 = 1u << 6,	/* CPL0-only */
 	KINSTR_X86_A_ENDBR	 = 1u << 7,	/* endbr64 */
+	/* far jmp through memory (ljmp *m, FF /5): leaves (FLOW_EXIT), and an indirect jmp for the
+	 * rules, as for the module's verifier and kprobes' insn_is_indirect_jump() */
+	KINSTR_X86_A_FAR_JMP	 = 1u << 8,
 };
 
 struct kinstr_x86_insn {

@@ -583,7 +583,9 @@ static void check_cfg(const struct kinstr_cfg *cfg, const uint8_t *code, size_t 
 			check_insn(x);
 			ENSURE(kinstr_x86__format(x, txt, sizeof(txt)) == 0 && txt[0] &&
 			       kinstr_x86__mnemonic_name(x)[0], "format");
-			if (x->flow == KINSTR_X86_FLOW_JMP_IND)
+			/* a far jmp (through memory: the only kind in 64-bit mode) counts as indirect */
+			if (x->flow == KINSTR_X86_FLOW_JMP_IND ||
+			    (x->flow == KINSTR_X86_FLOW_EXIT && !strcmp(kinstr_x86__mnemonic_name(x), "jmp")))
 				want_f |= KINSTR_CFG_F_INDIRECT_JMP;
 			if (x->flow == KINSTR_X86_FLOW_CALL_IND)
 				want_f |= KINSTR_CFG_F_INDIRECT_CALL;

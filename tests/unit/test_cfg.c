@@ -290,6 +290,25 @@ static void t_calls_tail_calls_ud2(void)
 	kinstr_cfg__free(cfg);
 }
 
+/* ljmp *(%rax) (FF /5): leaves for unknown code, and counts as an indirect jmp, as for the module */
+static void t_far_jump(void)
+{
+	static const uint8_t code[] = {
+		0x48, 0x8b, 0x07,		/* mov (%rdi),%rax */
+		0xff, 0x28,			/* ljmp *(%rax) */
+	};
+	struct kinstr_cfg *cfg = kinstr_cfg__new(code, sizeof(code), BASE + 0x80, &thunk_opts);
+
+	CHECK(cfg != NULL, "kinstr_cfg__new: errno %d", errno);
+	if (!cfg)
+		return;
+	CHECK(kinstr_cfg__insn(cfg, 1)->x.flow == KINSTR_X86_FLOW_EXIT, "ljmp flow %d", kinstr_cfg__insn(cfg, 1)->x.flow);
+	CHECK(kinstr_cfg__insn(cfg, 1)->x.attr & KINSTR_X86_A_FAR_JMP, "ljmp attr %#x", kinstr_cfg__insn(cfg, 1)->x.attr);
+	CHECK(kinstr_cfg__flags(cfg) == (KINSTR_CFG_F_EXIT | KINSTR_CFG_F_INDIRECT_JMP), "flags %#x",
+	      kinstr_cfg__flags(cfg));
+	kinstr_cfg__free(cfg);
+}
+
 static void t_indirect_jump(void)
 {
 	struct kinstr_cfg *cfg = kinstr_cfg__new(ind, sizeof(ind), BASE + 0x50, &thunk_opts);
@@ -506,6 +525,7 @@ int main(void)
 	RUN(t_diamond_liveness);
 	RUN(t_calls_tail_calls_ud2);
 	RUN(t_indirect_jump);
+	RUN(t_far_jump);
 	RUN(t_bad_target_recursion_conditional_return);
 	RUN(t_internal_call);
 	RUN(t_truncated_invalid_and_args);
