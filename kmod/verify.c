@@ -86,7 +86,11 @@ static bool indirect_call(const struct insn *insn)
 	       (X86_MODRM_REG(insn->modrm.bytes[0]) == 2 || X86_MODRM_REG(insn->modrm.bytes[0]) == 3);
 }
 
-/* Instructions that must never run out of line: they change IF/privilege, trap, or leave. */
+/*
+ * Instructions that must never run out of line: they change IF/privilege, trap, or leave. User
+ * space refuses at least these (lib/sites.c, unsafe_out_of_line()), so that it never offers a
+ * site this refuses.
+ */
 static bool unsafe_insn(const struct insn *insn)
 {
 	u8 op0 = insn->opcode.bytes[0], op1 = insn->opcode.bytes[1];

@@ -54,10 +54,15 @@ static bool unsafe_out_of_line(const struct kinstr_x86_insn *x)
 	case ZYDIS_MNEMONIC_SYSCALL:
 		return true;
 	default:
-		/* CPL0-only (mov to/from cr/dr, wrmsr, lgdt, invlpg, ...): out of reach of proof */
+		/*
+		 * CPL0-only (mov to/from cr/dr, wrmsr, lgdt, invlpg, ...): out of reach of proof; the
+		 * system opcodes by number too, and ret imm16, as the module's verifier refuses them
+		 * (kmod/verify.c, unsafe_insn(): what it refuses, this must refuse)
+		 */
 		/* an indirect call out of line would return into the slot (a direct one is emulated) */
 		return x->flow == KINSTR_X86_FLOW_EXIT || x->flow == KINSTR_X86_FLOW_CALL_IND ||
-		       (x->attr & KINSTR_X86_A_PRIVILEGED);
+		       (x->attr & (KINSTR_X86_A_PRIVILEGED | KINSTR_X86_A_SYSTEM)) ||
+		       (x->flow == KINSTR_X86_FLOW_RET && x->len >= 3 && x->bytes[x->len - 3] == 0xc2);
 	}
 }
 

@@ -300,6 +300,10 @@ int kinstr_x86__decode(const void *code, size_t len, uint64_t addr, struct kinst
 		insn->attr |= KINSTR_X86_A_REP;
 	if (zi.attributes & ZYDIS_ATTRIB_IS_PRIVILEGED)
 		insn->attr |= KINSTR_X86_A_PRIVILEGED;
+	if (zi.opcode_map == ZYDIS_OPCODE_MAP_0F &&
+	    (zi.opcode <= 0x01 || (zi.opcode >= 0x20 && zi.opcode <= 0x23) || zi.opcode == 0x30 ||
+	     zi.opcode == 0x34))
+		insn->attr |= KINSTR_X86_A_SYSTEM;
 	if (zi.mnemonic == ZYDIS_MNEMONIC_NOP)
 		insn->attr |= KINSTR_X86_A_NOP;
 	if (zi.mnemonic == ZYDIS_MNEMONIC_ENDBR64)

@@ -61,6 +61,12 @@ enum kinstr_x86_attr {
 	/* far jmp through memory (ljmp *m, FF /5): leaves (FLOW_EXIT), and an indirect jmp for the
 	 * rules, as for the module's verifier and kprobes' insn_is_indirect_jump() */
 	KINSTR_X86_A_FAR_JMP	 = 1u << 8,
+	/*
+	 * A system instruction by opcode, whatever Zydis's privilege data says (it misses lgdt):
+	 * groups 6 and 7 (0f 00, 0f 01: lgdt, lidt, ltr, swapgs, clac/stac, verw, ...), mov to/from
+	 * cr/dr, wrmsr, sysenter. The module's verifier never runs these out of line.
+	 */
+	KINSTR_X86_A_SYSTEM	 = 1u << 9,
 };
 
 struct kinstr_x86_insn {

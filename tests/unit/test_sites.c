@@ -134,6 +134,37 @@ static void t_calls_and_unsafe_instructions(void)
 	kinstr_fn__free(fn);
 }
 
+/*
+ * What the module's verifier refuses out of line, user space refuses too, by opcode: lgdt (which
+ * Zydis does not mark privileged), clac, verw, ret imm16. At +0 each would be displaced by a
+ * jump, so +0 is only a trap site if it is safe on its own.
+ */
+static void t_system_instructions_agree_with_the_module(void)
+{
+	static const struct {
+		const char *name;
+		uint8_t code[16];
+		size_t len;
+	} cases[] = {
+		{ "lgdt (%rdi)", { 0x0f, 0x01, 0x17, 0x90, 0x90, 0x90, 0xc3 }, 7 },
+		{ "clac", { 0x0f, 0x01, 0xca, 0x90, 0x90, 0x90, 0xc3 }, 7 },
+		{ "verw 0x10(%rip)", { 0x0f, 0x00, 0x2d, 0x10, 0, 0, 0, 0xc3 }, 8 },
+		{ "ret $8", { 0xc2, 0x08, 0x00 }, 3 },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct kinstr_fn *fn = kinstr_fn__analyze_bytes(NULL, cases[i].code, cases[i].len, BASE);
+
+		CHECK(fn != NULL, "%s: analyze: %s", cases[i].name, strerror(errno));
+		if (!fn)
+			continue;
+		CHECK(at(fn, 0)->cls == KINSTR_SITE_REFUSED && at(fn, 0)->rule == KINSTR_RULE_UNSAFE_INSN,
+		      "%s: class %d rule %d", cases[i].name, at(fn, 0)->cls, at(fn, 0)->rule);
+		kinstr_fn__free(fn);
+	}
+}
+
 static struct kinstr_kernel *sample(void)
 {
 	struct kinstr_kernel *k = NULL;
@@ -252,6 +283,7 @@ int main(void)
 	RUN(t_branch_target_makes_a_trap);
 	RUN(t_filler_after_exits);
 	RUN(t_calls_and_unsafe_instructions);
+	RUN(t_system_instructions_agree_with_the_module);
 	RUN(t_snapshot_known_refusals);
 	RUN(t_snapshot_invariants);
 	return check_done();

@@ -52,6 +52,7 @@ static const struct flow_case flow_cases[] = {
 	FC("iretq",		"\x48\xcf",			2, EXIT, 0, 0, 0, 0),
 	FC("sysretq",		"\x48\x0f\x07",			3, EXIT, KINSTR_X86_A_PRIVILEGED, 0, 0, 0),
 	FC("ljmp *(%rsp)",	"\xff\x2c\x24",			3, EXIT, KINSTR_X86_A_FAR_JMP, 0, 0, 0),
+	FC("lgdt (%rdi)",	"\x0f\x01\x17",			3, NEXT, KINSTR_X86_A_SYSTEM, 0, 0, 0),
 	FC("lcall *(%rsp)",	"\xff\x1c\x24",			3, EXIT, 0, 0, 0, 0),
 	FC("int3",		"\xcc",				1, INT3, 0, 0, 0, 0),
 	FC("ud2",		"\x0f\x0b",			2, UD2, 0, 0, 0, 0),
