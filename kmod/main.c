@@ -183,7 +183,7 @@ static long kinstr_ioctl_version(void __user *uarg)
 		.abi_minor = KINSTR_ABI_MINOR,
 		.features = KINSTR_FEAT_DEBUG_INFO | KINSTR_FEAT_READ | KINSTR_FEAT_CHECK |
 			    KINSTR_FEAT_LAYOUT | KINSTR_FEAT_PROBES | KINSTR_FEAT_FTRACE_PROBES |
-			    KINSTR_FEAT_FTRACE_TRACE |
+			    KINSTR_FEAT_FTRACE_TRACE | KINSTR_FEAT_VERIFY_ONLY |
 			    (kinstr_ksyms.module_address ? KINSTR_FEAT_MODULE_TEXT : 0),
 	};
 

@@ -520,6 +520,11 @@ static int area_install(struct kinstr_session *s, struct kinstr_area *a, const s
 			}
 		}
 	}
+	if (in->flags & KINSTR_INSTALL_F_VERIFY_ONLY) {
+		mutex_unlock(&kinstr_patch_mutex);
+		unpin_modules(a);
+		return 0;
+	}
 	for (i = 0; i < a->count; i++) {
 		struct kprobe_k *p = &a->probes[i];
 
@@ -682,7 +687,7 @@ static long ioctl_install(struct kinstr_session *s, void __user *uarg)
 	err = kinstr_get_struct(&in, sizeof(in), uarg, KINSTR_INSTALL_SIZE_VER0);
 	if (err)
 		return err;
-	if ((in.flags & ~KINSTR_INSTALL_F_WAIT) || in.refused_index || in.refusal || in.refusal_reasons || in.refusal_offset ||
+	if ((in.flags & ~(KINSTR_INSTALL_F_WAIT | KINSTR_INSTALL_F_VERIFY_ONLY)) || in.refused_index || in.refusal || in.refusal_reasons || in.refusal_offset ||
 	    in.refusal_addr)
 		return -EINVAL;
 	a = find_area(s, in.area);
@@ -714,7 +719,7 @@ static long ioctl_install(struct kinstr_session *s, void __user *uarg)
 		err = area_install(s, a, req, specs, &in);
 	kvfree(specs);
 	kvfree(req);
-	if (!err && (in.flags & KINSTR_INSTALL_F_WAIT))
+	if (!err && (in.flags & KINSTR_INSTALL_F_WAIT) && !(in.flags & KINSTR_INSTALL_F_VERIFY_ONLY))
 		wait_live(a);
 out:
 	if (err && in.refusal && copy_to_user(uarg, &in, min_t(u32, in.size, sizeof(in))))

@@ -309,7 +309,7 @@ const char *kinstr_refusal__str(unsigned int refusal)
 	return refusal < KINSTR_REFUSE_NR && refusals[refusal] ? refusals[refusal] : "unknown refusal";
 }
 
-int kinstr_probeset__install(struct kinstr_probeset *ps, char *err, size_t errlen)
+static int pset_install(struct kinstr_probeset *ps, bool verify_only, size_t *refused, char *err, size_t errlen)
 {
 	struct kinstr_alloc al = { .size = sizeof(al) };
 	struct kinstr_install in = { .size = sizeof(in) };
@@ -363,13 +363,16 @@ int kinstr_probeset__install(struct kinstr_probeset *ps, char *err, size_t errle
 	}
 	in.area = al.area;
 	in.count = ps->n;
-	in.flags = ps->async ? 0 : KINSTR_INSTALL_F_WAIT;
+	in.flags = verify_only ? KINSTR_INSTALL_F_VERIFY_ONLY : ps->async ? 0 : KINSTR_INSTALL_F_WAIT;
 	in.specs = (uintptr_t)specs;
 	in.probes = (uintptr_t)req;
 	if (ioctl(fd, KINSTR_IOC_INSTALL, &in) < 0) {
 		ret = -errno;
 		if (in.refusal && in.refused_index < ps->n) {
 			const struct pset_probe *p = &ps->probes[in.refused_index];
+
+			if (refused)
+				*refused = in.refused_index;
 			char extra[160] = "";
 			unsigned int b;
 
@@ -389,6 +392,8 @@ int kinstr_probeset__install(struct kinstr_probeset *ps, char *err, size_t errle
 		}
 		goto undo;
 	}
+	if (verify_only)
+		goto undo;	/* the area is still new: removing it frees it */
 	free(req);
 	free(specs);
 	ps->area = al.area;
@@ -413,6 +418,16 @@ undo:
 	rm.area = al.area;
 	ioctl(fd, KINSTR_IOC_REMOVE, &rm);
 	return ret;
+}
+
+int kinstr_probeset__install(struct kinstr_probeset *ps, char *err, size_t errlen)
+{
+	return pset_install(ps, false, NULL, err, errlen);
+}
+
+int kinstr_probeset__verify(struct kinstr_probeset *ps, size_t *refused, char *err, size_t errlen)
+{
+	return pset_install(ps, true, refused, err, errlen);
 }
 
 int kinstr_probeset__counts(struct kinstr_probeset *ps, uint64_t *counts)

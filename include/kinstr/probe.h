@@ -86,6 +86,12 @@ int kinstr_timers__paths(struct kinstr_dev *dev, unsigned int cpu, struct kinstr
 int kinstr_timers__read(struct kinstr_dev *dev, uint32_t first, uint32_t count, struct kinstr_timer_stats *out);
 /* Reserve slots, relocate, install every probe. On refusal, err names the probe and the rule. */
 int kinstr_probeset__install(struct kinstr_probeset *ps, char *err, size_t errlen);
+/*
+ * Have the module verify every probe as install would, and patch nothing: 0, or -errno with
+ * the reason in err and, when the module refused one probe, its index in *refused (if not
+ * NULL). The set can be installed afterwards. Needs KINSTR_FEAT_VERIFY_ONLY.
+ */
+int kinstr_probeset__verify(struct kinstr_probeset *ps, size_t *refused, char *err, size_t errlen);
 /* Hits per probe, summed over CPUs, into counts[cnt]. */
 int kinstr_probeset__counts(struct kinstr_probeset *ps, uint64_t *counts);
 int kinstr_probeset__remove(struct kinstr_probeset *ps);

@@ -65,6 +65,7 @@ struct kinstr_version {
 #define KINSTR_FEAT_MODULE_TEXT	(1ULL << 5)	/* READ/CHECK/INSTALL in loaded modules' text; MODULE */
 #define KINSTR_FEAT_FTRACE_PROBES (1ULL << 6)	/* KINSTR_PROBE_FTRACE; KINSTR_REFUSE_CROSSES_END (ABI 0.3) */
 #define KINSTR_FEAT_FTRACE_TRACE (1ULL << 7)	/* KINSTR_ACTION_TRACE on KINSTR_PROBE_FTRACE (ABI 0.4) */
+#define KINSTR_FEAT_VERIFY_ONLY	(1ULL << 8)	/* KINSTR_INSTALL_F_VERIFY_ONLY (ABI 0.4) */
 
 /* KINSTR_IOC_DEBUG_INFO: output only; addresses the module resolved at load time. */
 struct kinstr_debug_info {
@@ -304,6 +305,12 @@ struct kinstr_install {
 #define KINSTR_INSTALL_SIZE_VER0	48
 #define KINSTR_INSTALL_SIZE_VER1	56
 #define KINSTR_INSTALL_F_WAIT	(1U << 0)	/* return once every jump is in place */
+/*
+ * Verify every probe as INSTALL would (module state, the verifier, the live bytes, no other
+ * probe on them) and stop there: 0 or the refusal, nothing written, the area still new
+ * (KINSTR_FEAT_VERIFY_ONLY, ABI 0.4).
+ */
+#define KINSTR_INSTALL_F_VERIFY_ONLY (1U << 1)
 
 struct kinstr_remove {
 	__u32 size;

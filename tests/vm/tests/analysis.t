@@ -27,6 +27,15 @@ EXPECT ^  jump-label +[1-9]
 EXPECT ^  extable +[1-9]
 EXPECT ^  bug +[1-9]
 
+NAME every site user space offers, the module's verifier accepts: the first jump and trap site of every 16th function, verified without patching (whole kernel: verify_agree -a, 3 min)
+SETUP insmod kmod/kinstr.ko
+RUN a=$(build/tests/vm/progs/textsum '*'); build/tests/vm/progs/verify_agree 16; \
+	b=$(build/tests/vm/progs/textsum '*'); test "$a" = "$b" && echo "text unchanged"
+TIMEOUT 240
+EXPECT ^functions [0-9]+ \(every 16\), probes verified [0-9]{4,} \([1-9][0-9]+ jump, [1-9][0-9]+ trap\)
+EXPECT ^module refusals 0$
+EXPECT ^text unchanged$
+
 NAME kinstr disasm shows a live function block by block with each site's class
 SETUP insmod kmod/kinstr.ko
 RUN build/kinstr disasm __x64_sys_getppid

@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * User space must never offer a site the module then refuses: libkinstr's classification
+ * (Zydis, the CFG, the relocator) and the module's verifier (the kernel's own instruction
+ * decoder, its predicates) decide independently, and user space must be at least as strict.
+ * For an even sample of the kernel's functions (every STRIDE-th; all of them with -a), asks the
+ * module to verify, without patching (KINSTR_INSTALL_F_VERIFY_ONLY), the probes user space
+ * would make: the function's first jump site and its first trap site. Prints counts and each
+ * refusal; exit 1 on any.
+ *   verify_agree [-a] [STRIDE]
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <kinstr/probe.h>
+#include <kinstr/sites.h>
+
+struct cand {
+	const struct kinstr_func *f;
+	unsigned long long addr;
+};
+
+int main(int argc, char **argv)
+{
+	size_t stride = 16, i, n = 0, cap = 4096, pos = 0, bad = 0, batches = 0, per[2] = { 0 };
+	struct kinstr_dev *dev = kinstr_dev__open(NULL);
+	struct cand *c = malloc(cap * sizeof(*c));
+	struct kinstr_kernel *k;
+	char err[512];
+
+	if (argc > 1 && !strcmp(argv[1], "-a"))
+		stride = 1;
+	else if (argc > 1)
+		stride = strtoul(argv[1], NULL, 0);
+	if (!dev || !c || !stride) {
+		perror("verify_agree: open /dev/kinstr");
+		return 1;
+	}
+	k = kinstr_kernel__open_live(dev);
+	if (!k) {
+		perror("kinstr_kernel__open_live");
+		return 1;
+	}
+	for (i = 0; i < kinstr_kernel__func_cnt(k); i += stride) {
+		const struct kinstr_func *f = kinstr_kernel__func(k, i);
+		struct kinstr_fn *fn = kinstr_fn__analyze(k, f);
+		bool seen[2] = { false, false };
+		size_t s;
+
+		for (s = 0; fn && s < kinstr_fn__site_cnt(fn); s++) {
+			const struct kinstr_site *st = kinstr_fn__site(fn, s);
+
+			if (st->cls > KINSTR_SITE_TRAP || seen[st->cls])
+				continue;
+			seen[st->cls] = true;
+			if (n == cap && !(c = realloc(c, (cap *= 2) * sizeof(*c))))
+				return 1;
+			c[n++] = (struct cand){ f, st->addr };
+			per[st->cls]++;
+		}
+		kinstr_fn__free(fn);
+	}
+	/* batches of at most an area's worth; after a refusal, go on past the refused probe */
+	while (pos < n) {
+		struct kinstr_probeset *ps = kinstr_probeset__new(dev, k);
+		size_t m = 0, refused = (size_t)-1;
+		int ret;
+
+		if (!ps)
+			return 1;
+		while (pos + m < n && m < KINSTR_AREA_MAX_PROBES &&
+		       kinstr_probeset__add(ps, c[pos + m].f, c[pos + m].addr, err, sizeof(err)) == 0)
+			m++;
+		if (!m) {	/* user space itself refuses it: consistent, skip it */
+			pos++;
+			kinstr_probeset__free(ps);
+			continue;
+		}
+		ret = kinstr_probeset__verify(ps, &refused, err, sizeof(err));
+		batches++;
+		kinstr_probeset__free(ps);
+		if (ret && refused < m) {
+			printf("refused: %s\n", err);
+			bad++;
+			pos += refused + 1;
+		} else if (ret) {
+			fprintf(stderr, "verify_agree: %s\n", err);
+			return 1;
+		} else {
+			pos += m;
+		}
+	}
+	printf("functions %zu (every %zu), probes verified %zu (%zu jump, %zu trap) in %zu batches\n",
+	       kinstr_kernel__func_cnt(k), stride, n, per[0], per[1], batches);
+	printf("module refusals %zu\n", bad);
+	kinstr_kernel__close(k);
+	kinstr_dev__close(dev);
+	free(c);
+	return bad ? 1 : 0;
+}
