@@ -662,6 +662,68 @@ out:
 	return err;
 }
 
+/*
+ * ftrace sites that are no function's start: a __weak function the linker overrode leaves its
+ * body, and its __fentry__ NOP, inside the symbol before it (tracefs lists the record as
+ * __ftrace_invalid_address___N, with no address). A function's NOP sits at its 16-byte
+ * aligned start, so every aligned 5-byte NOP inside a symbol is asked of the module (ftrace's
+ * own records: ftrace_text_reserved()); the few that are ftrace's become reservations.
+ */
+/* Does a reservation start at a? (k->res sorted by address) */
+static bool res_starts_at(const struct kinstr_kernel *k, unsigned long long a)
+{
+	size_t lo = 0, hi = k->nres;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (k->res[mid].addr < a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < k->nres && k->res[lo].addr == a;
+}
+
+static int add_stray_ftrace(struct kinstr_kernel *k, struct kinstr_dev *dev)
+{
+	static const unsigned char nop5[5] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };
+	struct kinstr_check_range *r = NULL;
+	size_t i, n = 0, cap = 0;
+	int err = 0;
+
+	/* most such NOPs are jump labels, known already: sorted, the reservations tell them apart */
+	qsort(k->res, k->nres, sizeof(*k->res), cmp_res);
+	for (i = 0; i < k->nfuncs; i++) {
+		const struct kinstr_func *f = &k->funcs[i];
+		unsigned long long a;
+
+		for (a = (f->addr + 16) & ~15ULL; a + 5 <= f->addr + f->size; a += 16) {
+			const unsigned char *b = kinstr_kernel__text(k, a, 5);
+
+			if (!b || memcmp(b, nop5, 5) || res_starts_at(k, a))
+				continue;
+			if (n == cap) {
+				void *p = realloc(r, (cap = cap ? cap * 2 : 1024) * sizeof(*r));
+
+				if (!p) {
+					free(r);
+					return -ENOMEM;
+				}
+				r = p;
+			}
+			r[n++] = (struct kinstr_check_range){ .addr = a, .len = 5 };
+		}
+	}
+	/* an older module, or none: nothing more is known (the module still refuses these) */
+	if (n && kinstr_dev__check(dev, r, (unsigned int)n) == 0)
+		for (i = 0; i < n && !err; i++)
+			if (r[i].reasons & (1u << KINSTR_R_FTRACE))
+				err = res_add(k, r[i].addr, 5, KINSTR_R_FTRACE);
+	free(r);
+	return err;
+}
+
 struct range {
 	unsigned long long s, e;
 };
@@ -880,6 +942,8 @@ struct kinstr_kernel *kinstr_kernel__open_live(struct kinstr_dev *dev)
 		err = add_table(k, dev, &k->layout.jump_table, &k->layout.text, KINSTR_R_JUMP_LABEL, len_jump_label);
 	if (!err)
 		err = add_ftrace(k);
+	if (!err)
+		err = add_stray_ftrace(k, dev);
 	if (!err)
 		err = index_names(k);
 	if (!err)

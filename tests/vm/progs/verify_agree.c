@@ -5,8 +5,9 @@
  * decoder, its predicates) decide independently, and user space must be at least as strict.
  * For an even sample of the kernel's functions (every STRIDE-th; all of them with -a), asks the
  * module to verify, without patching (KINSTR_INSTALL_F_VERIFY_ONLY), the probes user space
- * would make: the function's first jump site and its first trap site. Prints counts and each
- * refusal; exit 1 on any.
+ * would make: the function's first and last jump site (the last one is often its return, with
+ * the int3 filler after it) and its first and last trap site. Prints counts and each refusal;
+ * exit 1 on any.
  *   verify_agree [-a] [STRIDE]
  */
 #include <errno.h>
@@ -46,19 +47,25 @@ int main(int argc, char **argv)
 	for (i = 0; i < kinstr_kernel__func_cnt(k); i += stride) {
 		const struct kinstr_func *f = kinstr_kernel__func(k, i);
 		struct kinstr_fn *fn = kinstr_fn__analyze(k, f);
-		bool seen[2] = { false, false };
-		size_t s;
+		const struct kinstr_site *pick[4] = { NULL, NULL, NULL, NULL };	/* first, last of each */
+		size_t s, j;
 
 		for (s = 0; fn && s < kinstr_fn__site_cnt(fn); s++) {
 			const struct kinstr_site *st = kinstr_fn__site(fn, s);
 
-			if (st->cls > KINSTR_SITE_TRAP || seen[st->cls])
+			if (st->cls > KINSTR_SITE_TRAP)
 				continue;
-			seen[st->cls] = true;
+			if (!pick[2 * st->cls])
+				pick[2 * st->cls] = st;
+			pick[2 * st->cls + 1] = st;
+		}
+		for (j = 0; j < 4; j++) {
+			if (!pick[j] || (j & 1 && pick[j] == pick[j - 1]))
+				continue;
 			if (n == cap && !(c = realloc(c, (cap *= 2) * sizeof(*c))))
 				return 1;
-			c[n++] = (struct cand){ f, st->addr };
-			per[st->cls]++;
+			c[n++] = (struct cand){ f, pick[j]->addr };
+			per[pick[j]->cls]++;
 		}
 		kinstr_fn__free(fn);
 	}

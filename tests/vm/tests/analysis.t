@@ -27,7 +27,7 @@ EXPECT ^  jump-label +[1-9]
 EXPECT ^  extable +[1-9]
 EXPECT ^  bug +[1-9]
 
-NAME every site user space offers, the module's verifier accepts: the first jump and trap site of every 16th function, verified without patching (whole kernel: verify_agree -a, 3 min)
+NAME every site user space offers, the module's verifier accepts: the first and last jump and trap site of every 16th function, verified without patching (whole kernel: verify_agree -a, 6.5 min)
 SETUP insmod kmod/kinstr.ko
 RUN a=$(build/tests/vm/progs/textsum '*'); build/tests/vm/progs/verify_agree 16; \
 	b=$(build/tests/vm/progs/textsum '*'); test "$a" = "$b" && echo "text unchanged"
