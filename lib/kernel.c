@@ -662,13 +662,6 @@ out:
 	return err;
 }
 
-/*
- * ftrace sites that are no function's start: a __weak function the linker overrode leaves its
- * body, and its __fentry__ NOP, inside the symbol before it (tracefs lists the record as
- * __ftrace_invalid_address___N, with no address). A function's NOP sits at its 16-byte
- * aligned start, so every aligned 5-byte NOP inside a symbol is asked of the module (ftrace's
- * own records: ftrace_text_reserved()); the few that are ftrace's become reservations.
- */
 /* Does a reservation start at a? (k->res sorted by address) */
 static bool res_starts_at(const struct kinstr_kernel *k, unsigned long long a)
 {
@@ -685,11 +678,19 @@ static bool res_starts_at(const struct kinstr_kernel *k, unsigned long long a)
 	return lo < k->nres && k->res[lo].addr == a;
 }
 
+/*
+ * ftrace sites that are no function's start: a __weak function the linker overrode leaves its
+ * body, and its __fentry__ NOP, inside the symbol before it (tracefs lists the record as
+ * __ftrace_invalid_address___N, with no address). A function's NOP sits at its 16-byte
+ * aligned start, so every aligned 5-byte NOP inside a symbol is asked of the module (ftrace's
+ * own records: ftrace_text_reserved()); the few that are ftrace's become reservations.
+ */
 static int add_stray_ftrace(struct kinstr_kernel *k, struct kinstr_dev *dev)
 {
 	static const unsigned char nop5[5] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };
 	struct kinstr_check_range *r = NULL;
 	size_t i, n = 0, cap = 0;
+	unsigned long long last = 0;
 	int err = 0;
 
 	/* most such NOPs are jump labels, known already: sorted, the reservations tell them apart */
@@ -698,6 +699,9 @@ static int add_stray_ftrace(struct kinstr_kernel *k, struct kinstr_dev *dev)
 		const struct kinstr_func *f = &k->funcs[i];
 		unsigned long long a;
 
+		if (f->addr == last)	/* an alias: asked already */
+			continue;
+		last = f->addr;
 		for (a = (f->addr + 16) & ~15ULL; a + 5 <= f->addr + f->size; a += 16) {
 			const unsigned char *b = kinstr_kernel__text(k, a, 5);
 
