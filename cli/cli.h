@@ -76,10 +76,10 @@ extern bool cli_ftrace_entries;
  * Probes that time f with timer `timer`: a start at its entry (after the ftrace NOP; from the NOP
  * through an ftrace direct call where only a trap fits after it and cli_ftrace_entries), a stop at
  * every exit (ret, return-thunk jump, tail call); *exits gets their number. On failure nothing
- * is added, -errno is returned and, unless quiet, the reason printed.
+ * is added, -errno is returned and, unless quiet, the reason printed; why (may be NULL) gets it.
  */
 int cli_time_func(struct kinstr_probeset *ps, const struct kinstr_kernel *k, const struct kinstr_func *f,
-		  unsigned int timer, unsigned int *exits, bool quiet);
+		  unsigned int timer, unsigned int *exits, bool quiet, char *why, size_t whylen);
 /* A call instruction of a function, timed from the call to the instruction after it. */
 struct cli_callsite {
 	unsigned long long addr;

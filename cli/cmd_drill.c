@@ -102,8 +102,11 @@ static int measure_level(const struct kinstr_kernel *k, const int *frontier, int
 
 		if (!n->f)
 			continue;
-		if (cli_time_func(ps, k, n->f, ntimers, &exits, true)) {
-			snprintf(n->why, sizeof(n->why), "not timed: an exit or its entry cannot be probeable");
+		if (cli_time_func(ps, k, n->f, ntimers, &exits, true, err, sizeof(err))) {
+			/* the rule, without the function's name the tree already shows */
+			const char *r = strstr(err, ": ");
+
+			snprintf(n->why, sizeof(n->why), "not timed: %.148s", r ? r + 2 : err);
 			continue;
 		}
 		lf[nl].node = frontier[i];

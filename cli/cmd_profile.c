@@ -331,7 +331,7 @@ out:
  * when the branch is not taken. Such functions are refused, naming the site.
  */
 int cli_time_func(struct kinstr_probeset *ps, const struct kinstr_kernel *k, const struct kinstr_func *f,
-		  unsigned int timer, unsigned int *exits, bool quiet)
+		  unsigned int timer, unsigned int *exits, bool quiet, char *why, size_t whylen)
 {
 	struct kinstr_fn *fn = kinstr_fn__analyze(k, f);
 	const struct kinstr_cfg *cfg;
@@ -339,23 +339,22 @@ int cli_time_func(struct kinstr_probeset *ps, const struct kinstr_kernel *k, con
 	size_t i, n0 = kinstr_probeset__cnt(ps), j;
 	uint64_t at = f->addr;
 	bool ftrace;
-	char err[512];
+	char err[512] = "";
 	int ret = 0;
 
 	if (!fn) {
-		if (!quiet)
-			cli_err("%s: cannot analyse: %s", f->name, strerror(errno));
-		return -errno;
+		ret = -errno;
+		snprintf(err, sizeof(err), "%s: cannot analyse: %s", f->name, strerror(-ret));
+		goto out;
 	}
 	cfg = kinstr_fn__cfg(fn);
 	for (i = 0; i < kinstr_cfg__insn_cnt(cfg); i++) {
 		const struct kinstr_cfg_insn *in = kinstr_cfg__insn(cfg, i);
 
 		if ((in->flags & (KINSTR_CFG_I_TAIL_CALL | KINSTR_CFG_I_RETURN)) && in->x.flow == KINSTR_X86_FLOW_JCC) {
-			if (!quiet)
-				cli_err("%s+0x%llx: a conditional %s: exits there cannot be timed", f->name,
-					(unsigned long long)(in->x.addr - f->addr),
-					in->flags & KINSTR_CFG_I_RETURN ? "return" : "tail call");
+			snprintf(err, sizeof(err), "%s+0x%llx: a conditional %s: exits there cannot be timed", f->name,
+				 (unsigned long long)(in->x.addr - f->addr),
+				 in->flags & KINSTR_CFG_I_RETURN ? "return" : "tail call");
 			ret = -EOPNOTSUPP;
 			goto out;
 		}
@@ -365,9 +364,9 @@ int cli_time_func(struct kinstr_probeset *ps, const struct kinstr_kernel *k, con
 		at = s->addr;
 	for (i = 0; i < kinstr_cfg__insn_cnt(cfg); i++)
 		if (kinstr_cfg__insn(cfg, i)->x.addr == at && (kinstr_cfg__insn(cfg, i)->flags & KINSTR_CFG_I_TARGET)) {
-			if (!quiet)
-				cli_err("%s+0x%llx: the function branches back to its entry: calls cannot be told apart",
-					f->name, (unsigned long long)(at - f->addr));
+			snprintf(err, sizeof(err),
+				 "%s+0x%llx: the function branches back to its entry: calls cannot be told apart",
+				 f->name, (unsigned long long)(at - f->addr));
 			ret = -EOPNOTSUPP;
 			goto out;
 		}
@@ -393,16 +392,18 @@ int cli_time_func(struct kinstr_probeset *ps, const struct kinstr_kernel *k, con
 		snprintf(err, sizeof(err), "%s: no exit site (it never returns)", f->name);
 		ret = -ENOENT;
 	}
-	if (ret) {
-		if (!quiet)
-			cli_err("%s", err);
+	if (ret)
 		goto out;
-	}
 	for (j = n0; j < kinstr_probeset__cnt(ps); j++)
 		kinstr_probeset__set_timer(ps, j, j == n0, timer);
 out:
-	if (ret)
+	if (ret) {
 		kinstr_probeset__truncate(ps, n0);
+		if (!quiet)
+			cli_err("%s", err);
+		if (why)
+			snprintf(why, whylen, "%s", err);
+	}
 	kinstr_fn__free(fn);
 	return ret;
 }
@@ -558,7 +559,7 @@ int cmd_profile(int argc, char **argv)
 					goto out;
 				pf = g;
 			}
-			if (cli_time_func(ps, k, f, n, &exits, glob)) {
+			if (cli_time_func(ps, k, f, n, &exits, glob, NULL, 0)) {
 				if (!glob)
 					goto out;
 				skipped++;

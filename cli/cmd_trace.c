@@ -626,6 +626,20 @@ static int add_classes(struct tracer *tr)
 	return 0;
 }
 
+/* Hits whose record the recursion guard skipped, over every probe (0 if unknown). */
+static uint64_t recursion_missed(struct kinstr_probeset *ps)
+{
+	size_t i, n = kinstr_probeset__cnt(ps);
+	uint64_t *c = calloc(n ? n : 1, sizeof(*c)), *m = calloc(n ? n : 1, sizeof(*m)), sum = 0;
+
+	if (c && m && !kinstr_probeset__counts_missed(ps, c, m))
+		for (i = 0; i < n; i++)
+			sum += m[i];
+	free(c);
+	free(m);
+	return sum;
+}
+
 int cmd_trace(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -658,7 +672,7 @@ int cmd_trace(int argc, char **argv)
 	struct kinstr_dev *dev;
 	int c, i, ret = CLI_FAIL, status = -1, r;
 	pid_t child = 0;
-	uint64_t total_rec = 0, total_lost = 0;
+	uint64_t total_rec = 0, total_lost = 0, missed = 0;
 	unsigned int cpu;
 
 	while ((c = getopt_long(argc, argv, "+o:d:c:h", opts, NULL)) != -1) {
@@ -809,6 +823,7 @@ int cmd_trace(int argc, char **argv)
 			goto out;
 		}
 	}
+	missed = recursion_missed(ps);
 	/* probes out, every handler finished (quiescence), then the last partial sub-buffers */
 	kinstr_probeset__remove(ps);
 	kinstr_dev__sync(dev);
@@ -859,6 +874,9 @@ int cmd_trace(int argc, char **argv)
 	}
 	fprintf(stderr, "kinstr: %llu events recorded, %llu lost, in %s\n", (unsigned long long)total_rec,
 		(unsigned long long)total_lost, dir);
+	if (missed)
+		fprintf(stderr, "kinstr: %llu hits not recorded: recursion (a probe hit inside kinstr's own "
+			"tracer, e.g. in the clock it reads)\n", (unsigned long long)missed);
 	ret = child > 0 ? status : CLI_OK;
 out:
 	if (child > 0 && status < 0) {

@@ -3,6 +3,9 @@
 #ifndef KINSTR_KMOD_H
 #define KINSTR_KMOD_H
 
+#include <linux/kprobes.h>
+#include <linux/percpu.h>
+#include <linux/preempt.h>
 #include <linux/types.h>
 
 #define KINSTR_PR_PREFIX "kinstr: "
@@ -47,6 +50,8 @@ struct kinstr_ksyms {
 	unsigned long return_thunk;
 	struct kprobe *(*get_kprobe)(void *addr);	/* __x86_return_thunk, 0 if the kernel has none */
 	struct module *(*module_address)(unsigned long addr);	/* __module_address, not exported */
+	struct list_head *kprobe_blacklist;	/* kernel/kprobes.c's list, written under kprobe_mutex */
+	struct mutex *kprobe_mutex;
 	struct kinstr_span text, entry_text, irqentry_text, noinstr_text, kprobes_text;
 	/* the read-only tables user space may read to classify sites itself */
 	struct kinstr_span ex_table, jump_table, static_call_sites, bug_table;
@@ -75,6 +80,68 @@ int kinstr_module_pin(unsigned long site, struct module **modp);
 bool kinstr_module_target_in(unsigned long lo, unsigned long hi, unsigned long *target);
 int kinstr_module_info(struct kinstr_module_info *mi);
 
+/*
+ * hitpath.c: the functions kinstr's probe context can reach (KINSTR_R_HIT_PATH), closed over
+ * direct branches from the roots each part of the module names (kinstr_*_hit_roots()).
+ */
+#define KINSTR_HIT_ROOTS_MAX 32
+int kinstr_hitpath_init(const unsigned long *roots, size_t nroots);
+void kinstr_hitpath_exit(void);
+bool kinstr_hitpath_has(unsigned long a, unsigned int len);
+bool kinstr_hitpath_spans(const struct kinstr_span **spans, size_t *n);
+
+/*
+ * The recursion guard of every action that calls out (timers, trace): one bit per context level
+ * (task, softirq, irq, NMI) per CPU. A probe hit inside kinstr's own action at the same level is
+ * recursion through a function the hit path reaches in a way the closure cannot see (an
+ * indirect call): its action is skipped and counted as missed. Preemption stays off inside so
+ * the bit is the CPU's own.
+ */
+DECLARE_PER_CPU(u8, kinstr_in_action);
+static __always_inline bool kinstr_action_enter(u8 *bit)
+{
+	preempt_disable_notrace();
+	*bit = 1U << interrupt_context_level();
+	if (unlikely(__this_cpu_read(kinstr_in_action) & *bit)) {
+		preempt_enable_notrace();
+		return false;
+	}
+	/* one instruction: an interrupt sees the bit either set or not, never half */
+	this_cpu_or(kinstr_in_action, *bit);
+	barrier();	/* the action's accesses stay inside the guarded region */
+	return true;
+}
+
+static __always_inline void kinstr_action_exit(u8 bit)
+{
+	barrier();	/* ... and are done before the bit clears */
+	this_cpu_and(kinstr_in_action, ~bit);
+	preempt_enable_notrace();
+}
+
+/* fence.c: kprobes refuse the bytes of kinstr's sites (entries on the kprobe blacklist). */
+struct kinstr_fence {
+	struct kprobe_blacklist_entry e;
+	struct hlist_node node;
+	bool in;
+};
+bool kinstr_fence_available(void);
+void kinstr_fence_lock(void);
+void kinstr_fence_unlock(void);
+bool kinstr_fence_kprobed(unsigned long a, unsigned int len);
+void kinstr_fence_add(struct kinstr_fence *f, unsigned long site, unsigned int len);
+void kinstr_fence_del(struct kinstr_fence *f);
+bool kinstr_fence_blacklisted(unsigned long a);
+
+/* limits.c: bounds per descriptor (EDQUOT) and in total (ENOSPC). */
+struct kinstr_limits;
+enum kinstr_res { KINSTR_RES_PROBES, KINSTR_RES_TRACE_BYTES, KINSTR_RES_TIMERS, KINSTR_RES_NR };
+int kinstr_limit_charge(enum kinstr_res r, u64 *fd_used, u64 n);
+void kinstr_limit_release_fd(u64 *fd_used, u64 n);
+void kinstr_limit_release(enum kinstr_res r, u64 n);
+void kinstr_limits_read(struct kinstr_limits *l);
+void kinstr_limits_init(void);
+
 /* policy.c: the site-safety predicates, each one rule. */
 u32 kinstr_policy_check(unsigned long addr, unsigned int len);
 long kinstr_ioctl_check(void __user *uarg);
@@ -101,6 +168,7 @@ void kinstr_session_free(struct kinstr_session *s);
 long kinstr_session_ioctl(struct kinstr_session *s, unsigned int cmd, void __user *uarg);
 int kinstr_probes_init(void);
 void kinstr_probes_exit(void);
+size_t kinstr_probes_hit_roots(unsigned long *roots);
 
 /* trace.c: trace channels (one per session), the trace action, the reader's ioctls. */
 struct kinstr_chan;
@@ -118,6 +186,7 @@ long kinstr_trace_stats(struct kinstr_chan *ch, void __user *uarg);
 __poll_t kinstr_trace_poll(struct kinstr_chan *ch, struct file *file, struct poll_table_struct *pt);
 int kinstr_trace_mmap(struct kinstr_chan *ch, struct vm_area_struct *vma);
 u32 kinstr_trace_spec_len(const struct kinstr_trace_spec *s);
+size_t kinstr_trace_hit_roots(unsigned long *roots);
 void kinstr_trace_record(struct kinstr_chan *ch, const struct kinstr_trace_spec *spec, u32 len,
 			 struct pt_regs *regs);
 int kinstr_session_mmap(struct kinstr_session *s, struct vm_area_struct *vma);
@@ -132,6 +201,7 @@ long kinstr_timers_create(struct kinstr_timers **tp, void __user *uarg);
 long kinstr_timers_read(struct kinstr_timers *t, void __user *uarg);
 long kinstr_timer_paths(struct kinstr_timers *t, void __user *uarg);
 void kinstr_timer_hit(struct kinstr_timers *t, u32 timer, bool start);
+size_t kinstr_timing_hit_roots(unsigned long *roots);
 int kinstr_timing_init(void);
 void kinstr_timing_exit(void);
 

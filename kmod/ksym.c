@@ -85,7 +85,7 @@ bool kinstr_ksyms_can_patch(void)
 
 	return k->text_mutex && k->insn_decode && k->kallsyms_lookup_size_offset && k->text_poke &&
 	       k->text_poke_sync && k->module_alloc && k->module_memfree && k->set_memory_ro &&
-	       k->set_memory_x;
+	       k->set_memory_x && k->kprobe_blacklist && k->kprobe_mutex && k->get_kprobe;
 }
 
 /* Self-relative __s32 at off in each entry of a table, as an address. */
@@ -153,6 +153,9 @@ int kinstr_ksyms_init(void)
 	k->return_thunk = lookup("__x86_return_thunk");
 	k->get_kprobe = (void *)lookup("get_kprobe");
 	k->module_address = (void *)lookup("__module_address");
+	/* kernel/kprobes.c's statics (CONFIG_KALLSYMS_ALL): without both, no fence, no patching */
+	k->kprobe_blacklist = (void *)lookup("kprobe_blacklist");
+	k->kprobe_mutex = (void *)lookup("kprobe_mutex");
 	span(&k->entry_text, "__entry_text_start", "__entry_text_end");
 	span(&k->irqentry_text, "__irqentry_text_start", "__irqentry_text_end");
 	span(&k->noinstr_text, "__noinstr_text_start", "__noinstr_text_end");

@@ -176,6 +176,44 @@ static long kinstr_ioctl_module(void __user *uarg)
 	return kinstr_put_struct(uarg, &mi, sizeof(mi), KINSTR_MODULE_INFO_SIZE_VER0);
 }
 
+static long kinstr_ioctl_hit_path(void __user *uarg)
+{
+	const struct kinstr_span *spans;
+	struct kinstr_hit_path h;
+	size_t n, i;
+	long err;
+
+	err = kinstr_get_struct(&h, sizeof(h), uarg, KINSTR_HIT_PATH_SIZE_VER0);
+	if (err)
+		return err;
+	if (h.flags || h.count)
+		return -EINVAL;
+	if (!kinstr_hitpath_spans(&spans, &n))
+		h.flags |= KINSTR_HIT_PATH_F_INCOMPLETE;
+	for (i = 0; i < n && i < h.cap; i++) {
+		struct kinstr_span64 s = { .start = spans[i].start, .end = spans[i].end };
+
+		if (copy_to_user(u64_to_user_ptr(h.spans) + i * sizeof(s), &s, sizeof(s)))
+			return -EFAULT;
+	}
+	h.count = n;
+	return kinstr_put_struct(uarg, &h, sizeof(h), KINSTR_HIT_PATH_SIZE_VER0);
+}
+
+static long kinstr_ioctl_limits(void __user *uarg)
+{
+	struct kinstr_limits l;
+	long err;
+
+	err = kinstr_get_struct(&l, sizeof(l), uarg, KINSTR_LIMITS_SIZE_VER0);
+	if (err)
+		return err;
+	if (l.flags)
+		return -EINVAL;
+	kinstr_limits_read(&l);
+	return kinstr_put_struct(uarg, &l, sizeof(l), KINSTR_LIMITS_SIZE_VER0);
+}
+
 static long kinstr_ioctl_version(void __user *uarg)
 {
 	struct kinstr_version v = {
@@ -183,7 +221,8 @@ static long kinstr_ioctl_version(void __user *uarg)
 		.abi_minor = KINSTR_ABI_MINOR,
 		.features = KINSTR_FEAT_DEBUG_INFO | KINSTR_FEAT_READ | KINSTR_FEAT_CHECK |
 			    KINSTR_FEAT_LAYOUT | KINSTR_FEAT_PROBES | KINSTR_FEAT_FTRACE_PROBES |
-			    KINSTR_FEAT_FTRACE_TRACE | KINSTR_FEAT_VERIFY_ONLY |
+			    KINSTR_FEAT_FTRACE_TRACE | KINSTR_FEAT_VERIFY_ONLY | KINSTR_FEAT_HIT_PATH |
+			    KINSTR_FEAT_MISSED | KINSTR_FEAT_LIMITS | KINSTR_FEAT_KPROBE_FENCE |
 			    (kinstr_ksyms.module_address ? KINSTR_FEAT_MODULE_TEXT : 0),
 	};
 
@@ -222,6 +261,10 @@ static long kinstr_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return kinstr_ioctl_layout(uarg);
 	case KINSTR_IOC_MODULE:
 		return kinstr_ioctl_module(uarg);
+	case KINSTR_IOC_HIT_PATH:
+		return kinstr_ioctl_hit_path(uarg);
+	case KINSTR_IOC_LIMITS:
+		return kinstr_ioctl_limits(uarg);
 	default:
 		return kinstr_session_ioctl(file->private_data, cmd, uarg);
 	}
@@ -272,6 +315,19 @@ static struct miscdevice kinstr_miscdev = {
 	.mode = 0600,
 };
 
+/* The closure of what probe context reaches, from the roots each part names. */
+static int hit_path_init(void)
+{
+	unsigned long roots[KINSTR_HIT_ROOTS_MAX];
+	size_t n = 0;
+
+	n += kinstr_probes_hit_roots(roots + n);
+	n += kinstr_timing_hit_roots(roots + n);
+	n += kinstr_trace_hit_roots(roots + n);
+	BUG_ON(n > KINSTR_HIT_ROOTS_MAX);
+	return kinstr_hitpath_init(roots, n);
+}
+
 static int __init kinstr_init(void)
 {
 	int err;
@@ -279,8 +335,15 @@ static int __init kinstr_init(void)
 	err = kinstr_ksyms_init();
 	if (err)
 		return err;
+	kinstr_limits_init();
+	err = hit_path_init();
+	if (err) {
+		kinstr_ksyms_exit();
+		return err;
+	}
 	err = kinstr_probes_init();
 	if (err) {
+		kinstr_hitpath_exit();
 		kinstr_ksyms_exit();
 		return err;
 	}
@@ -290,12 +353,20 @@ static int __init kinstr_init(void)
 		pr_err(KINSTR_PR_PREFIX "cannot register /dev/kinstr: %d\n", err);
 		kinstr_probes_exit();
 		kinstr_timing_exit();
+		kinstr_hitpath_exit();
 		kinstr_ksyms_exit();
 		return err;
 	}
-	pr_info(KINSTR_PR_PREFIX "%s loaded (abi %d.%d), kallsyms_lookup_name resolved, text %lu KiB\n",
-		KINSTR_VERSION, KINSTR_ABI_MAJOR, KINSTR_ABI_MINOR,
-		(kinstr_ksyms.text.end - kinstr_ksyms.text.start) >> 10);
+	{
+		const struct kinstr_span *hp;
+		size_t nhp;
+		bool whole = kinstr_hitpath_spans(&hp, &nhp);
+
+		pr_info(KINSTR_PR_PREFIX "%s loaded (abi %d.%d), kallsyms_lookup_name resolved, text %lu KiB, "
+			"hit path %zu functions%s\n", KINSTR_VERSION, KINSTR_ABI_MAJOR, KINSTR_ABI_MINOR,
+			(kinstr_ksyms.text.end - kinstr_ksyms.text.start) >> 10, nhp,
+			whole ? "" : " (incomplete: every probe refused)");
+	}
 	return 0;
 }
 
@@ -304,6 +375,7 @@ static void __exit kinstr_exit(void)
 	misc_deregister(&kinstr_miscdev);
 	kinstr_probes_exit();	/* frees every area: the timers' last references go */
 	kinstr_timing_exit();
+	kinstr_hitpath_exit();
 	kinstr_ksyms_exit();
 	pr_info(KINSTR_PR_PREFIX "unloaded\n");
 }

@@ -88,7 +88,8 @@ static u32 reserved_per_byte(unsigned long a, unsigned int len)
 
 /*
  * The blacklist holds whole functions (and the kernel extends it to their .part/.cold clones);
- * a range never spans two functions, so its first and last bytes decide.
+ * a range never spans two functions, so its first and last bytes decide. kinstr's own fences
+ * (fence.c) are left out: another kinstr probe nearby is refused as BUSY, not as blacklisted.
  */
 static u32 blacklisted(unsigned long a, unsigned int len)
 {
@@ -96,33 +97,17 @@ static u32 blacklisted(unsigned long a, unsigned int len)
 
 	if (!k->within_kprobe_blacklist)
 		return R(UNVERIFIABLE);
-	if (k->within_kprobe_blacklist(a) || k->within_kprobe_blacklist(a + len - 1))
+	if (kinstr_fence_blacklisted(a) || kinstr_fence_blacklisted(a + len - 1))
 		return R(KPROBE_BLACKLIST);
 	return 0;
 }
 
-/*
- * A kprobe on these bytes, or one up to 16 bytes before whose optimized jump may cover them:
- * never stack our splice on someone else's.
- */
+/* A kprobe on these bytes, or one up to 16 bytes before whose optimized jump may cover them. */
 static u32 kprobed(unsigned long a, unsigned int len)
 {
-	const struct kinstr_ksyms *k = &kinstr_ksyms;
-	unsigned long p;
-	u32 r = 0;
-
-	if (!k->get_kprobe)
+	if (!kinstr_ksyms.get_kprobe)
 		return R(UNVERIFIABLE);
-	rcu_read_lock();
-	for (p = a - KINSTR_MAX_DISPLACED; p < a + len && !r; p++) {
-		struct kprobe *kp = k->get_kprobe((void *)p);
-
-		/* a kprobe through ftrace patches only the ftrace site, which is reserved anyway */
-		if (kp && !(kp->flags & KPROBE_FLAG_FTRACE))
-			r = R(KPROBE);
-	}
-	rcu_read_unlock();
-	return r;
+	return kinstr_fence_kprobed(a, len) ? R(KPROBE) : 0;
 }
 
 /* Every reason why [addr, addr + len) may not be patched; 0 when the kernel sees none. */
@@ -152,6 +137,8 @@ u32 kinstr_policy_check(unsigned long addr, unsigned int len)
 	r |= reserved_per_byte(addr, len);
 	r |= blacklisted(addr, len);
 	r |= kprobed(addr, len);
+	if (kinstr_hitpath_has(addr, len))
+		r |= R(HIT_PATH);
 	return r;
 }
 

@@ -47,7 +47,8 @@ struct kprobe_k {
 	bool inline_count;		/* fast path: no call, flags dead at the site */
 	bool direct;			/* KINSTR_PROBE_FTRACE: registered with ftrace */
 	u8 orig[KINSTR_MAX_DISPLACED];
-	u64 __percpu *hits;
+	u64 __percpu *hits;		/* [0] hits, [1] actions skipped by the recursion guard */
+	struct kinstr_fence fence;	/* kprobes keep off the site's bytes (not on ftrace probes) */
 	/* KINSTR_ACTION_TIMER_*: which timer of which set (the area holds a reference) */
 	struct kinstr_timers *timers;
 	u32 timer;
@@ -83,6 +84,7 @@ struct kinstr_session {
 	u32 next_id;
 	struct kinstr_chan *chan;	/* KINSTR_IOC_TRACE_CREATE */
 	struct kinstr_timers *timers;	/* KINSTR_IOC_TIMERS_CREATE */
+	u64 probes;			/* slots of its areas, against the limits */
 };
 
 /*
@@ -102,22 +104,39 @@ extern void kinstr_entry_stub(void);
 extern void kinstr_entry_stub_nf(void);
 extern void kinstr_trace_stub(void);
 
+DEFINE_PER_CPU(u8, kinstr_in_action);
+
 /* Called from every slot's prologue, in any context (task, irq, NMI): touch nothing else. */
 notrace void kinstr_probe_hit(struct kprobe_k *p);
 notrace void kinstr_probe_hit(struct kprobe_k *p)
 {
-	this_cpu_inc(*p->hits);
-	if (unlikely(p->timers))
+	u8 bit;
+
+	this_cpu_inc(p->hits[0]);
+	if (unlikely(p->timers)) {
+		if (!kinstr_action_enter(&bit)) {
+			this_cpu_inc(p->hits[1]);
+			return;
+		}
 		kinstr_timer_hit(p->timers, p->timer, p->timer_start);
+		kinstr_action_exit(bit);
+	}
 }
 
 /* From a trace probe's slot, through kinstr_trace_stub: regs is the site's full state. */
 notrace void kinstr_trace_hit(struct kprobe_k *p, struct pt_regs *regs);
 notrace void kinstr_trace_hit(struct kprobe_k *p, struct pt_regs *regs)
 {
+	u8 bit;
+
 	regs->ip = p->site;
-	this_cpu_inc(*p->hits);
+	this_cpu_inc(p->hits[0]);
+	if (!kinstr_action_enter(&bit)) {
+		this_cpu_inc(p->hits[1]);
+		return;
+	}
 	kinstr_trace_record(p->chan, &p->spec, p->rec_len, regs);
+	kinstr_action_exit(bit);
 }
 
 static struct kprobe_k *lookup_site(unsigned long site)
@@ -134,7 +153,7 @@ static struct kprobe_k *lookup_site(unsigned long site)
  * int3 at one of our sites: resume in its slot, which does the action, the displaced
  * instructions and the jump back. Runs with RCU watching (notify_die's chain is RCU-protected).
  */
-static int kinstr_int3_notify(struct notifier_block *nb, unsigned long val, void *data)
+static notrace int kinstr_int3_notify(struct notifier_block *nb, unsigned long val, void *data)
 {
 	struct die_args *args = data;
 	struct pt_regs *regs = args->regs;
@@ -249,6 +268,7 @@ static void free_area(struct kinstr_area *a)
 
 	for (i = 0; i < a->count; i++)
 		free_percpu(a->probes[i].hits);
+	kinstr_limit_release(KINSTR_RES_PROBES, a->count);
 	if (a->mem)
 		kinstr_ksyms.module_memfree(a->mem);	/* resets permissions (VM_FLUSH_RESET_PERMS) */
 	/* after quiescence (or before any patch): nothing runs in the slots or the module's sites */
@@ -320,6 +340,44 @@ static void unpublish(struct kinstr_area *a, u32 n)
 	mutex_lock(&kinstr_patch_mutex);
 	unpublish_locked(a, n);
 	mutex_unlock(&kinstr_patch_mutex);
+}
+
+/*
+ * Fence the sites of probes [0, a->count) against kprobes, after checking once more, under
+ * kprobe_mutex, that no kprobe came since verification. -EBUSY with *bad the probe it hit.
+ */
+static int fence_area(struct kinstr_area *a, u32 *bad)
+{
+	u32 i;
+
+	kinstr_fence_lock();
+	for (i = 0; i < a->count; i++) {
+		struct kprobe_k *p = &a->probes[i];
+
+		if (p->kind == KINSTR_PROBE_FTRACE)
+			continue;	/* ftrace's text: ftrace arbitrates its users */
+		if (kinstr_fence_kprobed(p->site, p->displaced_len)) {
+			while (i--)
+				kinstr_fence_del(&a->probes[i].fence);
+			kinstr_fence_unlock();
+			*bad = i;
+			return -EBUSY;
+		}
+		kinstr_fence_add(&p->fence, p->site, p->displaced_len);
+	}
+	kinstr_fence_unlock();
+	return 0;
+}
+
+/* Unfence, once the text is restored; the entries are freed with the area, after quiescence. */
+static void unfence_area(struct kinstr_area *a)
+{
+	u32 i;
+
+	kinstr_fence_lock();
+	for (i = 0; i < a->count; i++)
+		kinstr_fence_del(&a->probes[i].fence);
+	kinstr_fence_unlock();
 }
 
 /* Both quiescence waits, once for a whole batch. */
@@ -433,9 +491,10 @@ static void wait_live(struct kinstr_area *a)
 }
 
 /* Restore the text now; the slots are freed by the worker after quiescence. */
-static int area_remove(struct kinstr_area *a)
+static int area_remove(struct kinstr_session *s, struct kinstr_area *a)
 {
 	list_del(&a->node);
+	kinstr_limit_release_fd(&s->probes, a->count);
 	if (a->state == AREA_NEW) {
 		free_area(a);
 		return 0;
@@ -448,6 +507,7 @@ static int area_remove(struct kinstr_area *a)
 	mutex_unlock(kinstr_ksyms.text_mutex);
 	unregister_direct(a, a->count);
 	unpublish_locked(a, a->count);
+	unfence_area(a);	/* after the text: a kprobe accepted now sees the original bytes */
 	a->state = AREA_NEW;
 	list_add_tail(&a->node, &kinstr_free_list);
 	mutex_unlock(&kinstr_patch_mutex);
@@ -560,6 +620,16 @@ static int area_install(struct kinstr_session *s, struct kinstr_area *a, const s
 		hash_add_rcu(kinstr_sites, &a->probes[i].hnode, a->probes[i].site);
 	mutex_unlock(&kinstr_patch_mutex);
 
+	/* before the first byte changes: from here kprobes refuse these bytes */
+	err = fence_area(a, &i);
+	if (err) {
+		unpublish(a, a->count);
+		quiesce();
+		v = (struct kinstr_verdict){ .refusal = KINSTR_REFUSE_RESERVED, .addr = req[i].site,
+					     .reasons = 1U << KINSTR_R_KPROBE };
+		err = -EPERM;
+		goto refused;
+	}
 	mutex_lock(kinstr_ksyms.text_mutex);
 	for (i = 0; i < a->count; i++) {
 		u8 live[KINSTR_MAX_DISPLACED];
@@ -572,6 +642,7 @@ static int area_install(struct kinstr_session *s, struct kinstr_area *a, const s
 			unpatch_locked(a, i);
 			mutex_unlock(kinstr_ksyms.text_mutex);
 			unpublish(a, a->count);
+			unfence_area(a);
 			quiesce();
 			v = (struct kinstr_verdict){ .refusal = KINSTR_REFUSE_BYTES_DIFFER, .addr = req[i].site };
 			err = -ESTALE;
@@ -595,6 +666,7 @@ static int area_install(struct kinstr_session *s, struct kinstr_area *a, const s
 			unpatch_locked(a, a->count);
 			mutex_unlock(kinstr_ksyms.text_mutex);
 			unpublish(a, a->count);
+			unfence_area(a);
 			quiesce();
 			v = (struct kinstr_verdict){ .refusal = err == -EBUSY ? KINSTR_REFUSE_BUSY :
 						     KINSTR_REFUSE_RESERVED, .addr = p->site,
@@ -648,19 +720,26 @@ static long ioctl_alloc(struct kinstr_session *s, void __user *uarg)
 		return -EOPNOTSUPP;
 	if (locked_down())
 		return -EPERM;
+	err = kinstr_limit_charge(KINSTR_RES_PROBES, &s->probes, al.count);
+	if (err)
+		return err;
 	a = kvzalloc(struct_size(a, probes, al.count), GFP_KERNEL);
-	if (!a)
+	if (!a) {
+		kinstr_limit_release_fd(&s->probes, al.count);
+		kinstr_limit_release(KINSTR_RES_PROBES, al.count);
 		return -ENOMEM;
-	a->count = al.count;
+	}
+	a->count = al.count;	/* from here free_area() gives the total back */
 	bytes = PAGE_ALIGN((unsigned long)al.count * KINSTR_SLOT_SIZE);
 	a->pages = bytes >> PAGE_SHIFT;
 	a->mem = kinstr_ksyms.module_alloc(bytes);
 	for (i = 0; a->mem && i < a->count; i++) {
-		a->probes[i].hits = alloc_percpu(u64);
+		a->probes[i].hits = __alloc_percpu(2 * sizeof(u64), sizeof(u64));
 		if (!a->probes[i].hits)
 			break;
 	}
 	if (!a->mem || i < a->count) {
+		kinstr_limit_release_fd(&s->probes, al.count);
 		free_area(a);
 		return -ENOMEM;
 	}
@@ -669,8 +748,7 @@ static long ioctl_alloc(struct kinstr_session *s, void __user *uarg)
 	al.area = a->id;
 	al.addr = (unsigned long)a->mem;
 	if (copy_to_user(uarg, &al, sizeof(al))) {
-		list_del(&a->node);
-		free_area(a);
+		area_remove(s, a);
 		return -EFAULT;
 	}
 	return 0;
@@ -739,7 +817,7 @@ static long ioctl_remove(struct kinstr_session *s, void __user *uarg)
 	a = find_area(s, rm.area);
 	if (!a)
 		return -ENOENT;
-	return area_remove(a);
+	return area_remove(s, a);
 }
 
 static long ioctl_counts(struct kinstr_session *s, void __user *uarg)
@@ -758,11 +836,15 @@ static long ioctl_counts(struct kinstr_session *s, void __user *uarg)
 	if (c.count > a->count || c.__reserved)
 		return -EINVAL;
 	for (i = 0; i < c.count; i++) {
-		u64 sum = 0;
+		u64 sum = 0, missed = 0;
 
-		for_each_possible_cpu(cpu)
-			sum += *per_cpu_ptr(a->probes[i].hits, cpu);
+		for_each_possible_cpu(cpu) {
+			sum += per_cpu_ptr(a->probes[i].hits, cpu)[0];
+			missed += per_cpu_ptr(a->probes[i].hits, cpu)[1];
+		}
 		if (put_user(sum, (u64 __user *)u64_to_user_ptr(c.counts) + i))
+			return -EFAULT;
+		if (c.missed && put_user(missed, (u64 __user *)u64_to_user_ptr(c.missed) + i))
 			return -EFAULT;
 		if (c.flags && put_user(a->probes[i].inline_count ? KINSTR_PROBE_F_INLINE : 0,
 					(u32 __user *)u64_to_user_ptr(c.flags) + i))
@@ -853,7 +935,7 @@ void kinstr_session_free(struct kinstr_session *s)
 
 	mutex_lock(&s->lock);
 	list_for_each_entry_safe(a, tmp, &s->areas, node)
-		area_remove(a);
+		area_remove(s, a);
 	mutex_unlock(&s->lock);
 	/* the areas' references keep the buffers until the worker frees them after quiescence */
 	kinstr_chan_put(s->chan);
@@ -875,6 +957,20 @@ __poll_t kinstr_session_poll(struct kinstr_session *s, struct file *file, struct
 {
 	/* poll does not take the session lock: pairs with the release in kinstr_trace_create */
 	return kinstr_trace_poll(smp_load_acquire(&s->chan), file, pt);
+}
+
+/* What probe context enters here, for the hit path's closure (hitpath.c). */
+size_t kinstr_probes_hit_roots(unsigned long *r)
+{
+	size_t n = 0;
+
+	r[n++] = (unsigned long)kinstr_entry_stub;
+	r[n++] = (unsigned long)kinstr_entry_stub_nf;
+	r[n++] = (unsigned long)kinstr_trace_stub;
+	r[n++] = (unsigned long)kinstr_probe_hit;
+	r[n++] = (unsigned long)kinstr_trace_hit;
+	r[n++] = (unsigned long)kinstr_int3_notify;
+	return n;
 }
 
 int kinstr_probes_init(void)

@@ -294,6 +294,14 @@ static notrace void kt_sched_switch_probe(void *data, bool preempt, struct task_
 	rcu_read_unlock_sched_notrace();
 }
 
+/* What probe context enters here, for the hit path's closure (hitpath.c). */
+size_t kinstr_timing_hit_roots(unsigned long *r)
+{
+	r[0] = (unsigned long)kinstr_timer_hit;
+	r[1] = (unsigned long)kt_sched_switch_probe;
+	return 2;
+}
+
 static void find_sched_switch(struct tracepoint *tp, void *priv)
 {
 	if (!strcmp(tp->name, "sched_switch"))
@@ -305,6 +313,7 @@ static void timers_free_rcu(struct rcu_head *h)
 	struct kinstr_timers *t = container_of(h, struct kinstr_timers, rcu);
 
 	put_pid(t->pgrp);
+	kinstr_limit_release(KINSTR_RES_TIMERS, t->count);
 	vfree(t->stats);
 	vfree(t->paths);
 	free_percpu(t->irq);
@@ -344,6 +353,7 @@ long kinstr_timers_create(struct kinstr_timers **tp, void __user *uarg)
 {
 	struct kinstr_timers_create tc;
 	struct kinstr_timers *t;
+	u64 fd_used = 0;	/* one set per descriptor */
 	int cpu, err;
 	u32 i;
 
@@ -357,15 +367,20 @@ long kinstr_timers_create(struct kinstr_timers **tp, void __user *uarg)
 		return -EEXIST;
 	if (!kt_registered)
 		return -EOPNOTSUPP;
+	err = kinstr_limit_charge(KINSTR_RES_TIMERS, &fd_used, tc.count);
+	if (err)
+		return err;
 	t = kzalloc(sizeof(*t), GFP_KERNEL);
-	if (!t)
+	if (!t) {
+		kinstr_limit_release(KINSTR_RES_TIMERS, tc.count);
 		return -ENOMEM;
-	t->count = tc.count;
+	}
+	t->count = tc.count;	/* from here timers_free_rcu() gives the total back */
 	t->tgid = tc.tgid;
 	if (tc.flags & KINSTR_TIMERS_F_PGRP) {
 		t->pgrp = find_get_pid(tc.tgid);
 		if (!t->pgrp) {
-			kfree(t);
+			timers_free_rcu(&t->rcu);
 			return -ESRCH;
 		}
 	}

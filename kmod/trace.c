@@ -41,6 +41,7 @@ struct kinstr_chan {
 	struct timer_list timer;
 	u64 last_written;		/* the timer's view */
 	bool ready;			/* records were written since the reader last found nothing */
+	u64 charged;			/* buffer bytes against the limits */
 };
 
 /* NMI-safe, CLOCK_MONOTONIC: what the CTF clock describes. */
@@ -87,6 +88,7 @@ static void chan_release(struct kref *ref)
 
 	del_timer_sync(&ch->timer);
 	vfree(ch->mem);
+	kinstr_limit_release(KINSTR_RES_TRACE_BYTES, ch->charged);
 	kvfree(ch->bufs);
 	kfree(ch);
 }
@@ -107,10 +109,20 @@ static bool is_pow2_in(u32 v, u32 lo, u32 hi)
 	return v >= lo && v <= hi && !(v & (v - 1));
 }
 
+/* What probe context enters here, for the hit path's closure; the clocks are called by pointer. */
+size_t kinstr_trace_hit_roots(unsigned long *r)
+{
+	r[0] = (unsigned long)kinstr_trace_record;
+	r[1] = (unsigned long)chan_clock;
+	r[2] = (unsigned long)chan_clock_local;
+	return 3;
+}
+
 long kinstr_trace_create(struct kinstr_chan **chp, void __user *uarg)
 {
 	struct kinstr_trace_create tc;
 	struct kinstr_chan *ch;
+	u64 fd_used = 0;	/* one channel per descriptor */
 	size_t per;
 	u32 cpu;
 	int err;
@@ -136,11 +148,18 @@ long kinstr_trace_create(struct kinstr_chan **chp, void __user *uarg)
 		kfree(ch);
 		return -E2BIG;
 	}
+	err = kinstr_limit_charge(KINSTR_RES_TRACE_BYTES, &fd_used, (u64)ch->buf_size * ch->nr_cpus);
+	if (err) {
+		kfree(ch);
+		return err;
+	}
+	ch->charged = fd_used;
 	ch->bufs = kvcalloc(ch->nr_cpus, sizeof(*ch->bufs), GFP_KERNEL);
 	ch->mem = vmalloc_user(ch->buf_size * ch->nr_cpus);
 	if (!ch->bufs || !ch->mem) {
 		vfree(ch->mem);
 		kvfree(ch->bufs);
+		kinstr_limit_release(KINSTR_RES_TRACE_BYTES, ch->charged);
 		kfree(ch);
 		return -ENOMEM;
 	}

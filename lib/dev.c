@@ -11,6 +11,8 @@
 
 struct kinstr_dev {
 	int fd;
+	int have_features;
+	uint64_t features;	/* KINSTR_FEAT_*, asked once */
 };
 
 const char *kinstr__version(void)
@@ -114,6 +116,55 @@ int kinstr_dev__module(struct kinstr_dev *dev, unsigned long long addr, struct k
 	return dev_ioctl(dev, KINSTR_IOC_MODULE, mi);
 }
 
+bool kinstr_dev__has(struct kinstr_dev *dev, uint64_t feature)
+{
+	struct kinstr_version v;
+
+	if (!dev->have_features && !kinstr_dev__version(dev, &v)) {
+		dev->features = v.features;
+		dev->have_features = 1;
+	}
+	return (dev->features & feature) == feature;
+}
+
+struct kinstr_span64 *kinstr_dev__hit_path(struct kinstr_dev *dev, size_t *n, bool *incomplete)
+{
+	struct kinstr_hit_path h = { .size = sizeof(h) };
+	struct kinstr_span64 *spans = NULL;
+	int err;
+
+	*n = 0;
+	*incomplete = false;
+	for (;;) {	/* ask for the count, then for that many (it is fixed after load) */
+		h.spans = (uintptr_t)spans;
+		err = dev_ioctl(dev, KINSTR_IOC_HIT_PATH, &h);
+		if (err) {
+			free(spans);
+			errno = -err;
+			return NULL;
+		}
+		if (spans && h.count <= h.cap)
+			break;
+		free(spans);
+		h.cap = h.count;
+		h.count = 0;
+		h.flags = 0;
+		spans = calloc(h.cap ? h.cap : 1, sizeof(*spans));
+		if (!spans)
+			return NULL;
+	}
+	*n = h.count;
+	*incomplete = h.flags & KINSTR_HIT_PATH_F_INCOMPLETE;
+	return spans;
+}
+
+int kinstr_dev__limits(struct kinstr_dev *dev, struct kinstr_limits *l)
+{
+	memset(l, 0, sizeof(*l));
+	l->size = sizeof(*l);
+	return dev_ioctl(dev, KINSTR_IOC_LIMITS, l);
+}
+
 int kinstr_dev__sync(struct kinstr_dev *dev)
 {
 	struct kinstr_sync sy = { .size = sizeof(sy) };
@@ -151,6 +202,7 @@ static const struct {
 	[KINSTR_R_UNVERIFIABLE] = { "unverifiable", "cannot be verified (a kernel check is unavailable)" },
 	[KINSTR_R_KPROBE] = { "kprobe", "a kprobe is already there" },
 	[KINSTR_R_MODULE_STATE] = { "module-state", "in a module that is loading or unloading" },
+	[KINSTR_R_HIT_PATH] = { "hit-path", "reached by kinstr's own probe context (its clock, timers or tracer)" },
 };
 
 const char *kinstr_site_reason__str(unsigned int reason)

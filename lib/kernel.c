@@ -769,9 +769,18 @@ static int add_blacklist(struct kinstr_kernel *k)
 	if (!buf)
 		return -errno;
 	for (line = strtok_r(buf, "\n", &save); line && !err; line = strtok_r(NULL, "\n", &save)) {
+		const struct kinstr_func *fn;
 		unsigned long long s, e;
 
 		if (sscanf(line, "0x%llx-0x%llx", &s, &e) != 2 || e <= s)
+			continue;
+		/*
+		 * The kernel blacklists whole symbols; kinstr's fences (kprobes keep off the sites another
+		 * kinstr descriptor holds) start past a symbol's start. The module refuses the bytes those
+		 * hold as busy, not as blacklisted.
+		 */
+		fn = kinstr_kernel__func_at(k, s);
+		if (fn && fn->addr != s)
 			continue;
 		if (n == cap) {
 			void *p = realloc(r, (cap = cap ? cap * 2 : 1024) * sizeof(*r));
@@ -802,6 +811,29 @@ static int add_blacklist(struct kinstr_kernel *k)
 			err = res_add(k, f->addr, f->size, KINSTR_R_KPROBE_BLACKLIST);
 	}
 	free(r);
+	return err;
+}
+
+/* The functions kinstr's own probe context reaches, as the module found them at load. */
+static int add_hit_path(struct kinstr_kernel *k, struct kinstr_dev *dev)
+{
+	struct kinstr_span64 *spans;
+	bool incomplete;
+	size_t n, i;
+	int err = 0;
+
+	if (!kinstr_dev__has(dev, KINSTR_FEAT_HIT_PATH))
+		return 0;	/* an older module: it has no such rule to agree with */
+	spans = kinstr_dev__hit_path(dev, &n, &incomplete);
+	if (!spans)
+		return -errno;
+	if (incomplete)
+		err = res_add(k, k->layout.text.start, k->layout.text.end - k->layout.text.start,
+			      KINSTR_R_HIT_PATH);
+	for (i = 0; i < n && !err; i++)
+		if (spans[i].end > spans[i].start)
+			err = res_add(k, spans[i].start, spans[i].end - spans[i].start, KINSTR_R_HIT_PATH);
+	free(spans);
 	return err;
 }
 
@@ -954,6 +986,8 @@ struct kinstr_kernel *kinstr_kernel__open_live(struct kinstr_dev *dev)
 		err = add_blacklist(k);
 	if (!err)
 		err = add_kprobes(k);
+	if (!err)
+		err = add_hit_path(k, dev);
 	if (!err)
 		err = add_symbol_rules(k);
 	if (!err)

@@ -330,7 +330,9 @@ static int pset_install(struct kinstr_probeset *ps, bool verify_only, size_t *re
 	if (ioctl(fd, KINSTR_IOC_ALLOC, &al) < 0) {
 		ret = -errno;
 		snprintf(err, errlen, "cannot reserve patch space for %zu probes: %s%s", ps->n, strerror(-ret),
-			 ret == -EPERM ? " (kernel lockdown?)" : "");
+			 ret == -EPERM ? " (kernel lockdown?)" :
+			 ret == -EDQUOT ? " (this descriptor's probe limit: /sys/module/kinstr/parameters/max_probes_per_fd)" :
+			 ret == -ENOSPC ? " (the probe limit of all descriptors: /sys/module/kinstr/parameters/max_probes)" : "");
 		return ret;
 	}
 	req = calloc(ps->n, sizeof(*req));
@@ -432,11 +434,22 @@ int kinstr_probeset__verify(struct kinstr_probeset *ps, size_t *refused, char *e
 
 int kinstr_probeset__counts(struct kinstr_probeset *ps, uint64_t *counts)
 {
+	return kinstr_probeset__counts_missed(ps, counts, NULL);
+}
+
+int kinstr_probeset__counts_missed(struct kinstr_probeset *ps, uint64_t *counts, uint64_t *missed)
+{
 	struct kinstr_counts c = { .size = sizeof(c), .area = ps->area, .count = ps->n,
-				   .counts = (uintptr_t)counts };
+				   .counts = (uintptr_t)counts, .missed = (uintptr_t)missed };
 
 	if (!ps->area)
 		return -EINVAL;
+	/* a module before ABI 0.5 knows no missed[]: it counts no recursion, so none */
+	if (missed && !kinstr_dev__has(ps->dev, KINSTR_FEAT_MISSED)) {
+		memset(missed, 0, ps->n * sizeof(*missed));
+		c.size = KINSTR_COUNTS_SIZE_VER0;
+		c.missed = 0;
+	}
 	return ioctl(kinstr_dev__fd(ps->dev), KINSTR_IOC_COUNTS, &c) < 0 ? -errno : 0;
 }
 

@@ -7,7 +7,9 @@
 #ifndef KINSTR_KINSTR_H
 #define KINSTR_KINSTR_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <uapi/linux/kinstr.h>
 
 #ifdef __cplusplus
@@ -47,6 +49,15 @@ int kinstr_dev__module(struct kinstr_dev *dev, unsigned long long addr, struct k
 /* KINSTR_IOC_CHECK: fill ranges[i].reasons with the module's verdict for each range. */
 /* Wait until the module's worker has completed every queued jump and freed every removed slot. */
 int kinstr_dev__sync(struct kinstr_dev *dev);
+/* Does the module offer every KINSTR_FEAT_* bit of feature? */
+bool kinstr_dev__has(struct kinstr_dev *dev, uint64_t feature);
+/*
+ * The functions kinstr's own probe context reaches (KINSTR_R_HIT_PATH), sorted; free() the array.
+ * *incomplete: the module could not compute them and refuses every range. NULL with errno set.
+ */
+struct kinstr_span64 *kinstr_dev__hit_path(struct kinstr_dev *dev, size_t *n, bool *incomplete);
+/* The module's resource limits and what all descriptors use now. */
+int kinstr_dev__limits(struct kinstr_dev *dev, struct kinstr_limits *l);
 int kinstr_dev__check(struct kinstr_dev *dev, struct kinstr_check_range *ranges, unsigned int count);
 
 /* The stable name of one reason bit (enum kinstr_site_reason), e.g. "ftrace site". */

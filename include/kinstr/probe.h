@@ -94,6 +94,8 @@ int kinstr_probeset__install(struct kinstr_probeset *ps, char *err, size_t errle
 int kinstr_probeset__verify(struct kinstr_probeset *ps, size_t *refused, char *err, size_t errlen);
 /* Hits per probe, summed over CPUs, into counts[cnt]. */
 int kinstr_probeset__counts(struct kinstr_probeset *ps, uint64_t *counts);
+/* The same, and per probe the actions its recursion guard skipped (missed[cnt], may be NULL). */
+int kinstr_probeset__counts_missed(struct kinstr_probeset *ps, uint64_t *counts, uint64_t *missed);
 int kinstr_probeset__remove(struct kinstr_probeset *ps);
 
 /* The stable text of a module refusal code (enum kinstr_refusal). */

@@ -17,7 +17,7 @@
 
 #define KINSTR_DEVICE		"/dev/kinstr"
 #define KINSTR_ABI_MAJOR	0	/* incompatible changes */
-#define KINSTR_ABI_MINOR	4	/* compatible additions */
+#define KINSTR_ABI_MINOR	5	/* compatible additions */
 
 /* The ioctl numbers carry no size: the struct's leading size field says how much there is. */
 #define KINSTR_IOC_MAGIC	0xb7
@@ -27,6 +27,8 @@
 #define KINSTR_IOC_CHECK	_IO(KINSTR_IOC_MAGIC, 0x04)	/* struct kinstr_check */
 #define KINSTR_IOC_LAYOUT	_IO(KINSTR_IOC_MAGIC, 0x05)	/* struct kinstr_layout */
 #define KINSTR_IOC_MODULE	_IO(KINSTR_IOC_MAGIC, 0x06)	/* struct kinstr_module_info */
+#define KINSTR_IOC_HIT_PATH	_IO(KINSTR_IOC_MAGIC, 0x07)	/* struct kinstr_hit_path */
+#define KINSTR_IOC_LIMITS	_IO(KINSTR_IOC_MAGIC, 0x08)	/* struct kinstr_limits */
 #define KINSTR_IOC_ALLOC	_IO(KINSTR_IOC_MAGIC, 0x10)	/* struct kinstr_alloc */
 #define KINSTR_IOC_INSTALL	_IO(KINSTR_IOC_MAGIC, 0x11)	/* struct kinstr_install */
 #define KINSTR_IOC_REMOVE	_IO(KINSTR_IOC_MAGIC, 0x12)	/* struct kinstr_remove */
@@ -66,6 +68,10 @@ struct kinstr_version {
 #define KINSTR_FEAT_FTRACE_PROBES (1ULL << 6)	/* KINSTR_PROBE_FTRACE; KINSTR_REFUSE_CROSSES_END (ABI 0.3) */
 #define KINSTR_FEAT_FTRACE_TRACE (1ULL << 7)	/* KINSTR_ACTION_TRACE on KINSTR_PROBE_FTRACE (ABI 0.4) */
 #define KINSTR_FEAT_VERIFY_ONLY	(1ULL << 8)	/* KINSTR_INSTALL_F_VERIFY_ONLY (ABI 0.4) */
+#define KINSTR_FEAT_HIT_PATH	(1ULL << 9)	/* KINSTR_R_HIT_PATH, KINSTR_IOC_HIT_PATH (ABI 0.5) */
+#define KINSTR_FEAT_MISSED	(1ULL << 10)	/* kinstr_counts.missed: the recursion guard (ABI 0.5) */
+#define KINSTR_FEAT_LIMITS	(1ULL << 11)	/* KINSTR_IOC_LIMITS; EDQUOT/ENOSPC at a limit (ABI 0.5) */
+#define KINSTR_FEAT_KPROBE_FENCE (1ULL << 12)	/* kprobes refuse kinstr's sites (ABI 0.5) */
 
 /* KINSTR_IOC_DEBUG_INFO: output only; addresses the module resolved at load time. */
 struct kinstr_debug_info {
@@ -119,6 +125,7 @@ enum kinstr_site_reason {
 	KINSTR_R_UNVERIFIABLE,		/* a kernel predicate needed to decide is unavailable */
 	KINSTR_R_KPROBE,		/* a kprobe (or optprobe jump) sits on or just before it */
 	KINSTR_R_MODULE_STATE,		/* in a module that is loading or unloading */
+	KINSTR_R_HIT_PATH,		/* a function kinstr's own probe context can reach */
 	KINSTR_R_NR
 };
 
@@ -200,6 +207,42 @@ struct kinstr_module_info {
 
 #define KINSTR_MODULE_LIVE	(1U << 0)	/* MODULE_STATE_LIVE (else loading or unloading) */
 #define KINSTR_MODULE_OWN	(1U << 1)	/* kinstr.ko itself: never patched */
+
+/*
+ * KINSTR_IOC_HIT_PATH: the functions kinstr's probe context can reach (KINSTR_R_HIT_PATH), as
+ * the module found them at load time: the closure over direct branches from its own hit-path
+ * functions. spans[] gets up to cap entries, sorted; count says how many there are.
+ * KINSTR_HIT_PATH_F_INCOMPLETE: the closure could not be computed, every range is refused.
+ */
+struct kinstr_hit_path {
+	__u32 size;
+	__u32 flags;			/* out: KINSTR_HIT_PATH_F_* (in: must be 0) */
+	__u32 cap;			/* in: entries spans[] can hold */
+	__u32 count;			/* out: entries that exist (may exceed cap) */
+	__u64 spans;			/* user pointer to struct kinstr_span64[cap] */
+};
+#define KINSTR_HIT_PATH_SIZE_VER0	24
+#define KINSTR_HIT_PATH_F_INCOMPLETE	(1U << 0)
+
+/*
+ * KINSTR_IOC_LIMITS: the bounds on what descriptors may hold (module parameters, see
+ * /sys/module/kinstr/parameters), and what is in use. At a per-descriptor bound ALLOC (and
+ * TRACE_CREATE, TIMERS_CREATE) fail with EDQUOT; at a total bound with ENOSPC.
+ */
+struct kinstr_limits {
+	__u32 size;
+	__u32 flags;			/* in: must be 0 */
+	__u64 max_probes_per_fd;	/* out: the limits */
+	__u64 max_probes;
+	__u64 max_trace_bytes_per_fd;
+	__u64 max_trace_bytes;
+	__u64 max_timers_per_fd;
+	__u64 max_timers;
+	__u64 probes;			/* out: in use now, all descriptors */
+	__u64 trace_bytes;
+	__u64 timers;
+};
+#define KINSTR_LIMITS_SIZE_VER0	80
 
 /*
  * Probes. A batch of probes lives in one *area* of patch space, near kernel text: one slot of
@@ -325,8 +368,15 @@ struct kinstr_counts {
 	__u32 __reserved;
 	__u64 counts;			/* user pointer to __u64[count]: hits summed over CPUs */
 	__u64 flags;			/* optional user pointer to __u32[count]: KINSTR_PROBE_F_* */
+	/*
+	 * optional user pointer to __u64[count]: hits whose action was skipped because the CPU was
+	 * already inside a kinstr action at the same context level (recursion, as kprobes' nmissed);
+	 * the hit itself is still in counts[]
+	 */
+	__u64 missed;
 };
 #define KINSTR_COUNTS_SIZE_VER0	24
+#define KINSTR_COUNTS_SIZE_VER1	32
 
 struct kinstr_sync {
 	__u32 size;

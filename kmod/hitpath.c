@@ -1,0 +1,204 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kinstr's own hit path: every function that probe context can reach, found at load time from
+ * the code itself rather than from a hand-written list (kprobes' NOKPROBE_SYMBOL goes stale as
+ * the kernel changes under it).
+ *
+ * The roots are the functions of kinstr.ko that probe context enters (the slots' stubs, the
+ * int3 notifier, the sched_switch probe, the functions called through pointers there: the trace
+ * clocks). From each one the live text is decoded with the kernel's own decoder, and every
+ * direct call, jmp and jcc that leaves the function adds the function it lands in; a static
+ * call's trampoline is followed through its current jmp. The closure over direct branches is
+ * the set of whole functions a probe must never be placed in: a timer probe on
+ * sched_clock_cpu would call itself through its own clock until the stack overflows.
+ *
+ * What the closure cannot see (an indirect call to a clocksource's read function, for one) is
+ * caught at run time by the actions' per-CPU recursion guard (probe.c), counted as missed.
+ *
+ * Not followed: the preemption point at the end of an action (preempt_schedule*), reached only
+ * once the action's state is complete, and into a scheduler that then runs with preemption off,
+ * where no action reschedules; and __stack_chk_fail, which never returns.
+ */
+#include <linux/kallsyms.h>
+#include <linux/module.h>
+#include <linux/slab.h>
+#include <linux/sort.h>
+#include <linux/bsearch.h>
+#include <linux/vmalloc.h>
+#include <asm/insn.h>
+
+#include <uapi/linux/kinstr.h>
+#include "kinstr.h"
+
+/* More than this many functions and the closure is refused as a whole (it has 100-200 here). */
+#define HITPATH_MAX 4096
+
+static struct kinstr_span *hp_fns;	/* sorted, merged; read-only after init */
+static size_t hp_n;
+static bool hp_incomplete;		/* the closure could not be computed: refuse everything */
+
+struct hp_build {
+	struct kinstr_span *fns;
+	size_t n;
+	bool overflow;
+};
+
+static bool hp_known(const struct hp_build *b, unsigned long start)
+{
+	size_t i;
+
+	for (i = 0; i < b->n; i++)
+		if (b->fns[i].start == start)
+			return true;
+	return false;
+}
+
+static const char *const not_followed_names[] = {
+	"preempt_schedule", "preempt_schedule_notrace",
+	"__SCT__preempt_schedule", "__SCT__preempt_schedule_notrace",
+	"preempt_schedule_thunk", "preempt_schedule_notrace_thunk",
+	"__stack_chk_fail",
+};
+static unsigned long not_followed_addrs[ARRAY_SIZE(not_followed_names)];
+
+static bool not_followed(unsigned long start)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(not_followed_addrs); i++)
+		if (not_followed_addrs[i] == start)
+			return true;
+	return false;
+}
+
+static bool in_text(unsigned long a)
+{
+	/* probe context calls no other module: a branch out of both is no function to add */
+	return kinstr_span_has(&kinstr_ksyms.text, a, 1) || within_module(a, THIS_MODULE);
+}
+
+/* Add the function containing a, once, if it is a function of the core kernel's or our text. */
+static void hp_add(struct hp_build *b, unsigned long a)
+{
+	unsigned long size, off;
+
+	if (!in_text(a) || !kinstr_ksyms.kallsyms_lookup_size_offset(a, &size, &off) || !size)
+		return;
+	a -= off;
+	if (hp_known(b, a) || not_followed(a))
+		return;
+	if (b->n == HITPATH_MAX) {
+		b->overflow = true;
+		return;
+	}
+	b->fns[b->n++] = (struct kinstr_span){ a, a + size };
+}
+
+static long rel_target(const struct insn *insn, unsigned long a)
+{
+	return (long)a + insn->length + insn->immediate.value;
+}
+
+/* Every direct branch of [f->start, f->end) that leaves it. */
+static void hp_scan(struct hp_build *b, struct kinstr_span f)
+{
+	unsigned long a = f.start;
+	struct insn insn;
+	u8 buf[MAX_INSN_SIZE];
+
+	while (a < f.end) {
+		int len = min_t(unsigned long, sizeof(buf), f.end - a);
+		u8 op;
+
+		if (copy_from_kernel_nofault(buf, (void *)a, len) ||
+		    kinstr_ksyms.insn_decode(&insn, buf, len, INSN_MODE_64) < 0 || !insn.length)
+			return;	/* the function is in the set whole; what follows a bad decode is not seen */
+		op = insn.opcode.bytes[0];
+		if (op == 0xe8 || op == 0xe9 || op == 0xeb || (op >= 0x70 && op <= 0x7f) ||
+		    (op == 0x0f && insn.opcode.nbytes == 2 && (insn.opcode.bytes[1] & 0xf0) == 0x80)) {
+			unsigned long t = rel_target(&insn, a);
+
+			if (t < f.start || t >= f.end)
+				hp_add(b, t);
+		}
+		a += insn.length;
+	}
+}
+
+static int cmp_span(const void *x, const void *y)
+{
+	const struct kinstr_span *a = x, *b = y;
+
+	return a->start < b->start ? -1 : a->start > b->start;
+}
+
+int kinstr_hitpath_init(const unsigned long *roots, size_t nroots)
+{
+	struct hp_build b = {};
+	size_t i, j;
+
+	hp_incomplete = true;
+	if (!kinstr_ksyms.insn_decode || !kinstr_ksyms.kallsyms_lookup_size_offset)
+		return 0;	/* unverifiable: kinstr_hitpath_has() refuses every range */
+	for (i = 0; i < ARRAY_SIZE(not_followed_names); i++)
+		not_followed_addrs[i] = kinstr_ksyms.kallsyms_lookup_name(not_followed_names[i]);
+	b.fns = vmalloc(HITPATH_MAX * sizeof(*b.fns));
+	if (!b.fns)
+		return -ENOMEM;
+	for (i = 0; i < nroots; i++)
+		hp_add(&b, roots[i]);
+	for (i = 0; i < b.n; i++) {	/* b.n grows as callees are found */
+		hp_scan(&b, b.fns[i]);
+		cond_resched();
+	}
+	if (b.overflow) {
+		pr_warn(KINSTR_PR_PREFIX "hit path has more than %d functions: every probe refused\n",
+			HITPATH_MAX);
+		vfree(b.fns);
+		return 0;
+	}
+	sort(b.fns, b.n, sizeof(*b.fns), cmp_span, NULL);
+	for (i = 0, j = 0; i < b.n; i++) {	/* merge overlaps (aliases of one function) */
+		if (j && b.fns[i].start < b.fns[j - 1].end)
+			b.fns[j - 1].end = max(b.fns[j - 1].end, b.fns[i].end);
+		else
+			b.fns[j++] = b.fns[i];
+	}
+	hp_fns = b.fns;
+	hp_n = j;
+	hp_incomplete = false;
+	return 0;
+}
+
+void kinstr_hitpath_exit(void)
+{
+	vfree(hp_fns);
+	hp_fns = NULL;
+	hp_n = 0;
+}
+
+/* Does [a, a + len) touch a function of the hit path? */
+bool kinstr_hitpath_has(unsigned long a, unsigned int len)
+{
+	size_t lo = 0, hi = hp_n;
+
+	if (hp_incomplete)
+		return true;
+	while (lo < hi) {	/* first span ending after a */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (hp_fns[mid].end <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < hp_n && hp_fns[lo].start < a + len;
+}
+
+/* The spans, for user space (KINSTR_IOC_HIT_PATH); false when the closure is incomplete. */
+bool kinstr_hitpath_spans(const struct kinstr_span **spans, size_t *n)
+{
+	*spans = hp_fns;
+	*n = hp_n;
+	return !hp_incomplete;
+}

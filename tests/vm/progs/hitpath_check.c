@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kinstr's own hit path (KINSTR_R_HIT_PATH), checked with a second decoder. The module computes
+ * the closure over direct branches with the kernel's instruction decoder at load; here every
+ * function it reports is decoded again with Zydis from the live text, and every direct call, jmp
+ * and jcc that leaves one must land in another (but for the preemption point and
+ * __stack_chk_fail, which the module does not follow, and text outside the core kernel and
+ * kinstr.ko). Each function must be refused with the rule by the module's CHECK and by user
+ * space's reservations, and the functions the issue found (the timer's and tracer's clocks) and
+ * kinstr's own entry points must be in the set.
+ *   hitpath_check
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <kinstr/kernel.h>
+#include <kinstr/x86.h>
+
+static const char *const not_followed[] = {
+	"preempt_schedule", "preempt_schedule_notrace", "__SCT__preempt_schedule",
+	"__SCT__preempt_schedule_notrace", "preempt_schedule_thunk", "preempt_schedule_notrace_thunk",
+	"__stack_chk_fail",
+};
+
+static const char *const must_have[] = {
+	"sched_clock_cpu", "ktime_get_mono_fast_ns", "kinstr_probe_hit", "kinstr_timer_hit", "kinstr_trace_record",
+};
+
+static const struct kinstr_span64 *find(const struct kinstr_span64 *s, size_t n, unsigned long long a)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (a >= s[i].start && a < s[i].end)
+			return &s[i];
+	return NULL;
+}
+
+static int is_not_followed(const struct kinstr_kernel *k, unsigned long long a)
+{
+	const struct kinstr_func *f = kinstr_kernel__func_at(k, a);
+	size_t i;
+
+	for (i = 0; f && i < sizeof(not_followed) / sizeof(not_followed[0]); i++)
+		if (!strcmp(f->name, not_followed[i]))
+			return 1;
+	return 0;
+}
+
+int main(void)
+{
+	struct kinstr_dev *dev = kinstr_dev__open(NULL);
+	struct kinstr_kernel *k = dev ? kinstr_kernel__open_live(dev) : NULL;
+	struct kinstr_check_range *r;
+	struct kinstr_span64 *spans;
+	struct kinstr_layout lay;
+	size_t n, i, bad = 0, branches = 0, j;
+	bool incomplete;
+	int err;
+
+	if (!k || kinstr_dev__layout(dev, &lay)) {
+		perror("setup");
+		return 1;
+	}
+	spans = kinstr_dev__hit_path(dev, &n, &incomplete);
+	if (!spans || incomplete || n < 5) {
+		printf("hitpath_check: FAIL: %zu functions%s\n", n, incomplete ? ", incomplete" : "");
+		return 1;
+	}
+	r = calloc(n, sizeof(*r));
+	for (i = 0; i < n; i++)
+		r[i] = (struct kinstr_check_range){ .addr = spans[i].start, .len = 1 };
+	err = kinstr_dev__check(dev, r, n);
+	if (err) {
+		printf("hitpath_check: FAIL: CHECK: %s\n", strerror(-err));
+		return 1;
+	}
+	for (i = 0; i < n; i++) {
+		const struct kinstr_func *f = kinstr_kernel__func_at(k, spans[i].start);
+		const char *name = f ? f->name : "?";
+		unsigned long long a = spans[i].start;
+		const unsigned char *b = kinstr_kernel__text(k, a, spans[i].end - a);
+		bool own = r[i].reasons & (1u << KINSTR_R_OWN_MODULE);
+
+		if (!own && !(r[i].reasons & (1u << KINSTR_R_HIT_PATH)) && bad++ < 20)
+			printf("the module's CHECK does not refuse %s as hit path (0x%x)\n", name, r[i].reasons);
+		if (!(kinstr_kernel__reserved(k, a, 1) & (1u << (own ? KINSTR_R_OWN_MODULE : KINSTR_R_HIT_PATH))) &&
+		    bad++ < 20)
+			printf("user space does not refuse %s\n", name);
+		if (!b) {
+			if (bad++ < 20)
+				printf("%s: no live text in user space's view\n", name);
+			continue;
+		}
+		while (a < spans[i].end) {	/* Zydis, from the live bytes */
+			struct kinstr_x86_insn in;
+
+			if (kinstr_x86__decode(b + (a - spans[i].start), spans[i].end - a, a, &in))
+				break;	/* as the module: what follows a bad decode is not seen */
+			if ((in.flow == KINSTR_X86_FLOW_CALL || in.flow == KINSTR_X86_FLOW_JMP ||
+			     in.flow == KINSTR_X86_FLOW_JCC) && (in.target < spans[i].start || in.target >= spans[i].end)) {
+				const struct kinstr_func *t = kinstr_kernel__func_at(k, in.target);
+				bool core = in.target >= lay.text.start && in.target < lay.text.end;
+				bool ours = t && t->module && !strcmp(t->module, "kinstr");
+
+				branches++;
+				if ((core || ours) && !find(spans, n, in.target) && !is_not_followed(k, in.target) &&
+				    bad++ < 20)
+					printf("%s+0x%llx branches to %s (0x%llx), which is not in the hit path\n", name,
+					       a - spans[i].start, t ? t->name : "?", (unsigned long long)in.target);
+			}
+			a += in.len;
+		}
+	}
+	for (j = 0; j < sizeof(must_have) / sizeof(must_have[0]); j++) {
+		const struct kinstr_func *f = kinstr_kernel__find_func(k, must_have[j]);
+
+		if ((!f || !find(spans, n, f->addr)) && bad++ < 20)
+			printf("%s is not in the hit path\n", must_have[j]);
+	}
+	for (i = 0; i < n; i++) {
+		const struct kinstr_func *f = kinstr_kernel__func_at(k, spans[i].start);
+
+		printf("  %s%s%s\n", f ? f->name : "?", f && f->module ? " " : "", f && f->module ? f->module : "");
+	}
+	if (bad) {
+		printf("hitpath_check: FAIL: %zu problems (%zu functions, %zu branches out of them)\n", bad, n, branches);
+		return 1;
+	}
+	printf("hitpath_check: %zu branches out of them, each into the set\n", branches);
+	printf("hitpath_check: ok: %zu functions, every one refused by the module and by user space, "
+	       "sched_clock_cpu among them\n", n);
+	free(r);
+	free(spans);
+	kinstr_kernel__close(k);
+	kinstr_dev__close(dev);
+	return 0;
+}

@@ -1,0 +1,72 @@
+# Safety (issue 11): kinstr's own hit path refused, the recursion guard, kprobes that come later
+# refused on kinstr's bytes, bounded resources.
+
+NAME timing kinstr's own clock is refused with its rule (it reset the machine), and so are trace and count on it
+SETUP insmod kmod/kinstr.ko
+RUN dmesg | grep -o 'hit path [0-9]* functions'; \
+	build/kinstr profile -d 1 sched_clock_cpu; echo "profile rc=$?"; \
+	build/kinstr trace --clock local -d 1 -o /tmp/hp sched_clock_cpu; echo "trace rc=$?"; \
+	build/kinstr count -d 1 ktime_get_mono_fast_ns; echo "count rc=$?"; \
+	build/kinstr -l sched_clock_cpu; echo "list rc=$?"; \
+	build/kinstr disasm sched_clock_cpu | grep -c "reached by kinstr's own probe context"
+TIMEOUT 120
+EXPECT ^hit path [1-9][0-9]* functions$
+EXPECT ^kinstr: sched_clock_cpu\+0x0: refused: reached by kinstr's own probe context
+EXPECT ^profile rc=1$
+EXPECT ^trace rc=1$
+EXPECT ^kinstr: ktime_get_mono_fast_ns\+0x[0-9a-f]+: refused: reached by kinstr's own probe context
+EXPECT ^count rc=1$
+EXPECT ^list rc=1$
+EXPECT_NOT ^0$
+
+NAME the module's CHECK names the hit path for every function it found, and user space agrees with it
+SETUP insmod kmod/kinstr.ko
+RUN build/tests/vm/progs/hitpath_check
+TIMEOUT 120
+EXPECT ^hitpath_check: ok: [1-9][0-9]* functions, every one refused by the module and by user space, sched_clock_cpu among them$
+
+NAME drill does not descend into kinstr's own clock (it reset the machine): the callee is shown with its rule
+SETUP insmod kmod/kinstr.ko
+RUN build/kinstr drill -i 1 -c 'sh tests/vm/progs/workload.sh' update_rq_clock; echo "rc=$?"
+TIMEOUT 180
+EXPECT sched_clock_cpu +\[not timed: refused: reached by kinstr's own probe context
+EXPECT ^rc=0$
+
+NAME the recursion guard: a trace probe on the clocksource's read function, which the tracer's own clock calls through a pointer, skips and counts the nested hits
+SETUP insmod kmod/kinstr.ko
+RUN cs=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource); \
+	case "$cs" in hpet) f=read_hpet ;; tsc) f=read_tsc ;; acpi_pm) f=acpi_pm_read ;; *) f=unknown ;; esac; echo "clocksource $cs: $f"; \
+	build/kinstr trace --clock mono -d 2 -o /tmp/rg "$f"; echo "rc=$?"
+TIMEOUT 120
+EXPECT ^clocksource [a-z_]+: (read_hpet|read_tsc|acpi_pm_read)$
+EXPECT ^kinstr: [1-9][0-9]* hits not recorded: recursion
+EXPECT ^rc=0$
+
+NAME a kprobe added while kinstr holds a site is refused at, inside and just before it; after kinstr, the same kprobes are accepted and count exactly
+SETUP insmod kmod/kinstr.ko
+RUN python3 tests/vm/progs/kprobe_fence.py 2000 __x64_sys_getppid+0x5 __x64_sys_getppid+0xb '__x64_sys_getppid%return' && \
+	python3 tests/vm/progs/kprobe_fence.py 0 vfs_read 'vfs_read%return'
+TIMEOUT 300
+EXPECT ^control: all [0-9]+ kprobes accepted before kinstr$
+EXPECT ^refused as it must be: kprobe at __x64_sys_getppid\+0x5 \(at
+EXPECT ^refused as it must be: kprobe at __x64_sys_getppid\+0xb \(at
+EXPECT ^refused as it must be: kprobe at __x64_sys_getppid\+0x32 \(at
+EXPECT ^refused as it must be: kprobe at vfs_read\+0x[0-9a-f]+ \(inside
+EXPECT ^refused as it must be: kprobe at vfs_read\+0x[0-9a-f]+ \(before
+EXPECT ^kprobe_fence: ok: [0-9]+ kprobes refused while kinstr held 3 sites, 3 accepted after, exact$
+EXPECT ^kprobe_fence: ok: [0-9]+ kprobes refused while kinstr held 2 sites$
+
+NAME resource limits: a loop of ALLOC stops with EDQUOT per descriptor and ENOSPC in total, trace buffers and timers too, and every charge comes back
+SETUP insmod kmod/kinstr.ko max_probes_per_fd=3000 max_probes=10000 max_trace_bytes_per_fd=16777216 max_timers_per_fd=100
+RUN build/tests/vm/progs/limits; echo "rc=$?"; \
+	echo 10 > /sys/module/kinstr/parameters/max_probes_per_fd; build/kinstr count -d 1 'vfs_*'; echo "count rc=$?"
+TIMEOUT 240
+EXPECT ^ok   ALLOC x1 in a loop: 3000 slots, then Disk quota exceeded
+EXPECT ^ok   [0-9]+ descriptors: [0-9]+ slots, then No space left on device
+EXPECT ^ok   TRACE_CREATE of [0-9]+ x 1 MiB per CPU over 16777216 bytes: Disk quota exceeded
+EXPECT ^ok   TIMERS_CREATE of 101: Disk quota exceeded
+EXPECT ^ok   in use after close: 0 probes, 0 trace bytes, 0 timers, want 0$
+EXPECT ^limits: ok$
+EXPECT ^rc=0$
+EXPECT ^kinstr: cannot reserve patch space for [0-9]+ probes: Disk quota exceeded \(this descriptor.s probe limit: /sys/module/kinstr/parameters/max_probes_per_fd\)$
+EXPECT ^count rc=1$
