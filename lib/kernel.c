@@ -830,9 +830,17 @@ static int add_hit_path(struct kinstr_kernel *k, struct kinstr_dev *dev)
 	if (incomplete)
 		err = res_add(k, k->layout.text.start, k->layout.text.end - k->layout.text.start,
 			      KINSTR_R_HIT_PATH);
-	for (i = 0; i < n && !err; i++)
-		if (spans[i].end > spans[i].start)
+	for (i = 0; i < n && !err; i++) {
+		size_t m;
+		bool own = false;
+
+		/* kinstr.ko's own functions are refused as its own text already: one rule is enough */
+		for (m = 0; m < k->nmods; m++)
+			own |= (k->mods[m].mi.flags & KINSTR_MODULE_OWN) && spans[i].start >= k->mods[m].mi.text.start &&
+			       spans[i].start < k->mods[m].mi.text.end;
+		if (!own && spans[i].end > spans[i].start)
 			err = res_add(k, spans[i].start, spans[i].end - spans[i].start, KINSTR_R_HIT_PATH);
+	}
 	free(spans);
 	return err;
 }
