@@ -47,6 +47,7 @@ struct kinstr_ksyms {
 	unsigned long return_thunk;
 	struct kprobe *(*get_kprobe)(void *addr);	/* __x86_return_thunk, 0 if the kernel has none */
 	struct module *(*module_address)(unsigned long addr);	/* __module_address, not exported */
+	struct atomic_notifier_head *die_chain;	/* kernel/notifier.c's, which notify_die() calls */
 	struct kinstr_span text, entry_text, irqentry_text, noinstr_text, kprobes_text;
 	/* the read-only tables user space may read to classify sites itself */
 	struct kinstr_span ex_table, jump_table, static_call_sites, bug_table;

@@ -119,6 +119,8 @@ enum kinstr_site_reason {
 	KINSTR_R_UNVERIFIABLE,		/* a kernel predicate needed to decide is unavailable */
 	KINSTR_R_KPROBE,		/* a kprobe (or optprobe jump) sits on or just before it */
 	KINSTR_R_MODULE_STATE,		/* in a module that is loading or unloading */
+	KINSTR_R_DIE_NOTIFIER,		/* in a function on the kernel's die notifier chain, which
+					 * every int3 runs (notify_die()) */
 	KINSTR_R_NR
 };
 
