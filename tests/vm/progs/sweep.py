@@ -46,12 +46,16 @@ def log(s):
         logf.flush()
 
 
+t_start = time.time()
 batch = subprocess.Popen([args.kinstr, "batch"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                          stderr=subprocess.STDOUT, text=True, bufsize=1)
 
 
 def run(words):
     """One command through the batch: (rc, output lines)."""
+    if logf:  # progress, so that a hung guest shows which command it was in
+        logf.write("%.1f run %s (%d words)\n" % (time.time() - t_start, " ".join(words[:6]), len(words)))
+        logf.flush()
     batch.stdin.write(" ".join(words) + "\n")
     batch.stdin.flush()
     out = []
