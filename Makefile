@@ -69,3 +69,11 @@ clean:
 # Sub-makefiles owned by their folders: benchmarks (make bench) and fuzz targets (make fuzz).
 -include bench/bench.mk
 -include tests/fuzz/fuzz.mk
+
+# The whole-kernel sweep (tests/vm/progs/sweep.py --all, in one guest): every probeable core function,
+# 500 per slice: count at every entry and return, profile, trace a sample, text restored, no splat.
+# Not part of `make test` (hours under TCG); tests/vm/tests/sweep.t runs a fixed sample of slices.
+.PHONY: sweep
+sweep: all
+	KINSTR_VM_OUT=$(CURDIR)/$(B)/vm/sweep tests/vm/run --timeout 14400 -- \
+	  'insmod kmod/kinstr.ko && python3 tests/vm/progs/sweep.py --all --log /run/kinstr-job/sweep.log'

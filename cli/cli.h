@@ -27,6 +27,16 @@ int cmd_count(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_trace(int argc, char **argv);
+int cmd_batch(int argc, char **argv);
+/* main.c's dispatch of one command line, argv[0] the subcommand (or -l). */
+int cli_dispatch(int argc, char **argv);
+/*
+ * kinstr batch: cli_open_kernel() opens the live kernel once and hands every later caller the
+ * same view (with a device of its own); cli_close_kernel() then closes only the device.
+ */
+extern bool cli_keep_kernel;
+struct kinstr_kernel *cli_kept_kernel(void);
+void cli_release_kernel(void);
 
 struct kinstr_kernel;
 struct kinstr_dev;

@@ -9,6 +9,20 @@
 #include <kinstr/kernel.h>
 #include "cli.h"
 
+bool cli_keep_kernel;
+static struct kinstr_kernel *kept;
+
+struct kinstr_kernel *cli_kept_kernel(void)
+{
+	return kept;
+}
+
+void cli_release_kernel(void)
+{
+	kinstr_kernel__close(kept);
+	kept = NULL;
+}
+
 struct kinstr_kernel *cli_open_kernel(const char *snapshot, struct kinstr_dev **devp)
 {
 	struct kinstr_kernel *k;
@@ -29,6 +43,10 @@ struct kinstr_kernel *cli_open_kernel(const char *snapshot, struct kinstr_dev **
 		cli_err("cannot open %s: %s: %s", KINSTR_DEVICE, strerror(err), kinstr_dev__open_hint(err));
 		return NULL;
 	}
+	if (cli_keep_kernel && kept) {
+		*devp = dev;
+		return kept;
+	}
 	k = kinstr_kernel__open_live(dev);
 	if (!k) {
 		cli_err("cannot read the running kernel's code: %s%s", strerror(errno),
@@ -37,12 +55,15 @@ struct kinstr_kernel *cli_open_kernel(const char *snapshot, struct kinstr_dev **
 		return NULL;
 	}
 	*devp = dev;
+	if (cli_keep_kernel)
+		kept = k;
 	return k;
 }
 
 void cli_close_kernel(struct kinstr_kernel *k, struct kinstr_dev *dev)
 {
-	kinstr_kernel__close(k);
+	if (k && k != kept)
+		kinstr_kernel__close(k);
 	kinstr_dev__close(dev);
 }
 

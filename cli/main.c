@@ -17,6 +17,7 @@ static const struct cli_cmd cmds[] = {
 	{ "trace", cmd_trace, "record every hit, with values, into a CTF trace (babeltrace2 reads it)" },
 	{ "report", cmd_report, "summarise a CTF trace: events per probe and CPU, time span, events lost" },
 	{ "snapshot", cmd_snapshot, "save the kernel's code (text, symbols, reservations) to a file" },
+	{ "batch", cmd_batch, "run kinstr command lines read from stdin over one view of the kernel (sweeps)" },
 };
 
 static void usage(FILE *f)
@@ -80,10 +81,22 @@ void cli_json_str(const char *s)
 	putchar('"');
 }
 
-int main(int argc, char **argv)
+/* Run one command line (argv[0] the subcommand, or -l): main's dispatch, also for kinstr batch. */
+int cli_dispatch(int argc, char **argv)
 {
 	size_t i;
 
+	if (!strcmp(argv[0], "-l") || !strcmp(argv[0], "--list"))
+		return cmd_list(argc, argv);
+	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		if (!strcmp(argv[0], cmds[i].name))
+			return cmds[i].run(argc, argv);
+	cli_err("unknown command '%s' (see 'kinstr --help')", argv[0]);
+	return CLI_USAGE;
+}
+
+int main(int argc, char **argv)
+{
 	if (argc < 2) {
 		usage(stderr);
 		return CLI_USAGE;
@@ -92,15 +105,9 @@ int main(int argc, char **argv)
 		usage(stdout);
 		return CLI_OK;
 	}
-	if (!strcmp(argv[1], "-l") || !strcmp(argv[1], "--list"))
-		return cmd_list(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "--version")) {
 		printf("kinstr %s\n", kinstr__version());
 		return CLI_OK;
 	}
-	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
-		if (!strcmp(argv[1], cmds[i].name))
-			return cmds[i].run(argc - 1, argv + 1);
-	cli_err("unknown command '%s' (see 'kinstr --help')", argv[1]);
-	return CLI_USAGE;
+	return cli_dispatch(argc - 1, argv + 1);
 }

@@ -52,6 +52,7 @@ struct kinstr_ksyms {
 	struct module *(*module_address)(unsigned long addr);	/* __module_address, not exported */
 	struct list_head *kprobe_blacklist;	/* kernel/kprobes.c's list, written under kprobe_mutex */
 	struct mutex *kprobe_mutex;
+	struct atomic_notifier_head *die_chain;	/* kernel/notifier.c's, which notify_die() calls */
 	struct kinstr_span text, entry_text, irqentry_text, noinstr_text, kprobes_text;
 	/* the read-only tables user space may read to classify sites itself */
 	struct kinstr_span ex_table, jump_table, static_call_sites, bug_table;

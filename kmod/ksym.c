@@ -151,6 +151,7 @@ int kinstr_ksyms_init(void)
 	k->set_memory_ro = (void *)lookup("set_memory_ro");
 	k->set_memory_x = (void *)lookup("set_memory_x");
 	k->return_thunk = lookup("__x86_return_thunk");
+	k->die_chain = (void *)lookup("die_chain");
 	k->get_kprobe = (void *)lookup("get_kprobe");
 	k->module_address = (void *)lookup("__module_address");
 	/* kernel/kprobes.c's statics (CONFIG_KALLSYMS_ALL): without both, no fence, no patching */

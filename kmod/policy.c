@@ -9,6 +9,7 @@
 #include <linux/kprobes.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
+#include <linux/notifier.h>
 #include <linux/rcupdate.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
@@ -110,6 +111,39 @@ static u32 kprobed(unsigned long a, unsigned int len)
 	return kinstr_fence_kprobed(a, len) ? R(KPROBE) : 0;
 }
 
+/*
+ * A die notifier: notify_die() runs every block of die_chain, in priority order, for every
+ * kernel int3 (kinstr's own notifier is one of them, at the same priority as the hardware
+ * breakpoints' hw_breakpoint_exceptions_notify, registered at boot and so called before it).
+ * An int3 in such a function, even a jump probe's for its int3 phase, recurses on the next int3
+ * anywhere: int3 -> notify_die -> int3 -> ..., each level an irqentry_nmi_enter(), until
+ * __nmi_enter()'s BUG_ON(in_nmi() == NMI_MASK), whose report calls notify_die(DIE_OOPS) again:
+ * "kernel BUG at kernel/entry/common.c:463!" forever. The chain changes at run time (kgdb,
+ * modules), so it is walked at each check, and the whole function holding each notifier_call
+ * is refused.
+ */
+static u32 die_notifier(unsigned long a, unsigned int len)
+{
+	const struct kinstr_ksyms *k = &kinstr_ksyms;
+	struct notifier_block *nb;
+	u32 r = 0;
+
+	if (!k->die_chain || !k->kallsyms_lookup_size_offset)
+		return R(UNVERIFIABLE);
+	rcu_read_lock();
+	for (nb = rcu_dereference(k->die_chain->head); nb && !r; nb = rcu_dereference(nb->next)) {
+		unsigned long fn = (unsigned long)nb->notifier_call, size, off;
+
+		if (!k->kallsyms_lookup_size_offset(fn, &size, &off))
+			continue;
+		fn -= off;
+		if (a < fn + size && a + len > fn)
+			r = R(DIE_NOTIFIER);
+	}
+	rcu_read_unlock();
+	return r;
+}
+
 /* Every reason why [addr, addr + len) may not be patched; 0 when the kernel sees none. */
 u32 kinstr_policy_check(unsigned long addr, unsigned int len)
 {
@@ -139,6 +173,7 @@ u32 kinstr_policy_check(unsigned long addr, unsigned int len)
 	r |= kprobed(addr, len);
 	if (kinstr_hitpath_has(addr, len))
 		r |= R(HIT_PATH);
+	r |= die_notifier(addr, len);
 	return r;
 }
 

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include <bpf/btf.h>
 #include <kinstr/kernel.h>
 
 struct text_chunk {
@@ -728,6 +729,117 @@ static int add_stray_ftrace(struct kinstr_kernel *k, struct kinstr_dev *dev)
 	return err;
 }
 
+/* Is BTF type id (after typedefs and qualifiers) a pointer, and to what? */
+static const struct btf_type *btf_pointee(const struct btf *btf, __u32 id, __u32 *to)
+{
+	const struct btf_type *t;
+	int r = btf__resolve_type(btf, id);
+
+	if (r < 0 || !(t = btf__type_by_id(btf, (__u32)r)) || !btf_is_ptr(t))
+		return NULL;
+	r = btf__resolve_type(btf, t->type);
+	*to = r < 0 ? 0 : (__u32)r;
+	return *to ? btf__type_by_id(btf, *to) : t;	/* void *: the pointer itself */
+}
+
+/* Has the BTF function fn a notifier's prototype, int (struct notifier_block *, unsigned long, void *)? */
+static bool btf_notifier_shaped(const struct btf *btf, const struct btf_type *fn)
+{
+	const struct btf_type *proto = btf__type_by_id(btf, fn->type), *nb;
+	const struct btf_param *p;
+	__u32 to = 0;
+
+	if (!proto || !btf_is_func_proto(proto) || btf_vlen(proto) != 3)
+		return false;
+	p = btf_params(proto);
+	nb = btf_pointee(btf, p[0].type, &to);
+	return nb && to && btf_is_struct(nb) && !strcmp(btf__name_by_offset(btf, nb->name_off), "notifier_block");
+}
+
+static int cmp_name_func(const void *a, const void *b)
+{
+	const char *n = a;
+	const struct kinstr_func *const *f = b;
+
+	return strcmp(n, (*f)->name);
+}
+
+/*
+ * Die notifiers (rule KINSTR_R_DIE_NOTIFIER): notify_die() runs every block of the kernel's
+ * die_chain for every kernel int3, before or after kinstr's own notifier, so an int3 in one of
+ * those functions recurses on the next int3 (and a BUG's report runs the chain again: the
+ * "kernel BUG at kernel/entry/common.c:463!" loop of hw_breakpoint_exceptions_notify). Only the
+ * module can walk the chain; user space asks it (CHECK) about every function whose BTF prototype
+ * is a notifier's, or without BTF about every function, and reserves the whole function of each
+ * one the module names. Needs the index by name (index_names()).
+ */
+static int add_die_notifiers(struct kinstr_kernel *k, struct kinstr_dev *dev)
+{
+	struct kinstr_check_range *r = NULL;
+	size_t i, n = 0, cap = 0;
+	struct btf *btf = btf__parse("/sys/kernel/btf/vmlinux", NULL);
+	int err = 0;
+
+	for (i = 0; i < k->nfuncs; i++) {
+		const struct kinstr_func *f = &k->funcs[i];
+
+		if (btf || (i && f->addr == k->funcs[i - 1].addr))
+			continue;
+		if (n == cap) {
+			void *p = realloc(r, (cap = cap ? cap * 2 : 1024) * sizeof(*r));
+
+			if (!p) {
+				err = -ENOMEM;
+				goto out;
+			}
+			r = p;
+		}
+		r[n++] = (struct kinstr_check_range){ .addr = f->addr, .len = 1 };
+	}
+	for (i = 1; btf && i < btf__type_cnt(btf); i++) {
+		const struct btf_type *t = btf__type_by_id(btf, (__u32)i);
+		struct kinstr_func **hit;
+		const char *name;
+
+		if (!t || !btf_is_func(t) || !btf_notifier_shaped(btf, t))
+			continue;
+		name = btf__name_by_offset(btf, t->name_off);
+		hit = name ? bsearch(name, k->by_name, k->nfuncs, sizeof(*k->by_name), cmp_name_func) : NULL;
+		if (!hit)
+			continue;
+		while (hit > k->by_name && !strcmp(hit[-1]->name, name))
+			hit--;
+		for (; hit < k->by_name + k->nfuncs && !strcmp((*hit)->name, name); hit++) {
+			if (n == cap) {
+				void *p = realloc(r, (cap = cap ? cap * 2 : 256) * sizeof(*r));
+
+				if (!p) {
+					err = -ENOMEM;
+					goto out;
+				}
+				r = p;
+			}
+			r[n++] = (struct kinstr_check_range){ .addr = (*hit)->addr, .len = 1 };
+		}
+	}
+	/* an older module, or none: nothing more is known (a newer module still refuses them) */
+	if (n && kinstr_dev__check(dev, r, (unsigned int)n) == 0) {
+		for (i = 0; i < n && !err; i++) {
+			const struct kinstr_func *f;
+
+			if (!(r[i].reasons & (1u << KINSTR_R_DIE_NOTIFIER)))
+				continue;
+			f = kinstr_kernel__func_at(k, r[i].addr);
+			if (f)
+				err = res_add(k, f->addr, f->size, KINSTR_R_DIE_NOTIFIER);
+		}
+	}
+out:
+	free(r);
+	btf__free(btf);
+	return err;
+}
+
 struct range {
 	unsigned long long s, e;
 };
@@ -990,6 +1102,8 @@ struct kinstr_kernel *kinstr_kernel__open_live(struct kinstr_dev *dev)
 		err = add_stray_ftrace(k, dev);
 	if (!err)
 		err = index_names(k);
+	if (!err)
+		err = add_die_notifiers(k, dev);
 	if (!err)
 		err = add_blacklist(k);
 	if (!err)

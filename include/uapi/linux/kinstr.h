@@ -126,6 +126,8 @@ enum kinstr_site_reason {
 	KINSTR_R_KPROBE,		/* a kprobe (or optprobe jump) sits on or just before it */
 	KINSTR_R_MODULE_STATE,		/* in a module that is loading or unloading */
 	KINSTR_R_HIT_PATH,		/* a function kinstr's own probe context can reach */
+	KINSTR_R_DIE_NOTIFIER,		/* in a function on the kernel's die notifier chain, which
+					 * every int3 runs (notify_die()) */
 	KINSTR_R_NR
 };
 

@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kinstr batch: run kinstr command lines read from stdin, one per line, over one view of the
+ * live kernel, so that a sweep of the whole kernel pays the analysis of the kernel (kallsyms,
+ * text, reservations: tens of seconds under TCG) once, not once per command. Each command gets a
+ * device of its own (its probes, timers and trace channel end with it). After each command the
+ * line "batch: rc=N CMD" goes to stdout. The pseudo-command text-check compares the live core
+ * text with the text read when the view was made.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <kinstr/kernel.h>
+#include <kinstr/kinstr.h>
+#include "cli.h"
+
+#define MAX_WORDS 65536
+
+static void batch_usage(FILE *f)
+{
+	fprintf(f, "usage: kinstr batch < COMMANDS\n\n"
+		   "Run kinstr command lines read from stdin (words split on blanks, no quoting; '#' starts a\n"
+		   "comment line) over one view of the live kernel, analysed once. After each command it\n"
+		   "prints 'batch: rc=N CMD'. The command text-check compares the live core text with the\n"
+		   "text the view was read from and prints 'text-check: N bytes differ' (rc 1 if any),\n"
+		   "naming the first functions that differ. Exit status: 1 if any command failed.\n");
+}
+
+/* Live core text against the view's copy, made when the view was opened. */
+static int text_check(void)
+{
+	struct kinstr_kernel *k = cli_kept_kernel();
+	const struct kinstr_layout *l;
+	unsigned long long a, len, diff = 0;
+	const unsigned char *old;
+	unsigned char *now;
+	struct kinstr_dev *dev;
+	const char *last = NULL;
+	int shown = 0, err;
+
+	if (!k) {	/* no command opened the kernel yet: open it now, as the reference */
+		k = cli_open_kernel(NULL, &dev);
+		if (!k)
+			return CLI_FAIL;
+		cli_close_kernel(k, dev);
+		k = cli_kept_kernel();
+	}
+	l = kinstr_kernel__layout(k);
+	len = l->text.end - l->text.start;
+	old = kinstr_kernel__text(k, l->text.start, len);
+	dev = kinstr_dev__open(NULL);
+	now = malloc(len);
+	err = dev && now && old ? kinstr_dev__read(dev, l->text.start, now, len) : -ENOMEM;
+	if (err) {
+		cli_err("text-check: cannot read the live text: %s", strerror(err < 0 ? -err : err));
+		free(now);
+		kinstr_dev__close(dev);
+		return CLI_FAIL;
+	}
+	for (a = 0; a < len; a++) {
+		const struct kinstr_func *f;
+
+		if (old[a] == now[a])
+			continue;
+		diff++;
+		f = kinstr_kernel__func_at(k, l->text.start + a);
+		if (shown < 10 && (!f || f->name != last)) {
+			printf("text-check: differs at %s+0x%llx\n", f ? f->name : "?",
+			       f ? l->text.start + a - f->addr : a);
+			last = f ? f->name : NULL;
+			shown++;
+		}
+	}
+	printf("text-check: %llu bytes differ\n", diff);
+	free(now);
+	kinstr_dev__close(dev);
+	return diff ? CLI_FAIL : CLI_OK;
+}
+
+int cmd_batch(int argc, char **argv)
+{
+	char *line = NULL, **words = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	int worst = CLI_OK;
+
+	if (argc > 1) {
+		bool help = !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h");
+
+		batch_usage(help ? stdout : stderr);
+		return help ? CLI_OK : CLI_USAGE;
+	}
+	words = calloc(MAX_WORDS + 1, sizeof(*words));
+	if (!words)
+		return CLI_FAIL;
+	cli_keep_kernel = true;
+	while (!cli_stop && (n = getline(&line, &cap, stdin)) > 0) {
+		char *save = NULL, *w;
+		int nw = 0, rc;
+
+		for (w = strtok_r(line, " \t\r\n", &save); w && nw < MAX_WORDS; w = strtok_r(NULL, " \t\r\n", &save))
+			words[nw++] = w;
+		words[nw] = NULL;
+		if (!nw || words[0][0] == '#')
+			continue;
+		if (!strcmp(words[0], "text-check")) {
+			rc = text_check();
+		} else if (!strcmp(words[0], "batch")) {
+			cli_err("batch: no batch inside a batch");
+			rc = CLI_USAGE;
+		} else {
+			optind = 0;	/* glibc: initialise getopt again for the next command */
+			rc = cli_dispatch(nw, words);
+		}
+		fflush(stderr);
+		printf("batch: rc=%d %s\n", rc, words[0]);
+		fflush(stdout);
+		if (rc != CLI_OK)
+			worst = CLI_FAIL;
+	}
+	free(line);
+	free(words);
+	cli_release_kernel();
+	cli_keep_kernel = false;
+	return worst;
+}

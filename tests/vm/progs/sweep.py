@@ -1,0 +1,254 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""The whole-kernel sweep (in the guest, kinstr.ko loaded): every probeable core function of
+`kinstr -l`, in slices; per slice, under a 2-CPU workload, `kinstr count -d 1` at every entry and
+every return (FUNC and FUNC%return), the live core text checked against the text read at the
+start, `kinstr profile -d 1` of the slice, the text again, `kinstr trace -d 1` of a sample of
+it, the text again, and the kernel log scanned for splats. One `kinstr batch` runs every
+command over one analysis of the kernel. Prints one line per slice and a summary; exit 1 on any
+failure (a command that fails for another reason than a named refusal, text not restored,
+a splat).
+
+  sweep.py [--size N] (--all | --slices I,J,... | --sample K) [--with FUNC]... [--trace-every M]
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--size", type=int, default=500, help="functions per slice (default 500)")
+g = ap.add_mutually_exclusive_group(required=True)
+g.add_argument("--all", action="store_true", help="every slice")
+g.add_argument("--slices", help="slice numbers (from 0), comma-separated")
+g.add_argument("--sample", type=int, help="K slices spread evenly over the kernel, first and last included")
+ap.add_argument("--with", dest="with_", action="append", default=[],
+                help="also the slice holding FUNC (or, if FUNC is not probeable, the one where it would be)")
+ap.add_argument("--trace-every", type=int, default=10, help="trace every M-th function of a slice (default 10)")
+ap.add_argument("--kinstr", default="build/kinstr")
+ap.add_argument("--log", help="append per-slice details (refusals) to this file")
+args = ap.parse_args()
+
+tmp = "/tmp/kinstr-sweep"
+shutil.rmtree(tmp, ignore_errors=True)
+os.makedirs(tmp)
+logf = open(args.log, "a") if args.log else None
+
+
+def log(s):
+    print(s, flush=True)
+    if logf:
+        logf.write(s + "\n")
+        logf.flush()
+
+
+t_start = time.time()
+batch = subprocess.Popen([args.kinstr, "batch"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, text=True, bufsize=1)
+
+
+def run(words):
+    """One command through the batch: (rc, output lines)."""
+    if logf:  # progress, so that a hung guest shows which command it was in
+        logf.write("%.1f run %s (%d words)\n" % (time.time() - t_start, " ".join(words[:6]), len(words)))
+        logf.flush()
+    batch.stdin.write(" ".join(words) + "\n")
+    batch.stdin.flush()
+    out = []
+    for line in batch.stdout:
+        m = re.match(r"^batch: rc=(-?\d+) ", line)
+        if m:
+            return int(m.group(1)), out
+        out.append(line.rstrip("\n"))
+    raise SystemExit("FAIL kinstr batch ended early:\n" + "\n".join(out[-20:]))
+
+
+t_start = time.time()
+rc, out = run(["-l"])
+if rc:
+    raise SystemExit("FAIL kinstr -l: rc %d\n%s" % (rc, "\n".join(out[-10:])))
+# names /proc/kallsyms holds more than once: `kinstr count NAME` takes the first, -l lists each
+dups, seen = set(), set()
+with open("/proc/kallsyms") as f:
+    for line in f:
+        p = line.split()
+        if len(p) == 3 and p[1] in "tT":
+            (dups if p[2] in seen else seen).add(p[2])
+funcs, listed, skipped_dup = [], set(), 0
+for line in out:
+    p = line.split()
+    if len(p) < 2 or p[1] not in ("jump", "trap", "ftrace") or p[0] in listed:
+        continue  # a module's function has "[module]" second
+    listed.add(p[0])
+    if p[0] in dups:
+        skipped_dup += 1
+        continue
+    funcs.append(p[0])
+nslices = (len(funcs) + args.size - 1) // args.size
+log("sweep: %d probeable core functions (%d more skipped: their name is not unique in kallsyms), "
+    "%d slices of %d, list in %.1f s" % (len(funcs), skipped_dup, nslices, args.size, time.time() - t_start))
+
+if args.all:
+    chosen = list(range(nslices))
+elif args.slices:
+    chosen = [int(x) for x in args.slices.split(",")]
+else:
+    k = max(1, min(args.sample, nslices))
+    chosen = sorted({round(i * (nslices - 1) / max(1, k - 1)) for i in range(k)})
+for name in args.with_:
+    if name in funcs:
+        chosen.append(funcs.index(name) // args.size)
+    else:  # refused now: the slice of the kernel-order neighbour it had in -l --all
+        rc, o = run(["-l", "--all"])
+        order = [l.split()[0] for l in o if len(l.split()) > 1 and not l.split()[1].startswith("[")]
+        pos = set(funcs)
+        i = order.index(name) if name in order else -1
+        while i >= 0 and order[i] not in pos:
+            i -= 1
+        chosen.append(funcs.index(order[i]) // args.size if i >= 0 else 0)
+chosen = sorted(set(c for c in chosen if 0 <= c < nslices))
+log("sweep: slices %s" % ",".join(map(str, chosen)))
+
+# the 2-CPU workload: workload.sh runs two writers itself; a getppid loop on top
+wl = subprocess.Popen(["sh", "-c", "while :; do sh tests/vm/progs/workload.sh > /dev/null; done"],
+                      start_new_session=True)
+gp = subprocess.Popen(["build/tests/vm/progs/getppid_loop", "1000000000000"], stdout=subprocess.DEVNULL)
+
+failures, refusals = [], []
+spec_re = re.compile(r"^kinstr: ([^ :]+?)(?:%return)?(?:\+0x[0-9a-f]+)?: (.*)$")
+
+
+def run_dropping(what, words_for, names, i):
+    """Run a command over names; where it fails naming a function, drop it (a refusal) and run again."""
+    names = list(names)
+    for _ in range(200):
+        rc, out = run(words_for(names))
+        if rc == 0:
+            return out, names
+        bad = None
+        for line in out:
+            m = spec_re.match(line)
+            if m and m.group(1) in names:
+                bad = m.group(1)
+                refusals.append((i, what, bad, m.group(2)))
+                if logf:
+                    logf.write("slice %d %s refused %s: %s\n" % (i, what, bad, m.group(2)))
+                break
+        if not bad:
+            failures.append("slice %d: %s failed (rc %d): %s" % (i, what, rc, " | ".join(out[-5:])))
+            return None, names
+        names.remove(bad)
+    failures.append("slice %d: %s: too many refusals" % (i, what))
+    return None, names
+
+
+def text_ok(i, after):
+    rc, out = run(["text-check"])
+    if rc:
+        failures.append("slice %d: text not restored after %s: %s" % (i, after, " | ".join(out[-4:])))
+    return rc == 0
+
+
+def splat(i):
+    with open(tmp + "/dmesg", "w") as f:
+        subprocess.run(["dmesg"], stdout=f)
+    r = subprocess.run(["sh", "tests/vm/splat-scan", tmp + "/dmesg"], capture_output=True, text=True)
+    if r.returncode:
+        failures.append("slice %d: kernel splat: %s" % (i, r.stdout.strip().splitlines()[0]))
+    return r.returncode != 0
+
+
+rc, out = run(["text-check"])  # the reference is the text read by -l, before any probe
+if rc:
+    failures.append("text differs before any probe: " + " | ".join(out[-4:]))
+totals = {"probes": 0, "hits": 0, "timed": 0, "calls": 0, "events": 0}
+for i in chosen:
+    t0 = time.time()
+    names = funcs[i * args.size:(i + 1) * args.size]
+    nf0 = len(failures)
+    # count: every entry and every return
+    specs = [s for n in names for s in (n, n + "%return")]
+    cjson = tmp + "/count.json"
+    # FUNC%return refusals name the function: drop the spec that failed, not the function's entry
+    specs_left, cnt_probes, cnt_hits = list(specs), 0, 0
+    for _ in range(400):
+        rc, out = run(["count", "-d", "1", "--json", "-o", cjson] + specs_left)
+        if rc == 0:
+            d = json.load(open(cjson))
+            cnt_probes = len(d["probes"])
+            cnt_hits = sum(p["hits"] for p in d["probes"])
+            break
+        bad = None
+        for line in out:
+            m = re.match(r"^kinstr: ([^ :]+): (.*)$", line)
+            if m and m.group(1) in specs_left:
+                bad = m.group(1)
+                refusals.append((i, "count", bad, m.group(2)))
+                if logf:
+                    logf.write("slice %d count refused %s: %s\n" % (i, bad, m.group(2)))
+                break
+        if not bad:
+            failures.append("slice %d: count failed (rc %d): %s" % (i, rc, " | ".join(out[-5:])))
+            break
+        specs_left.remove(bad)
+    if splat(i) or not text_ok(i, "count"):
+        log("slice %d: FAIL after count" % i)
+        break
+    pjson = tmp + "/profile.json"
+    out, timed = run_dropping("profile", lambda s: ["profile", "-d", "1", "--json", "-o", pjson] + s, names, i)
+    calls = 0
+    if out is not None:
+        d = json.load(open(pjson))
+        fl = d.get("functions", d if isinstance(d, list) else [])
+        calls = sum(x.get("calls", 0) for x in fl) if isinstance(fl, list) else 0
+    if splat(i) or not text_ok(i, "profile"):
+        log("slice %d: FAIL after profile" % i)
+        break
+    tdir = tmp + "/trace"
+    shutil.rmtree(tdir, ignore_errors=True)
+    sample = names[::args.trace_every]
+    out, traced = run_dropping("trace", lambda s: ["trace", "-d", "1", "-o", tdir] + s, sample, i)
+    events = 0
+    if out is not None:
+        rc, rep = run(["report", tdir])
+        if rc:
+            failures.append("slice %d: kinstr report of the trace failed: %s" % (i, " | ".join(rep[-3:])))
+        for line in rep:
+            m = re.match(r"^events:\s+(\d+)", line)
+            if m:
+                events = int(m.group(1))
+                break
+    if splat(i) or not text_ok(i, "trace"):
+        log("slice %d: FAIL after trace" % i)
+        break
+    totals["probes"] += cnt_probes
+    totals["hits"] += cnt_hits
+    totals["timed"] += len(timed)
+    totals["calls"] += calls
+    totals["events"] += events
+    log("slice %d/%d: %d functions %s..%s: count %d probes %d hits, profile %d timed %d calls, "
+        "trace %d functions %d events, text restored, %s, %.1f s"
+        % (i, nslices, len(names), names[0], names[-1], cnt_probes, cnt_hits, len(timed), calls,
+           len(traced), events, "FAIL" if len(failures) > nf0 else "ok", time.time() - t0))
+
+os.killpg(wl.pid, 15)
+gp.kill()
+wl.wait()
+gp.wait()
+batch.stdin.close()
+batch.wait()
+for r in refusals:
+    log("refused: slice %d %s %s: %s" % r)
+log("sweep: %d slices, %d probes counted (%d hits), %d functions timed (%d calls), %d trace events, "
+    "%d refusals, %d failures, %.1f s" % (len(chosen), totals["probes"], totals["hits"], totals["timed"],
+                                          totals["calls"], totals["events"], len(refusals), len(failures),
+                                          time.time() - t_start))
+for f in failures:
+    log("FAIL " + f)
+if not failures:
+    log("sweep: ok")
+sys.exit(1 if failures else 0)
