@@ -427,6 +427,14 @@ int cmd_count(int argc, char **argv)
 		count_usage(stderr);
 		return CLI_USAGE;
 	}
+	for (i = optind; i < argc; i++) {	/* the specs' syntax before anything is opened */
+		struct cli_spec sp;
+
+		if (cli_parse_spec(argv[i], &sp, err, sizeof(err))) {
+			cli_err("%s", err);
+			return CLI_USAGE;
+		}
+	}
 	/* the output first: a file that cannot be written fails before anything is patched */
 	if (output && !dry) {
 		out_fd = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
