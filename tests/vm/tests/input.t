@@ -51,7 +51,7 @@ SETUP insmod kmod/kinstr.ko
 RUN for c in "count" "trace -o /tmp/i2" "profile" "drill" "sites" "disasm" "snapshot -o /tmp/i3.snap"; do \
 	build/kinstr $c 'nomatch_zz_*' > /dev/null 2>&1; echo "$c rc=$?"; done; \
 	build/kinstr -l 'nomatch_zz_*' > /dev/null 2>&1; echo "-l rc=$?"; \
-	build/kinstr snapshot -o /tmp/i3.snap nomatch_zz; echo "snapshot-name rc=$?"; test -e /tmp/i3.snap && echo snap-written
+	build/kinstr snapshot -o /tmp/i3.snap nomatch_zz; echo "snapshot-name rc=$?"; test -e /tmp/i3.snap && echo snap-written || echo no-snap
 TIMEOUT 120
 EXPECT ^count rc=1$
 EXPECT ^trace -o /tmp/i2 rc=1$
@@ -63,16 +63,16 @@ EXPECT ^snapshot -o /tmp/i3.snap rc=1$
 EXPECT ^-l rc=1$
 EXPECT ^kinstr: no function matches 'nomatch_zz': nothing saved$
 EXPECT ^snapshot-name rc=1$
-EXPECT_NOT ^snap-written$
+EXPECT ^no-snap$
 
 NAME input: count '*' is refused at the batch limit from the symbols, before the analysis, naming the number
 SETUP insmod kmod/kinstr.ko
-RUN t0=$(date +%s%N); build/kinstr count '*'; echo "rc=$?"; build/kinstr profile 'vfs_*,ksys_*,__x64_sys_*'; \
+RUN t0=$(date +%s%N); build/kinstr count '*'; echo "rc=$?"; build/kinstr profile 'vfs_*,*'; \
 	echo "rc=$?"; t1=$(date +%s%N); echo "took $(( (t1 - t0) / 1000000 )) ms"; \
 	[ $(( (t1 - t0) / 1000000 )) -lt 20000 ] && echo before-the-analysis
 TIMEOUT 120
 EXPECT ^kinstr: \*: [1-9][0-9]{4,} functions match: [1-9][0-9]{4,} probes: at most 4096 in one batch$
-EXPECT ^kinstr: vfs_\*,ksys_\*,__x64_sys_\*: [0-9]+ functions match: at least [0-9]+ probes: at most 4096 in one batch$
+EXPECT ^kinstr: vfs_\*,\*: [0-9]+ functions match: at least [0-9]+ probes: at most 4096 in one batch$
 EXPECT ^rc=1$
 EXPECT_NOT ^rc=0$
 EXPECT ^before-the-analysis$
