@@ -8,7 +8,8 @@
  * and string fields, compact and extended event headers, discarded counts), then N mutated copies
  * OUT/case_00000 ... each with one to three mutations of its metadata or stream files: a
  * truncation, bit flips, a packet header/context field overwritten with an edge value, a run of
- * bytes set to 0x00/0xff, a metadata number replaced by an extreme one, a metadata line dropped.
+ * bytes set to 0x00/0xff, a metadata number (any, or one of the clock's) replaced by an extreme
+ * one, a metadata line dropped.
  * Deterministic for a given SEED. Prints "N cases in OUT".
  */
 #include <errno.h>
@@ -153,8 +154,8 @@ static uint64_t edge(void)
 	return rnd() % 4 == 0 ? rnd() : edges[rnd() % (sizeof(edges) / sizeof(edges[0]))];
 }
 
-/* Replace the n-th number of the metadata text with an extreme one. */
-static void meta_number(unsigned char **buf, size_t *len)
+/* Replace a random number of the metadata text (or the one after key, if it has one) with an extreme one. */
+static void meta_number(unsigned char **buf, size_t *len, const char *key)
 {
 	static const char *const repl[] = {
 		"0", "1", "-1", "4294967295", "4294967296", "18446744073709551615", "18446744073709551616",
@@ -171,6 +172,15 @@ static void meta_number(unsigned char **buf, size_t *len)
 	if (!n)
 		return;
 	s = starts[rnd() % n];
+	if (key) {	/* the clock's fields: offset_s * 1e9 + offset must be range-checked first */
+		const unsigned char *k = memmem(*buf, *len, key, strlen(key));
+
+		if (!k)
+			return;
+		s = (size_t)(k - *buf) + strlen(key);
+		if ((*buf)[s] == '-')	/* a sign is part of the number */
+			s++;
+	}
 	for (e = s; e < *len && (*buf)[e] >= '0' && (*buf)[e] <= '9'; e++)
 		;
 	rl = strlen(r);
@@ -206,7 +216,8 @@ static void meta_drop_line(unsigned char *buf, size_t *len)
 
 static void mutate(unsigned char **buf, size_t *len, bool meta)
 {
-	unsigned int m = (unsigned int)(rnd() % (meta ? 6 : 5)), i, n;
+	static const char *const clock_keys[] = { "offset_s = ", "offset = ", "freq = " };
+	unsigned int m = (unsigned int)(rnd() % (meta ? 7 : 5)), i, n;
 	size_t off;
 
 	if (!*len)
@@ -226,7 +237,7 @@ static void mutate(unsigned char **buf, size_t *len, bool meta)
 		break;
 	case 3:	/* stream: a packet header/context field; metadata: a number */
 		if (meta) {
-			meta_number(buf, len);
+			meta_number(buf, len, NULL);
 		} else {
 			/* packets are 256-byte aligned here: pick one, then one of its 8-byte fields */
 			size_t pkt = (rnd() % (*len / 256 + 1)) * 256, f = rnd() % 8;
@@ -255,6 +266,9 @@ static void mutate(unsigned char **buf, size_t *len, bool meta)
 		break;
 	case 5:
 		meta_drop_line(*buf, len);
+		break;
+	case 6:
+		meta_number(buf, len, clock_keys[rnd() % 3]);
 		break;
 	}
 }
