@@ -548,6 +548,12 @@ int cmd_profile(int argc, char **argv)
 		cli_err("--sort: wall, oncpu, calls, mean or max, not '%s'", sort_key);
 		return CLI_USAGE;
 	}
+	for (i = optind; i < argc; i++)
+		if (strpbrk(argv[i], "+%")) {
+			cli_err("%s: profile takes function names or globs (FUNC, 'vfs_*'), not offsets or %%return",
+				argv[i]);
+			return CLI_USAGE;
+		}
 	/* the output first: a file that cannot be written fails before anything is patched */
 	if (output) {
 		out_fd = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -571,11 +577,6 @@ int cmd_profile(int argc, char **argv)
 		size_t j, cand = 0;
 		unsigned long long last = 0;
 
-		if (strpbrk(argv[i], "+%")) {
-			cli_err("%s: profile takes function names or globs (FUNC, 'vfs_*'), not offsets or %%return",
-				argv[i]);
-			goto out;
-		}
 		/* the batch's limit from the symbols alone (an entry and an exit each at least) */
 		for (j = 0; glob && j < kinstr_kernel__func_cnt(k); j++) {
 			const struct kinstr_func *f = kinstr_kernel__func(k, j);

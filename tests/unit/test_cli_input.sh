@@ -65,6 +65,7 @@ case_ count_glob_offset 2 "^kinstr: vfs_\*\+5: a glob takes no offset" -- count 
 case_ count_no_name 2 "^kinstr: \+5: no function name" -- count '+5'
 case_ count_output_unwritable 1 "^kinstr: cannot write /proc/nope: No such file or directory$" -- \
 	count -o /proc/nope -d 1 vfs_read
+case_ profile_offset 2 "^kinstr: vfs_read\+5: profile takes function names or globs" -- profile vfs_read+5
 case_ profile_output_unwritable 1 "^kinstr: cannot write /proc/nope: No such file or directory$" -- \
 	profile -o /proc/nope -d 1 vfs_read
 exit $fail
