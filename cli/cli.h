@@ -4,6 +4,7 @@
 #define KINSTR_CLI_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <sys/types.h>
 
 struct cli_cmd {
@@ -112,12 +113,41 @@ struct cli_colors {
 };
 const struct cli_colors *cli_colors(void);
 
-/* SIGINT/SIGTERM set cli_stop (the long-running commands poll it). */
+/* SIGINT/SIGTERM set cli_stop to the signal's number (the long-running commands poll it). */
 #include <signal.h>
 extern volatile sig_atomic_t cli_stop;
 void cli_catch_signals(void);
 /* CLOCK_MONOTONIC in seconds. */
 double cli_now(void);
+/*
+ * Strict parsing of option values (cli/parse.c): the whole word must be the value. Each prints
+ * "kinstr: OPT: why" and returns -EINVAL (not a number) or -ERANGE (out of range); 0 on success.
+ */
+#define CLI_MAX_SECONDS 31536000	/* a year */
+int cli_parse_seconds(const char *opt, const char *s, double *out);	/* > 0 */
+int cli_parse_double(const char *opt, const char *s, double min, double max, double *out); /* (min, max) */
+int cli_parse_long(const char *opt, const char *s, long min, long max, long *out);	/* [min, max], base 10 */
+/* Bytes with an optional K, M or G suffix (powers of 1024), in [min, max]. */
+int cli_parse_bytes(const char *opt, const char *s, unsigned long long min, unsigned long long max,
+		    unsigned long long *out);
+enum cli_spec_kind { CLI_SPEC_ENTRY, CLI_SPEC_OFFSET, CLI_SPEC_RETURN, CLI_SPEC_GLOB };
+struct cli_spec {
+	char name[512];
+	enum cli_spec_kind kind;
+	unsigned long long offset;	/* CLI_SPEC_OFFSET */
+};
+/* SPEC (FUNC, FUNC+OFF, FUNC%return, GLOB) into sp; -EINVAL with the reason in err. */
+int cli_parse_spec(const char *spec, struct cli_spec *sp, char *err, size_t errlen);
+/* stdout is a terminal that takes escape codes (not TERM=dumb, TERM set). */
+bool cli_term_ok(void);
+/*
+ * After cli_stop with a child running: pass the signal on (SIGINT for SIGINT, else SIGTERM; to
+ * its process group if group), wait for it (SIGKILL after 5 s) and return its status (exit
+ * status or 128 + signal).
+ */
+int cli_stop_child(pid_t child, bool group);
+/* The exit status for an interrupted command: 128 + the signal that set cli_stop. */
+int cli_stop_status(void);
 /* "kinstr: " + message on stderr. */
 void cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Write s as a JSON string literal (quotes included) to stdout. */

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* kinstr count SPEC...: count hits at any instruction of the running kernel. */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <poll.h>
 #include <signal.h>
@@ -26,7 +27,7 @@ static void count_usage(FILE *f)
 		   "  FUNC%%return    every return site of FUNC\n"
 		   "  GLOB           the entries of every function matching a shell glob ('vfs_*')\n"
 		   "A jump probe (a 5-byte jmp) is used where one fits, else a trap probe (int3).\n\n"
-		   "  -d, --duration SEC  count for SEC seconds, then print the totals\n"
+		   "  -d, --duration SEC  count for SEC seconds (> 0), then print the totals\n"
 		   "  -c, --command CMD   run CMD, count while it runs, print the totals, exit with its\n"
 		   "                      status (plain words are exec'ed directly; anything with shell\n"
 		   "                      syntax runs under /bin/sh -c)\n"
@@ -38,7 +39,9 @@ static void count_usage(FILE *f)
 		   "      --dry-run       show what would be patched and why; touch nothing\n"
 		   "      --no-ftrace     count a FUNC's entry with an int3 where only that fits after\n"
 		   "                      the ftrace NOP, not with an ftrace direct call from the NOP\n"
-		   "Without -d or -c, count until interrupted (Ctrl-C).\n");
+		   "Without -d or -c, count until interrupted (Ctrl-C). Interrupted during -c CMD,\n"
+		   "CMD gets the signal too, its status is reported and kinstr exits 130 (SIGINT)\n"
+		   "or 143 (SIGTERM). The live table needs a terminal (not TERM=dumb).\n");
 }
 
 const struct kinstr_site *cli_entry_site(const struct kinstr_fn *fn, const struct kinstr_func *f, bool ftrace_ok,
@@ -70,22 +73,35 @@ static int add_entry(struct kinstr_probeset *ps, const struct kinstr_func *f, co
 int cli_add_spec(struct kinstr_probeset *ps, const struct kinstr_kernel *k, const char *spec, unsigned int flags)
 {
 	bool every = flags & CLI_SPEC_EVERY;
-	char name[512], err[512];
-	const char *plus = strchr(spec, '+'), *pct = strstr(spec, "%return");
+	char err[512];
+	struct cli_spec sp;
+	const char *name = sp.name;
 	const struct kinstr_func *f;
-	size_t len = plus ? (size_t)(plus - spec) : pct ? (size_t)(pct - spec) : strlen(spec);
 	int ret;
 
-	if (len >= sizeof(name)) {
-		cli_err("%s: name too long", spec);
+	if (cli_parse_spec(spec, &sp, err, sizeof(err))) {
+		cli_err("%s", err);
 		return -EINVAL;
 	}
-	memcpy(name, spec, len);
-	name[len] = 0;
-	if (!plus && !pct && strpbrk(name, "*?[")) {
-		size_t i, n = 0, skipped = 0;
+	if (sp.kind == CLI_SPEC_GLOB) {
+		size_t i, n = 0, skipped = 0, cand = 0;
 		unsigned long long last = 0;
 
+		/* the batch's limit from the symbols alone, before minutes of analysis */
+		for (i = 0; i < kinstr_kernel__func_cnt(k); i++) {
+			const struct kinstr_func *g = kinstr_kernel__func(k, i);
+
+			if (kinstr__glob_match(name, g->name) && g->addr != last) {
+				last = g->addr;
+				cand++;
+			}
+		}
+		if (cand + kinstr_probeset__cnt(ps) > KINSTR_AREA_MAX_PROBES) {
+			cli_err("%s: %zu functions match: %zu probes: at most %d in one batch", spec, cand,
+				cand + kinstr_probeset__cnt(ps), KINSTR_AREA_MAX_PROBES);
+			return -E2BIG;
+		}
+		last = 0;
 		for (i = 0; i < kinstr_kernel__func_cnt(k); i++) {
 			const struct kinstr_func *g = kinstr_kernel__func(k, i);
 			struct kinstr_fn *fn;
@@ -116,7 +132,7 @@ int cli_add_spec(struct kinstr_probeset *ps, const struct kinstr_kernel *k, cons
 		cli_err("%s: no function '%s' in the kernel's symbols", spec, name);
 		return -ENOENT;
 	}
-	if (pct) {
+	if (sp.kind == CLI_SPEC_RETURN) {
 		struct kinstr_fn *fn = kinstr_fn__analyze(k, f);
 		const struct kinstr_cfg *cfg;
 		size_t i, n = 0;
@@ -146,17 +162,8 @@ int cli_add_spec(struct kinstr_probeset *ps, const struct kinstr_kernel *k, cons
 		}
 		return 0;
 	}
-	if (plus) {
-		char *end;
-		unsigned long long off;
-
-		errno = 0;
-		off = strtoull(plus + 1, &end, 0);
-		if (errno || end == plus + 1 || *end) {
-			cli_err("%s: bad offset '%s' (FUNC+0xOFF)", spec, plus + 1);
-			return -EINVAL;
-		}
-		ret = kinstr_probeset__add(ps, f, f->addr + off, err, sizeof(err));
+	if (sp.kind == CLI_SPEC_OFFSET) {
+		ret = kinstr_probeset__add(ps, f, f->addr + sp.offset, err, sizeof(err));
 	} else if (every) {
 		struct kinstr_fn *fn = kinstr_fn__analyze(k, f);
 		size_t i, n = 0;
@@ -393,14 +400,20 @@ int cmd_count(int argc, char **argv)
 	struct kinstr_kernel *k;
 	struct kinstr_dev *dev;
 	char err[512];
-	int c, i, ret = CLI_FAIL, status = -1;
+	int c, i, ret = CLI_FAIL, status = -1, out_fd = -1;
 	pid_t child = 0;
 
 	while ((c = getopt_long(argc, argv, "+d:c:i:eo:h", opts, NULL)) != -1) {
 		switch (c) {
-		case 'd': duration = atof(optarg); break;
+		case 'd':
+			if (cli_parse_seconds("--duration", optarg, &duration))
+				return CLI_USAGE;
+			break;
 		case 'c': command = optarg; break;
-		case 'i': interval = atof(optarg); break;
+		case 'i':
+			if (cli_parse_seconds("--interval", optarg, &interval))
+				return CLI_USAGE;
+			break;
 		case 'j': json = true; break;
 		case 'n': dry = true; break;
 		case 'e': flags |= CLI_SPEC_EVERY; break;
@@ -410,13 +423,32 @@ int cmd_count(int argc, char **argv)
 		default: count_usage(stderr); return CLI_USAGE;
 		}
 	}
-	if (optind >= argc || duration < 0 || interval <= 0) {
+	if (optind >= argc) {
 		count_usage(stderr);
 		return CLI_USAGE;
 	}
+	for (i = optind; i < argc; i++) {	/* the specs' syntax before anything is opened */
+		struct cli_spec sp;
+
+		if (cli_parse_spec(argv[i], &sp, err, sizeof(err))) {
+			cli_err("%s", err);
+			return CLI_USAGE;
+		}
+	}
+	/* the output first: a file that cannot be written fails before anything is patched */
+	if (output && !dry) {
+		out_fd = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (out_fd < 0) {
+			cli_err("cannot write %s: %s", output, strerror(errno));
+			return CLI_FAIL;
+		}
+	}
 	k = cli_open_kernel(NULL, &dev);
-	if (!k)
+	if (!k) {
+		if (out_fd >= 0)
+			close(out_fd);
 		return CLI_FAIL;
+	}
 	ps = kinstr_probeset__new(dev, k);
 	if (!ps)
 		goto out;
@@ -443,17 +475,20 @@ int cmd_count(int argc, char **argv)
 		if (child < 0)
 			goto out;
 	}
-	live = !json && !command && isatty(STDOUT_FILENO);
+	live = !json && !command && cli_term_ok();
 	{
 		struct live_ctx lc = { ps, hits, prev };
 
 		cli_run_until(duration, interval, child, &status, live ? live_tick : NULL, &lc);
 	}
+	if (cli_stop && child > 0 && status < 0)	/* interrupted: CMD gets the signal too */
+		status = cli_stop_child(child, false);
 	if (kinstr_probeset__counts(ps, hits)) {
 		cli_err("cannot read the counters: %s", strerror(errno));
 		goto out;
 	}
-	if (output && !freopen(output, "w", stdout)) {
+	fflush(stdout);
+	if (out_fd >= 0 && dup2(out_fd, STDOUT_FILENO) < 0) {
 		cli_err("cannot write %s: %s", output, strerror(errno));
 		goto out;
 	}
@@ -461,8 +496,16 @@ int cmd_count(int argc, char **argv)
 		print_json(ps, hits, cli_now() - t0, status);
 	else
 		print_table(ps, hits, prev, 0, false);
-	fflush(stdout);
-	ret = child > 0 ? status : CLI_OK;
+	if (fflush(stdout) || ferror(stdout)) {
+		cli_err("cannot write %s: %s", output ? output : "the totals", strerror(errno));
+		goto out;
+	}
+	if (cli_stop && child > 0) {
+		cli_err("interrupted; '%s' exited with status %d", command, status);
+		ret = cli_stop_status();
+	} else {
+		ret = child > 0 ? status : CLI_OK;
+	}
 out:
 	if (child > 0 && status < 0) {
 		kill(child, SIGTERM);
@@ -472,5 +515,7 @@ out:
 	free(prev);
 	kinstr_probeset__free(ps);	/* removes the probes */
 	cli_close_kernel(k, dev);
+	if (out_fd >= 0)
+		close(out_fd);
 	return ret;
 }

@@ -29,8 +29,9 @@ static void drill_usage(FILE *f)
 		   "next one's go in. Prints the call tree with each node's share of FUNC's time and\n"
 		   "the hot path.\n\n"
 		   "  -i, --interval SEC   time each level for SEC seconds (default 2)\n"
-		   "  -t, --threshold PCT  descend into callees above PCT%% of FUNC's time (default 5)\n"
-		   "  -D, --depth N        at most N levels below FUNC (default 4)\n"
+		   "  -t, --threshold PCT  descend into callees above PCT%% of FUNC's time (more than 0,\n"
+		   "                       less than 100; default 5)\n"
+		   "  -D, --depth N        at most N levels below FUNC (1 to 64, default 4)\n"
 		   "  -c, --command CMD    run CMD (again each time it ends) while the search runs\n"
 		   "      --oncpu          split on-CPU time instead of wall time\n"
 		   "      --json           print the tree as one JSON object\n"
@@ -286,6 +287,7 @@ int cmd_drill(int argc, char **argv)
 	};
 	double interval = 2, threshold = 5;
 	int maxdepth = 4, c, ret = CLI_FAIL, level, i, hot;
+	long depth;
 	const char *command = NULL;
 	bool json = false;
 	struct kinstr_kernel *k;
@@ -295,9 +297,19 @@ int cmd_drill(int argc, char **argv)
 
 	while ((c = getopt_long(argc, argv, "+i:t:D:c:h", opts, NULL)) != -1) {
 		switch (c) {
-		case 'i': interval = atof(optarg); break;
-		case 't': threshold = atof(optarg); break;
-		case 'D': maxdepth = atoi(optarg); break;
+		case 'i':
+			if (cli_parse_seconds("--interval", optarg, &interval))
+				return CLI_USAGE;
+			break;
+		case 't':
+			if (cli_parse_double("--threshold", optarg, 0, 100, &threshold))
+				return CLI_USAGE;
+			break;
+		case 'D':
+			if (cli_parse_long("--depth", optarg, 1, 64, &depth))
+				return CLI_USAGE;
+			maxdepth = (int)depth;
+			break;
 		case 'c': command = optarg; break;
 		case 'O': use_oncpu = true; break;
 		case 'j': json = true; break;

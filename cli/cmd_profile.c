@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /* kinstr profile FUNC...: time functions from their entry to each of their exits, per thread. */
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdint.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,10 +23,10 @@ static void profile_usage(FILE *f)
 		   "time its thread was switched out left out), min/mean/max, and a log2 histogram.\n"
 		   "A recursive call counts once, its time with the outermost activation's.\n"
 		   "FUNC is a function name or a glob ('vfs_*').\n\n"
-		   "  -d, --duration SEC  profile for SEC seconds\n"
+		   "  -d, --duration SEC  profile for SEC seconds (> 0)\n"
 		   "  -c, --command CMD   run CMD and profile only it and the processes it starts\n"
 		   "                      (its process group) while it runs; exit with its status\n"
-		   "  -p, --pid PID       profile only process PID (its threads)\n"
+		   "  -p, --pid PID       profile only process PID (its threads; it must exist)\n"
 		   "  -i, --interval SEC  refresh the live table every SEC seconds (default 1)\n"
 		   "  -s, --sort KEY      wall (default), oncpu, calls, mean or max\n"
 		   "      --hist          print each function's latency histogram at the end\n"
@@ -40,7 +43,9 @@ static void profile_usage(FILE *f)
 		   "                      its timer with that int3, not with an ftrace direct call\n"
 		   "                      from the NOP (the default; as cheap as a jump)\n"
 		   "Without -d or -c, profile until interrupted (Ctrl-C). Interrupt contexts are\n"
-		   "timed too unless -p or -c restricts to a process.\n");
+		   "timed too unless -p or -c restricts to a process. Interrupted during -c CMD, CMD's\n"
+		   "process group gets the signal too and kinstr exits 130 (SIGINT) or 143 (SIGTERM).\n"
+		   "The live table needs a terminal (not TERM=dumb).\n");
 }
 
 #define MAX_CALLS 256
@@ -495,22 +500,33 @@ int cmd_profile(int argc, char **argv)
 	struct kinstr_kernel *k;
 	struct kinstr_dev *dev;
 	char err[512], *end;
-	int c, i, ret = CLI_FAIL, status = -1, release = -1;
+	int c, i, ret = CLI_FAIL, status = -1, release = -1, out_fd = -1;
 	long pid = 0;
 	pid_t child = 0;
 
 	while ((c = getopt_long(argc, argv, "+d:c:p:i:s:o:h", opts, NULL)) != -1) {
 		switch (c) {
-		case 'd': duration = atof(optarg); break;
+		case 'd':
+			if (cli_parse_seconds("--duration", optarg, &duration))
+				return CLI_USAGE;
+			break;
 		case 'c': command = optarg; break;
 		case 'p':
+			errno = 0;
 			pid = strtol(optarg, &end, 10);
-			if (*end || pid <= 0) {
+			if (end == optarg || *end || errno || pid <= 0 || pid > INT32_MAX) {
 				cli_err("--pid: not a process id: '%s'", optarg);
 				return CLI_USAGE;
 			}
+			if (kill((pid_t)pid, 0) && errno == ESRCH) {
+				cli_err("--pid: no process %ld", pid);
+				return CLI_FAIL;
+			}
 			break;
-		case 'i': interval = atof(optarg); break;
+		case 'i':
+			if (cli_parse_seconds("--interval", optarg, &interval))
+				return CLI_USAGE;
+			break;
 		case 's': sort_key = optarg; break;
 		case 'H': hist = true; break;
 		case 'C': show_calls = true; break;
@@ -522,7 +538,7 @@ int cmd_profile(int argc, char **argv)
 		default: profile_usage(stderr); return CLI_USAGE;
 		}
 	}
-	if (optind >= argc || duration < 0 || interval <= 0 || (command && pid)) {
+	if (optind >= argc || (command && pid)) {
 		if (command && pid)
 			cli_err("-c and -p both name the process to profile: use one");
 		profile_usage(stderr);
@@ -533,16 +549,49 @@ int cmd_profile(int argc, char **argv)
 		cli_err("--sort: wall, oncpu, calls, mean or max, not '%s'", sort_key);
 		return CLI_USAGE;
 	}
+	for (i = optind; i < argc; i++)
+		if (strpbrk(argv[i], "+%")) {
+			cli_err("%s: profile takes function names or globs (FUNC, 'vfs_*'), not offsets or %%return",
+				argv[i]);
+			return CLI_USAGE;
+		}
+	/* the output first: a file that cannot be written fails before anything is patched */
+	if (output) {
+		out_fd = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (out_fd < 0) {
+			cli_err("cannot write %s: %s", output, strerror(errno));
+			return CLI_FAIL;
+		}
+	}
 	k = cli_open_kernel(NULL, &dev);
-	if (!k)
+	if (!k) {
+		if (out_fd >= 0)
+			close(out_fd);
 		return CLI_FAIL;
+	}
 	ps = kinstr_probeset__new(dev, k);
 	if (!ps)
 		goto out;
 	for (i = optind; i < argc; i++) {
 		bool glob = strpbrk(argv[i], "*?[") != NULL;
 		unsigned int before = n, skipped = 0;
-		size_t j;
+		size_t j, cand = 0;
+		unsigned long long last = 0;
+
+		/* the batch's limit from the symbols alone (an entry and an exit each at least) */
+		for (j = 0; glob && j < kinstr_kernel__func_cnt(k); j++) {
+			const struct kinstr_func *f = kinstr_kernel__func(k, j);
+
+			if (kinstr__glob_match(argv[i], f->name) && f->addr != last) {
+				last = f->addr;
+				cand++;
+			}
+		}
+		if (2 * cand + kinstr_probeset__cnt(ps) > KINSTR_AREA_MAX_PROBES) {
+			cli_err("%s: %zu functions match: at least %zu probes: at most %d in one batch", argv[i], cand,
+				2 * cand + kinstr_probeset__cnt(ps), KINSTR_AREA_MAX_PROBES);
+			goto out;
+		}
 
 		for (j = 0; j < kinstr_kernel__func_cnt(k); j++) {
 			const struct kinstr_func *f = kinstr_kernel__func(k, j);
@@ -628,19 +677,22 @@ int cmd_profile(int argc, char **argv)
 		release = -1;
 	}
 	t0 = cli_now();
-	live = !json && !folded && !command && isatty(STDOUT_FILENO);
+	live = !json && !folded && !command && cli_term_ok();
 	{
 		struct live_ctx lc = { dev, pf, n, ntimers, st };
 
 		cli_run_until(duration, interval, child, &status, live ? live_tick : NULL, &lc);
 	}
+	if (cli_stop && child > 0 && status < 0)	/* interrupted: CMD's group gets the signal too */
+		status = cli_stop_child(child, true);
 	/* probes out first: no call is half-timed in what we read */
 	kinstr_probeset__remove(ps);
 	if (kinstr_timers__read(dev, 0, ntimers, st)) {
 		cli_err("cannot read the timers: %s", strerror(errno));
 		goto out;
 	}
-	if (output && !freopen(output, "w", stdout)) {
+	fflush(stdout);
+	if (out_fd >= 0 && dup2(out_fd, STDOUT_FILENO) < 0) {
 		cli_err("cannot write %s: %s", output, strerror(errno));
 		goto out;
 	}
@@ -652,8 +704,16 @@ int cmd_profile(int argc, char **argv)
 	} else {
 		print_table(pf, n, st, hist);
 	}
-	fflush(stdout);
-	ret = child > 0 ? status : CLI_OK;
+	if (fflush(stdout) || ferror(stdout)) {
+		cli_err("cannot write %s: %s", output ? output : "the totals", strerror(errno));
+		goto out;
+	}
+	if (cli_stop && child > 0) {
+		cli_err("interrupted; '%s' exited with status %d", command, status);
+		ret = cli_stop_status();
+	} else {
+		ret = child > 0 ? status : CLI_OK;
+	}
 out:
 	if (release >= 0)
 		close(release);	/* EOF: the command runs, and is stopped below */
@@ -667,5 +727,7 @@ out:
 	free(pf);
 	kinstr_probeset__free(ps);
 	cli_close_kernel(k, dev);
+	if (out_fd >= 0)
+		close(out_fd);
 	return ret;
 }

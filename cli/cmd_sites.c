@@ -114,7 +114,7 @@ static void sites_usage(FILE *f)
 		   "decided most often. With at most 100 functions, one line each as well.\n\n"
 		   "  --all            every function of the kernel\n"
 		   "  --json           one JSON object (counts per class and per rule)\n"
-		   "  --top N          rules to list (default 10)\n"
+		   "  --top N          rules to list (0 to 1000000, default 10)\n"
 		   "  --snapshot FILE  analyse a snapshot ('kinstr snapshot') instead of the running kernel\n");
 }
 
@@ -132,6 +132,7 @@ int cmd_sites(int argc, char **argv)
 	bool all = false, json = false, progress = isatty(STDERR_FILENO);
 	unsigned long long last_addr = 0;
 	unsigned int top = 10;
+	long topl;
 	struct kinstr_kernel *k;
 	struct kinstr_dev *dev;
 	struct tally t = { 0 };
@@ -142,7 +143,11 @@ int cmd_sites(int argc, char **argv)
 		switch (c) {
 		case 'a': all = true; break;
 		case 'j': json = true; break;
-		case 't': top = strtoul(optarg, NULL, 0); break;
+		case 't':
+			if (cli_parse_long("--top", optarg, 0, 1000000, &topl))
+				return CLI_USAGE;
+			top = (unsigned int)topl;
+			break;
 		case 's': snapshot = optarg; break;
 		case 'h': sites_usage(stdout); return CLI_OK;
 		default: sites_usage(stderr); return CLI_USAGE;

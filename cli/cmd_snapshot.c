@@ -14,7 +14,8 @@ static void snapshot_usage(FILE *f)
 		   "the control transfers its tables hide (jump labels, exception fixups) to FILE\n"
 		   "(gzip-compressed). With GLOB (shell globs, comma-separated), only the functions whose\n"
 		   "names match, with their reservations. 'kinstr disasm' and\n"
-		   "'kinstr sites' read it back with --snapshot FILE, without the module.\n");
+		   "'kinstr sites' read it back with --snapshot FILE, without the module. A GLOB that\n"
+		   "matches no function is an error (exit 1), and FILE is not written.\n");
 }
 
 int cmd_snapshot(int argc, char **argv)
@@ -49,6 +50,17 @@ int cmd_snapshot(int argc, char **argv)
 	k = cli_open_kernel(NULL, &dev);
 	if (!k)
 		return CLI_FAIL;
+	if (glob) {
+		size_t i, n = 0;
+
+		for (i = 0; i < kinstr_kernel__func_cnt(k) && !n; i++)
+			n += kinstr__glob_match(glob, kinstr_kernel__func(k, i)->name) != 0;
+		if (!n) {
+			cli_err("no function matches '%s': nothing saved", glob);
+			cli_close_kernel(k, dev);
+			return CLI_FAIL;
+		}
+	}
 	err = kinstr_kernel__save(k, out, glob);
 	if (err)
 		cli_err("cannot write %s: %s", out, strerror(-err));

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -42,11 +43,16 @@ static void trace_usage(FILE *f)
 		   "e.g. kinstr trace -o t 'vfs_read(file,count)' 'vfs_read%%return'\n\n"
 		   "  -o, --output DIR      the trace directory (must not exist or be empty;\n"
 		   "                        default kinstr-trace-YYYYmmdd-HHMMSS)\n"
-		   "  -d, --duration SEC    trace for SEC seconds\n"
+		   "  -d, --duration SEC    trace for SEC seconds (> 0); the recording stops within\n"
+		   "                        a sub-buffer's work of SEC, however fast events come\n"
 		   "  -c, --command CMD     run CMD, trace while it runs, exit with its status\n"
 		   "      --live            also print each event as text while recording\n"
-		   "      --buffer-size N   bytes of buffer per CPU (default 1M; K/M suffixes)\n"
+		   "      --buffer-size N   bytes of buffer per CPU (default 1M; K/M/G suffixes)\n"
 		   "      --subbuf-size N   bytes per sub-buffer (default 64K; a power of two >= 4K)\n"
+		   "      --max-size SIZE   cap the trace's stream files at SIZE bytes (K/M/G suffixes,\n"
+		   "                        at least 64K; default: the smaller of 1G and half the free\n"
+		   "                        space of DIR's file system); events past it are counted\n"
+		   "                        as lost, as babeltrace2's discarded count shows\n"
 		   "      --overwrite       flight recorder: keep the newest events, overwrite the\n"
 		   "                        oldest (default: discard new events when full)\n"
 		   "      --clock CLOCK     mono (default): CLOCK_MONOTONIC, one time line for all\n"
@@ -57,8 +63,11 @@ static void trace_usage(FILE *f)
 		   "                        entry with that int3, not with an ftrace direct call from the\n"
 		   "                        NOP (the default, as for 'kinstr count'; %%rip then reads\n"
 		   "                        FUNC's first byte, the NOP, not the instruction after it)\n"
-		   "Without -d or -c, trace until interrupted (Ctrl-C). At the end it prints the\n"
-		   "events recorded and lost per CPU.\n", STR_DEFAULT);
+		   "Without -d or -c, trace until interrupted (Ctrl-C). At the stop (SEC, Ctrl-C or\n"
+		   "SIGTERM, CMD's end) the probes are removed first, then only what the buffers\n"
+		   "already hold is written. At the end it prints the events recorded and lost per\n"
+		   "CPU. Interrupted during -c CMD, CMD gets the signal too and kinstr exits 130\n"
+		   "(SIGINT) or 143 (SIGTERM).\n", STR_DEFAULT);
 }
 
 struct tval {
@@ -85,7 +94,33 @@ struct tracer {
 	uint64_t *recorded, *last_discarded, *last_ts;
 	bool *has_packet;
 	int error;
+	/* --max-size: the stream files' bytes so far, the cap, room kept for the end's packets */
+	uint64_t written, max_size, reserve;
+	uint64_t *cut;			/* per CPU: events left out by the cap (counted as lost) */
+	bool capped;
+	/* when to stop between two sub-buffers (not while draining after the stop) */
+	bool draining;
+	double deadline;		/* 0: none */
+	pid_t child;
+	int status;
 };
+
+#define TRACE_STOP 1	/* on_subbuf's "stop reading now": a deadline, a signal, the command's end */
+
+static bool trace_should_stop(struct tracer *tr)
+{
+	int st;
+
+	if (tr->draining)
+		return false;
+	if (cli_stop || (tr->deadline > 0 && cli_now() >= tr->deadline))
+		return true;
+	if (tr->child > 0 && tr->status < 0 && waitpid(tr->child, &st, WNOHANG) == tr->child) {
+		tr->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+		return true;
+	}
+	return false;
+}
 
 static const char *const reg_names[KINSTR_REG_NR] = {
 	"rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi",
@@ -410,24 +445,6 @@ static int parse_values(const char *list, struct tevent *e, const struct kinstr_
 	return 0;
 }
 
-static uint32_t parse_size(const char *s)
-{
-	char *end;
-	double v = strtod(s, &end);
-
-	if (end == s || v <= 0)
-		return 0;
-	if (*end == 'k' || *end == 'K')
-		v *= 1024, end++;
-	else if (*end == 'm' || *end == 'M')
-		v *= 1024 * 1024, end++;
-	else if (*end == 'g' || *end == 'G')
-		v *= 1024.0 * 1024 * 1024, end++;
-	if (*end || v > 4294967295.0)
-		return 0;
-	return (uint32_t)v;
-}
-
 static void print_event(const struct tevent *e, unsigned int cpu, const struct kinstr_trace_rec *r,
 			const union kinstr_ctf_value *vals)
 {
@@ -467,20 +484,33 @@ static uint64_t narrow(const struct tval *t, uint64_t v)
 static int on_subbuf(void *ctx, unsigned int cpu, const struct kr_subbuf_hdr *h, const unsigned char *recs)
 {
 	struct tracer *tr = ctx;
-	uint64_t discarded = h->lost_full + h->lost_wrap + h->lost_big + h->lost_nest;
+	uint64_t discarded = h->lost_full + h->lost_wrap + h->lost_big + h->lost_nest, nrec = 0;
 	uint32_t off, len;
+	size_t size;
 	int ret;
 
 	if (cpu >= tr->nr_cpus)
 		return -EINVAL;
+	discarded += tr->cut[cpu];
+	if (tr->capped) {	/* past --max-size: count what is left out, write nothing */
+		for (off = 0; off + sizeof(struct kinstr_trace_rec) <= h->data_size; off += KR_RECORD_SPAN(len)) {
+			len = ((const struct kinstr_trace_rec *)(recs + off))->len;
+			if (len < sizeof(struct kinstr_trace_rec) || off + len > h->data_size)
+				return -EBADMSG;
+			tr->cut[cpu]++;
+		}
+		return trace_should_stop(tr) ? TRACE_STOP : 0;
+	}
 	/*
 	 * Events lost before the first packet of a CPU (overwrite mode): an empty packet with none
 	 * lost goes first, so that readers count them (babeltrace2 counts differences).
 	 */
 	if (!tr->has_packet[cpu] && discarded) {
 		ret = kinstr_ctf__packet_begin(tr->w, cpu, h->ts_begin);
-		if (!ret)
+		if (!ret) {
+			tr->written += kinstr_ctf__packet_size(tr->w, cpu);
 			ret = kinstr_ctf__packet_end(tr->w, cpu, h->ts_begin, 0);
+		}
 		if (ret)
 			return ret;
 		tr->has_packet[cpu] = true;
@@ -526,17 +556,37 @@ static int on_subbuf(void *ctx, unsigned int cpu, const struct kr_subbuf_hdr *h,
 		ret = kinstr_ctf__event(tr->w, cpu, (unsigned int)e->class_id, r->ts, vals);
 		if (ret)
 			return ret;
-		tr->ev[r->event].count++;
-		tr->recorded[cpu]++;
+		nrec++;
 		if (tr->live)
 			print_event(e, cpu, r, vals);
 	}
 	if (tr->live)
 		fflush(stdout);
+	size = kinstr_ctf__packet_size(tr->w, cpu);
+	if (tr->written + size + tr->reserve > tr->max_size) {
+		/* the cap: this packet and all that follow are left out, and counted as lost */
+		kinstr_ctf__packet_cancel(tr->w, cpu);
+		tr->cut[cpu] += nrec;
+		tr->capped = true;
+		fprintf(stderr, "kinstr: the trace reached --max-size (%llu bytes): later events are counted as "
+			"lost\n", (unsigned long long)tr->max_size);
+		return trace_should_stop(tr) ? TRACE_STOP : 0;
+	}
+	for (off = 0; off + sizeof(struct kinstr_trace_rec) <= h->data_size; off += KR_RECORD_SPAN(len)) {
+		const struct kinstr_trace_rec *r = (const void *)(recs + off);
+
+		len = r->len;
+		tr->ev[r->event].count++;
+	}
+	tr->recorded[cpu] += nrec;
 	tr->last_discarded[cpu] = discarded;
 	tr->last_ts[cpu] = h->ts_end;
 	tr->has_packet[cpu] = true;
-	return kinstr_ctf__packet_end(tr->w, cpu, h->ts_end, discarded);
+	tr->written += size;
+	ret = kinstr_ctf__packet_end(tr->w, cpu, h->ts_end, discarded);
+	if (ret)
+		return ret;
+	return trace_should_stop(tr) ? TRACE_STOP : 0;
 }
 
 static uint64_t now_ns(void)
@@ -652,6 +702,7 @@ int cmd_trace(int argc, char **argv)
 		{ "overwrite", no_argument, NULL, 'O' },
 		{ "no-ftrace", no_argument, NULL, 'N' },
 		{ "clock", required_argument, NULL, 'C' },
+		{ "max-size", required_argument, NULL, 'M' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -659,7 +710,8 @@ int cmd_trace(int argc, char **argv)
 	char dirbuf[64], err[512], specs_env[1024] = "";
 	double duration = 0, t0, last_flush;
 	uint32_t bufsize = 1 << 20, subbuf = 64 << 10;
-	bool overwrite = false;
+	unsigned long long v, max_size = 0;
+	bool overwrite = false, user_max;
 	unsigned int spec_flags = CLI_SPEC_FTRACE;
 	struct tracer tr = { 0 };
 	struct kinstr_trace_opts topts = { .sz = sizeof(topts) };
@@ -678,11 +730,26 @@ int cmd_trace(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "+o:d:c:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o': dir = optarg; break;
-		case 'd': duration = atof(optarg); break;
+		case 'd':
+			if (cli_parse_seconds("--duration", optarg, &duration))
+				return CLI_USAGE;
+			break;
 		case 'c': command = optarg; break;
 		case 'l': tr.live = true; break;
-		case 'B': bufsize = parse_size(optarg); break;
-		case 'S': subbuf = parse_size(optarg); break;
+		case 'B':
+			if (cli_parse_bytes("--buffer-size", optarg, 8 << 10, UINT32_MAX, &v))
+				return CLI_USAGE;
+			bufsize = (uint32_t)v;
+			break;
+		case 'S':
+			if (cli_parse_bytes("--subbuf-size", optarg, 4 << 10, 1u << 30, &v))
+				return CLI_USAGE;
+			subbuf = (uint32_t)v;
+			break;
+		case 'M':
+			if (cli_parse_bytes("--max-size", optarg, 64 << 10, 1ull << 50, &max_size))
+				return CLI_USAGE;
+			break;
 		case 'O': overwrite = true; break;
 		case 'N': spec_flags &= ~CLI_SPEC_FTRACE; break;
 		case 'C':
@@ -696,9 +763,20 @@ int cmd_trace(int argc, char **argv)
 		default: trace_usage(stderr); return CLI_USAGE;
 		}
 	}
-	if (optind >= argc || duration < 0) {
+	if (optind >= argc) {
 		trace_usage(stderr);
 		return CLI_USAGE;
+	}
+	for (i = optind; i < argc; i++) {	/* the specs' syntax before anything is opened */
+		struct cli_spec sp;
+		char probe[512];
+
+		snprintf(probe, sizeof(probe), "%s", argv[i]);
+		probe[strcspn(probe, "(")] = 0;
+		if (cli_parse_spec(probe, &sp, err, sizeof(err))) {
+			cli_err("%s", err);
+			return CLI_USAGE;
+		}
 	}
 	if (subbuf < 4096 || (subbuf & (subbuf - 1))) {
 		cli_err("--subbuf-size: a power of two of at least 4K");
@@ -765,7 +843,8 @@ int cmd_trace(int argc, char **argv)
 	tr.last_discarded = calloc(tr.nr_cpus, sizeof(uint64_t));
 	tr.last_ts = calloc(tr.nr_cpus, sizeof(uint64_t));
 	tr.has_packet = calloc(tr.nr_cpus, sizeof(bool));
-	if (!tr.recorded || !tr.last_discarded || !tr.last_ts || !tr.has_packet)
+	tr.cut = calloc(tr.nr_cpus, sizeof(uint64_t));
+	if (!tr.recorded || !tr.last_discarded || !tr.last_ts || !tr.has_packet || !tr.cut)
 		goto out;
 	env[0] = (struct kinstr_ctf_env){ "kinstr_probes", specs_env };
 	env[1] = (struct kinstr_ctf_env){ "kinstr_mode", overwrite ? "overwrite" : "discard" };
@@ -785,6 +864,23 @@ int cmd_trace(int argc, char **argv)
 	}
 	if (add_classes(&tr))
 		goto out;
+	user_max = max_size != 0;
+	if (!max_size) {	/* min(1 GiB, half the free space of the output's file system) */
+		struct statvfs fs;
+
+		max_size = 1ull << 30;
+		if (!statvfs(dir, &fs) && (unsigned long long)fs.f_bavail * fs.f_frsize / 2 < max_size)
+			max_size = (unsigned long long)fs.f_bavail * fs.f_frsize / 2;
+	}
+	tr.max_size = max_size;
+	/* each CPU may need two empty packets at the end (losses after its last one); 4 KiB each */
+	tr.reserve = 2ull * tr.nr_cpus * 4096;
+	if (tr.max_size < tr.reserve + 4096) {
+		cli_err("%s: --max-size %llu bytes leaves no room for the trace (%u CPUs need %llu bytes)%s", dir,
+			(unsigned long long)tr.max_size, tr.nr_cpus, (unsigned long long)tr.reserve + 4096,
+			user_max ? "" : " (the default is half the file system's free space)");
+		goto out;
+	}
 	cli_catch_signals();
 	if (kinstr_probeset__install(ps, err, sizeof(err))) {
 		cli_err("%s", err);
@@ -793,43 +889,47 @@ int cmd_trace(int argc, char **argv)
 	fprintf(stderr, "kinstr: tracing %zu probes (%u events) into %s%s\n", kinstr_probeset__cnt(ps), tr.nev, dir,
 		command || duration > 0 ? "" : "; Ctrl-C to stop");
 	t0 = last_flush = cli_now();
+	tr.deadline = duration > 0 ? t0 + duration : 0;
+	tr.status = -1;
 	if (command) {
 		child = cli_spawn(command);
 		if (child < 0)
 			goto out;
+		tr.child = child;
 	}
-	while (!cli_stop) {
-		int wait_ms = 100;
-
-		if (duration > 0 && cli_now() - t0 >= duration)
-			break;
-		if (child > 0) {
-			int st;
-
-			if (waitpid(child, &st, WNOHANG) == child) {
-				status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-				break;
-			}
-			wait_ms = 20;
-		}
-		kinstr_trace__poll(t, wait_ms);
+	/*
+	 * The deadline, a signal and the command's end are checked between every two sub-buffers
+	 * (trace_should_stop), not only when the buffers are empty: probes that fire as fast as
+	 * they are read (or on the reader's own work) never leave them empty.
+	 */
+	while (!trace_should_stop(&tr)) {
+		kinstr_trace__poll(t, child > 0 ? 20 : 100);
 		if (tr.live && cli_now() - last_flush >= 1) {
 			kinstr_trace__flush(t);
 			last_flush = cli_now();
 		}
 		r = kinstr_trace__consume(t, on_subbuf, &tr);
-		if (r) {
+		if (r < 0) {
 			cli_err("reading the trace buffers: %s", strerror(-r));
 			goto out;
 		}
+		if (r == TRACE_STOP)
+			break;
 	}
 	missed = recursion_missed(ps);
-	/* probes out, every handler finished (quiescence), then the last partial sub-buffers */
+	status = tr.status;
+	if (cli_stop && child > 0 && status < 0)	/* interrupted: CMD gets the signal too */
+		status = cli_stop_child(child, false);
+	/*
+	 * Probes out, every handler finished (quiescence), then what the buffers already hold: the
+	 * last partial sub-buffers, at most a buffer's worth per CPU.
+	 */
 	kinstr_probeset__remove(ps);
 	kinstr_dev__sync(dev);
 	kinstr_trace__flush(t);
-	r = kinstr_trace__consume(t, on_subbuf, &tr);
-	if (r) {
+	tr.draining = true;
+	r = kinstr_trace__consume_max(t, on_subbuf, &tr, topts.num_subbufs + 1);
+	if (r < 0) {
 		cli_err("reading the trace buffers: %s", strerror(-r));
 		goto out;
 	}
@@ -839,7 +939,7 @@ int cmd_trace(int argc, char **argv)
 
 		if (kinstr_trace__stats(t, cpu, &st))
 			continue;
-		lost = st.lost_full + st.lost_wrap + st.lost_big + st.lost_nest;
+		lost = st.lost_full + st.lost_wrap + st.lost_big + st.lost_nest + tr.cut[cpu];
 		/* losses after the last delivered sub-buffer: an empty packet carries the total */
 		if (lost > tr.last_discarded[cpu]) {
 			uint64_t ts = tr.has_packet[cpu] ? tr.last_ts[cpu] : now_ns();
@@ -857,12 +957,17 @@ int cmd_trace(int argc, char **argv)
 			}
 			tr.last_discarded[cpu] = lost;
 		}
-		if (tr.recorded[cpu] || lost)
+		if (tr.recorded[cpu] || lost) {
+			char cut[64] = "";
+
+			if (tr.cut[cpu])
+				snprintf(cut, sizeof(cut), ", over --max-size %llu", (unsigned long long)tr.cut[cpu]);
 			fprintf(stderr, "kinstr: cpu %u: %llu events recorded, %llu lost (full %llu, overwritten %llu, "
-				"too big %llu, nested %llu)\n", cpu, (unsigned long long)tr.recorded[cpu],
+				"too big %llu, nested %llu%s)\n", cpu, (unsigned long long)tr.recorded[cpu],
 				(unsigned long long)lost, (unsigned long long)st.lost_full,
 				(unsigned long long)st.lost_wrap, (unsigned long long)st.lost_big,
-				(unsigned long long)st.lost_nest);
+				(unsigned long long)st.lost_nest, cut);
+		}
 		total_rec += tr.recorded[cpu];
 		total_lost += lost;
 	}
@@ -877,7 +982,12 @@ int cmd_trace(int argc, char **argv)
 	if (missed)
 		fprintf(stderr, "kinstr: %llu hits not recorded: recursion (a probe hit inside kinstr's own "
 			"tracer, e.g. in the clock it reads)\n", (unsigned long long)missed);
-	ret = child > 0 ? status : CLI_OK;
+	if (cli_stop && child > 0) {
+		cli_err("interrupted; '%s' exited with status %d", command, status);
+		ret = cli_stop_status();
+	} else {
+		ret = child > 0 ? status : CLI_OK;
+	}
 out:
 	if (child > 0 && status < 0) {
 		kill(child, SIGTERM);
@@ -893,6 +1003,7 @@ out:
 	free(tr.last_discarded);
 	free(tr.last_ts);
 	free(tr.has_packet);
+	free(tr.cut);
 	free(tr.ev);
 	return ret;
 }

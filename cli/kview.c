@@ -73,5 +73,5 @@ const struct cli_colors *cli_colors(void)
 	static const struct cli_colors off = { "", "", "", "", "" };
 	const char *nc = getenv("NO_COLOR");
 
-	return isatty(STDOUT_FILENO) && !(nc && *nc) ? &on : &off;
+	return cli_term_ok() && !(nc && *nc) ? &on : &off;
 }

@@ -3,6 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+#include <sys/wait.h>
 
 #include <kinstr/kinstr.h>
 #include "cli.h"
@@ -37,7 +39,33 @@ volatile sig_atomic_t cli_stop;
 
 static void on_signal(int sig)
 {
-	cli_stop = 1;
+	if (!cli_stop)
+		cli_stop = sig;
+}
+
+int cli_stop_status(void)
+{
+	return 128 + (cli_stop ? cli_stop : SIGINT);
+}
+
+int cli_stop_child(pid_t child, bool group)
+{
+	int sig = cli_stop == SIGINT ? SIGINT : SIGTERM, st;
+	double t0 = cli_now();
+	pid_t r;
+
+	kill(group ? -child : child, sig);
+	while ((r = waitpid(child, &st, WNOHANG)) == 0) {
+		if (cli_now() - t0 > 5) {
+			kill(group ? -child : child, SIGKILL);
+			r = waitpid(child, &st, 0);
+			break;
+		}
+		usleep(10000);
+	}
+	if (r != child)
+		return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
 void cli_catch_signals(void)

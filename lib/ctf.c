@@ -591,6 +591,25 @@ int kinstr_ctf__packet_end(struct kinstr_ctf *w, unsigned int cpu, uint64_t ts_e
 	return 0;
 }
 
+size_t kinstr_ctf__packet_size(const struct kinstr_ctf *w, unsigned int cpu)
+{
+	const struct wstream *s = open_stream((struct kinstr_ctf *)w, cpu);
+
+	return s ? (s->len + w->align - 1) & ~(w->align - 1) : 0;
+}
+
+int kinstr_ctf__packet_cancel(struct kinstr_ctf *w, unsigned int cpu)
+{
+	struct wstream *s = open_stream(w, cpu);
+
+	if (!s)
+		return -EINVAL;
+	s->open = false;
+	s->len = 0;
+	s->last_ts = s->started ? s->prev_end : 0;
+	return 0;
+}
+
 int kinstr_ctf__close(struct kinstr_ctf *w)
 {
 	unsigned int i;

@@ -622,7 +622,8 @@ static void parse_block(struct lexer *lx, struct meta *m, const char *kind)
 		if (freq != 1000000000 || off_s > INT64_MAX / 2000000000 || off_s < INT64_MIN / 2000000000 ||
 		    off > 4000000000000000000ll || off < -4000000000000000000ll)
 			m->fail_why = "the clock does not count nanoseconds";
-		r->clock_offset = off_s * 1000000000 + off;
+		else	/* only in range: the sum of out-of-range values would overflow */
+			r->clock_offset = off_s * 1000000000 + off;
 	}
 }
 

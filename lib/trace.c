@@ -77,22 +77,28 @@ int64_t kinstr_trace__clock_offset(const struct kinstr_trace *t)
 	return t->clock_offset;
 }
 
-int kinstr_trace__consume(struct kinstr_trace *t, kinstr_trace_subbuf_fn fn, void *ctx)
+int kinstr_trace__consume_max(struct kinstr_trace *t, kinstr_trace_subbuf_fn fn, void *ctx, unsigned int max_per_cpu)
 {
 	int fd = kinstr_dev__fd(t->dev);
-	unsigned int cpu;
+	unsigned int cpu, round, busy;
 
-	for (cpu = 0; cpu < t->nr_cpus; cpu++) {
-		for (;;) {
+	/*
+	 * Round-robin, one sub-buffer of each CPU in turn: a CPU whose buffer refills as fast as it
+	 * is read cannot starve the others, and fn can stop the whole pass between any two.
+	 */
+	for (round = 0; !max_per_cpu || round < max_per_cpu; round++) {
+		busy = 0;
+		for (cpu = 0; cpu < t->nr_cpus; cpu++) {
 			struct kinstr_trace_subbuf sb = { .size = sizeof(sb), .cpu = cpu };
 			const struct kr_subbuf_hdr *h;
 			int ret = 0;
 
 			if (ioctl(fd, KINSTR_IOC_TRACE_GET, &sb) < 0) {
 				if (errno == EAGAIN)
-					break;
+					continue;
 				return -errno;
 			}
+			busy++;
 			if (sb.offset + t->subbuf_size > t->map_size)
 				return -EIO;
 			h = (const struct kr_subbuf_hdr *)(t->map + sb.offset);
@@ -108,8 +114,15 @@ int kinstr_trace__consume(struct kinstr_trace *t, kinstr_trace_subbuf_fn fn, voi
 			if (ret)
 				return ret;
 		}
+		if (!busy)
+			break;
 	}
 	return 0;
+}
+
+int kinstr_trace__consume(struct kinstr_trace *t, kinstr_trace_subbuf_fn fn, void *ctx)
+{
+	return kinstr_trace__consume_max(t, fn, ctx, 0);
 }
 
 int kinstr_trace__flush(struct kinstr_trace *t)

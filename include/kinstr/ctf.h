@@ -98,6 +98,12 @@ int kinstr_ctf__event(struct kinstr_ctf *w, unsigned int cpu, unsigned int class
 /* End cpu's packet and write it. events_discarded is the CPU's running total of lost events. */
 int kinstr_ctf__packet_end(struct kinstr_ctf *w, unsigned int cpu, uint64_t ts_end, uint64_t events_discarded);
 
+/* The bytes cpu's open packet would take in its file if it ended now (padding included); 0: none open. */
+size_t kinstr_ctf__packet_size(const struct kinstr_ctf *w, unsigned int cpu);
+
+/* Drop cpu's open packet unwritten (e.g. a size cap reached); -EINVAL without one. */
+int kinstr_ctf__packet_cancel(struct kinstr_ctf *w, unsigned int cpu);
+
 /* End open packets (at their last timestamp), write the metadata if no packet did, free w.
  * Returns the first error met (w is freed anyway). */
 int kinstr_ctf__close(struct kinstr_ctf *w);

@@ -44,8 +44,15 @@ int64_t kinstr_trace__clock_offset(const struct kinstr_trace *t);
 typedef int (*kinstr_trace_subbuf_fn)(void *ctx, unsigned int cpu, const struct kr_subbuf_hdr *h,
 				      const unsigned char *records);
 
-/* Hand every delivered sub-buffer of every CPU to fn, oldest first per CPU. 0 or -errno. */
+/*
+ * Hand every delivered sub-buffer of every CPU to fn, oldest first per CPU, one CPU's after
+ * another's in turn. 0 when none is left, -errno, or fn's non-zero return (a positive one asks to
+ * stop: e.g. a deadline passed while a CPU's buffer refills as fast as it is read).
+ */
 int kinstr_trace__consume(struct kinstr_trace *t, kinstr_trace_subbuf_fn fn, void *ctx);
+/* The same, but at most max_per_cpu sub-buffers of each CPU (0: no limit). */
+int kinstr_trace__consume_max(struct kinstr_trace *t, kinstr_trace_subbuf_fn fn, void *ctx,
+			      unsigned int max_per_cpu);
 /* Close every CPU's current sub-buffer so that a partly filled one is delivered. */
 int kinstr_trace__flush(struct kinstr_trace *t);
 /* Wait up to timeout_ms for the module to say records were written. 1 ready, 0 timeout. */

@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Strict parsing of the command line's numbers and probe specs: the whole word must be the
+ * value (strtod/strtoll/strtoull with end-pointer and range checks), and every refusal names its
+ * reason. Pure (no kernel, no module): tests/unit/test_cli_parse.c includes this file.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+int cli_parse_seconds(const char *opt, const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (end == s || *end || errno || !isfinite(v) || isspace((unsigned char)*s)) {
+		cli_err("%s: not a number of seconds: '%s'", opt, s);
+		return -EINVAL;
+	}
+	if (v <= 0) {
+		cli_err("%s: must be more than 0 seconds, not '%s'", opt, s);
+		return -ERANGE;
+	}
+	if (v > CLI_MAX_SECONDS) {
+		cli_err("%s: at most %d seconds, not '%s'", opt, CLI_MAX_SECONDS, s);
+		return -ERANGE;
+	}
+	*out = v;
+	return 0;
+}
+
+int cli_parse_double(const char *opt, const char *s, double min, double max, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (end == s || *end || errno || !isfinite(v) || isspace((unsigned char)*s)) {
+		cli_err("%s: not a number: '%s'", opt, s);
+		return -EINVAL;
+	}
+	if (v <= min || v >= max) {
+		cli_err("%s: must be more than %g and less than %g, not '%s'", opt, min, max, s);
+		return -ERANGE;
+	}
+	*out = v;
+	return 0;
+}
+
+int cli_parse_long(const char *opt, const char *s, long min, long max, long *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (end == s || *end || isspace((unsigned char)*s) || (errno && errno != ERANGE)) {
+		cli_err("%s: not an integer: '%s'", opt, s);
+		return -EINVAL;
+	}
+	if (errno == ERANGE || v < min || v > max) {
+		cli_err("%s: must be %ld to %ld, not '%s'", opt, min, max, s);
+		return -ERANGE;
+	}
+	*out = v;
+	return 0;
+}
+
+int cli_parse_bytes(const char *opt, const char *s, unsigned long long min, unsigned long long max,
+		    unsigned long long *out)
+{
+	unsigned long long v, mult = 1;
+	char *end;
+
+	errno = 0;
+	if (!isdigit((unsigned char)*s)) {	/* no sign, no space, no "inf" */
+		cli_err("%s: not a size: '%s' (bytes, or with a K, M or G suffix)", opt, s);
+		return -EINVAL;
+	}
+	v = strtoull(s, &end, 10);
+	switch (*end) {
+	case 'k': case 'K': mult = 1ull << 10; end++; break;
+	case 'm': case 'M': mult = 1ull << 20; end++; break;
+	case 'g': case 'G': mult = 1ull << 30; end++; break;
+	}
+	if (*end == 'B' || *end == 'b')	/* "64KB", "1MiB" are not asked for, but harmless */
+		end++;
+	if (*end || (errno && errno != ERANGE)) {
+		cli_err("%s: not a size: '%s' (bytes, or with a K, M or G suffix)", opt, s);
+		return -EINVAL;
+	}
+	if (errno == ERANGE || v > max / mult || v * mult < min || v * mult > max) {
+		cli_err("%s: must be %llu to %llu bytes, not '%s'", opt, min, max, s);
+		return -ERANGE;
+	}
+	*out = v * mult;
+	return 0;
+}
+
+int cli_parse_spec(const char *spec, struct cli_spec *sp, char *err, size_t errlen)
+{
+	const char *plus = strchr(spec, '+'), *pct = strchr(spec, '%');
+	const char *stop = plus && (!pct || plus < pct) ? plus : pct;
+	size_t len = stop ? (size_t)(stop - spec) : strlen(spec);
+
+	memset(sp, 0, sizeof(*sp));
+	if (len >= sizeof(sp->name)) {
+		snprintf(err, errlen, "%.200s...: name too long", spec);
+		return -EINVAL;
+	}
+	memcpy(sp->name, spec, len);
+	sp->name[len] = 0;
+	if (!len) {
+		snprintf(err, errlen, "%.200s: no function name (FUNC, FUNC+0xOFF, FUNC%%return, GLOB)", spec);
+		return -EINVAL;
+	}
+	if (stop == plus && plus) {
+		const char *o = plus + 1;
+		char *end;
+
+		/* digits only: strtoull would take "-1" as 0xffffffffffffffff */
+		errno = 0;
+		sp->offset = isdigit((unsigned char)*o) ? strtoull(o, &end, 0) : 0;
+		if (!isdigit((unsigned char)*o) || errno || *end) {
+			snprintf(err, errlen, "%.200s: bad offset '%.100s' (FUNC+0xOFF)", spec, o);
+			return -EINVAL;
+		}
+		sp->kind = CLI_SPEC_OFFSET;
+	} else if (pct) {
+		if (strcmp(pct, "%return")) {
+			snprintf(err, errlen, "%.200s: unknown suffix '%.100s' (FUNC%%return)", spec, pct);
+			return -EINVAL;
+		}
+		sp->kind = CLI_SPEC_RETURN;
+	} else {
+		sp->kind = strpbrk(sp->name, "*?[") ? CLI_SPEC_GLOB : CLI_SPEC_ENTRY;
+	}
+	if (sp->kind != CLI_SPEC_GLOB && strpbrk(sp->name, "*?[")) {
+		snprintf(err, errlen, "%.200s: a glob takes no offset or %%return (FUNC+0xOFF, FUNC%%return)", spec);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+bool cli_term_ok(void)
+{
+	const char *term = getenv("TERM");
+
+	return isatty(STDOUT_FILENO) && term && *term && strcmp(term, "dumb");
+}

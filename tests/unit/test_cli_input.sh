@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# The CLI refuses bad command lines before it opens anything (no module needed: this runs on the
+# host, where /dev/kinstr does not exist, so a check that came too late would fail differently).
+# One line per case: PASS name / FAIL name: why. Needs build/kinstr (make user).
+set -uo pipefail
+cd "$(dirname "$0")/../.." || exit 1
+k=build/kinstr
+fail=0
+if [ ! -x "$k" ]; then
+	echo "FAIL cli_input: $k not built (make user)"
+	exit 1
+fi
+
+# case NAME EXIT REGEX -- ARGS...: kinstr ARGS exits EXIT and its stderr matches REGEX
+case_() {
+	local name=$1 want=$2 re=$3 out rc
+	shift 4
+	out=$(timeout 10 "$k" "$@" 2>&1 >/dev/null)
+	rc=$?
+	if [ "$rc" -ne "$want" ]; then
+		echo "FAIL $name: exit $rc, not $want ($(printf '%s' "$out" | head -n1))"
+		fail=1
+	elif ! printf '%s\n' "$out" | grep -qE -- "$re"; then
+		echo "FAIL $name: stderr '$(printf '%s' "$out" | head -n1)' does not match '$re'"
+		fail=1
+	else
+		echo "PASS $name"
+	fi
+}
+
+for cmd in count trace profile; do
+	case_ "${cmd}_duration_abc" 2 "^kinstr: --duration: not a number of seconds: 'abc'$" -- $cmd -d abc vfs_read
+	case_ "${cmd}_duration_0" 2 "^kinstr: --duration: must be more than 0 seconds, not '0'$" -- $cmd -d 0 vfs_read
+	case_ "${cmd}_duration_neg" 2 "^kinstr: --duration: must be more than 0 seconds, not '-1'$" -- $cmd -d -1 vfs_read
+	case_ "${cmd}_duration_trailing" 2 "^kinstr: --duration: not a number of seconds: '2s'$" -- $cmd -d 2s vfs_read
+	case_ "${cmd}_duration_nan" 2 "^kinstr: --duration: not a number of seconds: 'nan'$" -- $cmd --duration nan vfs_read
+done
+for cmd in count profile drill; do
+	case_ "${cmd}_interval_0" 2 "^kinstr: --interval: must be more than 0 seconds, not '0'$" -- $cmd -i 0 vfs_read
+	case_ "${cmd}_interval_x" 2 "^kinstr: --interval: not a number of seconds: '1x'$" -- $cmd -i 1x vfs_read
+done
+case_ drill_threshold_0 2 "^kinstr: --threshold: must be more than 0 and less than 100, not '0'$" -- drill -t 0 vfs_read
+case_ drill_threshold_abc 2 "^kinstr: --threshold: not a number: 'abc'$" -- drill -t abc vfs_read
+case_ drill_depth_0 2 "^kinstr: --depth: must be 1 to 64, not '0'$" -- drill -D 0 vfs_read
+case_ drill_depth_x 2 "^kinstr: --depth: not an integer: '2x'$" -- drill -D 2x vfs_read
+case_ sites_top_neg 2 "^kinstr: --top: must be 0 to 1000000, not '-1'$" -- sites --top -1 vfs_read
+case_ trace_buffer_neg 2 "^kinstr: --buffer-size: not a size: '-1'" -- trace --buffer-size -1 -o /tmp/x vfs_read
+case_ trace_buffer_junk 2 "^kinstr: --buffer-size: not a size: '1Q'" -- trace --buffer-size 1Q -o /tmp/x vfs_read
+case_ trace_buffer_small 2 "^kinstr: --buffer-size: must be 8192 to 4294967295 bytes, not '4K'$" -- \
+	trace --buffer-size 4K -o /tmp/x vfs_read
+case_ trace_subbuf_junk 2 "^kinstr: --subbuf-size: not a size: 'abc'" -- trace --subbuf-size abc -o /tmp/x vfs_read
+case_ trace_subbuf_pow2 2 "^kinstr: --subbuf-size: a power of two of at least 4K$" -- \
+	trace --subbuf-size 5K -o /tmp/x vfs_read
+case_ trace_max_size_small 2 "^kinstr: --max-size: must be 65536 to " -- trace --max-size 1K -o /tmp/x vfs_read
+case_ trace_max_size_junk 2 "^kinstr: --max-size: not a size: '1.5M'" -- trace --max-size 1.5M -o /tmp/x vfs_read
+case_ profile_pid_abc 2 "^kinstr: --pid: not a process id: 'abc'$" -- profile -p abc vfs_read
+case_ profile_pid_0 2 "^kinstr: --pid: not a process id: '0'$" -- profile -p 0 vfs_read
+case_ profile_pid_gone 1 "^kinstr: --pid: no process 999999999$" -- profile -p 999999999 vfs_read
+case_ count_returnx 2 "^kinstr: vfs_read%returnx: unknown suffix '%returnx' \(FUNC%return\)$" -- count 'vfs_read%returnx'
+case_ trace_returnx 2 "^kinstr: vfs_read%returnx: unknown suffix '%returnx' \(FUNC%return\)$" -- \
+	trace -o /tmp/x 'vfs_read%returnx(ret)'
+case_ count_offset_neg 2 "^kinstr: vfs_read\+-1: bad offset '-1' \(FUNC\+0xOFF\)$" -- count 'vfs_read+-1'
+case_ count_offset_junk 2 "^kinstr: vfs_read\+zz: bad offset 'zz' \(FUNC\+0xOFF\)$" -- count 'vfs_read+zz'
+case_ count_glob_offset 2 "^kinstr: vfs_\*\+5: a glob takes no offset" -- count 'vfs_*+5'
+case_ count_no_name 2 "^kinstr: \+5: no function name" -- count '+5'
+case_ count_output_unwritable 1 "^kinstr: cannot write /proc/nope: No such file or directory$" -- \
+	count -o /proc/nope -d 1 vfs_read
+case_ profile_offset 2 "^kinstr: vfs_read\+5: profile takes function names or globs" -- profile vfs_read+5
+case_ profile_output_unwritable 1 "^kinstr: cannot write /proc/nope: No such file or directory$" -- \
+	profile -o /proc/nope -d 1 vfs_read
+exit $fail
