@@ -70,6 +70,32 @@ static int add_entry(struct kinstr_probeset *ps, const struct kinstr_func *f, co
 	return kinstr_probeset__add(ps, f, s ? s->addr : f->addr, err, errlen);
 }
 
+/* Why the functions of a glob were refused: the rule of each (after "FUNC+0xOFF: "), counted. */
+struct rule_tally {
+	char why[6][160];
+	size_t count[6], n;
+	bool more;
+};
+
+static void tally_rule(struct rule_tally *t, const char *err)
+{
+	const char *r = strstr(err, "refused: ");
+	size_t i;
+
+	r = r ? r + 9 : strstr(err, ": ") ? strstr(err, ": ") + 2 : err;
+	for (i = 0; i < t->n; i++)
+		if (!strncmp(t->why[i], r, sizeof(t->why[i]) - 1)) {
+			t->count[i]++;
+			return;
+		}
+	if (t->n == sizeof(t->count) / sizeof(t->count[0])) {
+		t->more = true;
+		return;
+	}
+	snprintf(t->why[t->n], sizeof(t->why[t->n]), "%s", r);
+	t->count[t->n++] = 1;
+}
+
 int cli_add_spec(struct kinstr_probeset *ps, const struct kinstr_kernel *k, const char *spec, unsigned int flags)
 {
 	bool every = flags & CLI_SPEC_EVERY;
@@ -85,6 +111,7 @@ int cli_add_spec(struct kinstr_probeset *ps, const struct kinstr_kernel *k, cons
 	}
 	if (sp.kind == CLI_SPEC_GLOB) {
 		size_t i, n = 0, skipped = 0, cand = 0;
+		struct rule_tally rules = { .n = 0 };
 		unsigned long long last = 0;
 
 		/* the batch's limit from the symbols alone, before minutes of analysis */
@@ -112,19 +139,24 @@ int cli_add_spec(struct kinstr_probeset *ps, const struct kinstr_kernel *k, cons
 			fn = kinstr_fn__analyze(k, g);
 			if (!fn)
 				continue;
-			if (kinstr_fn__site_cnt(fn) && add_entry(ps, g, fn, flags, err, sizeof(err)) == 0)
+			if (kinstr_fn__site_cnt(fn) && add_entry(ps, g, fn, flags, err, sizeof(err)) == 0) {
 				n++;
-			else
+			} else {
 				skipped++;
+				tally_rule(&rules, kinstr_fn__site_cnt(fn) ? err : "no site");
+			}
 			kinstr_fn__free(fn);
 		}
 		if (!n) {
 			cli_err("%s: no probeable function matches", spec);
 			return -ENOENT;
 		}
-		if (skipped)
-			fprintf(stderr, "kinstr: %s: %zu functions probed, %zu refused (see 'kinstr sites %s')\n",
-				spec, n, skipped, name);
+		if (skipped) {
+			fprintf(stderr, "kinstr: %s: %zu functions probed, %zu refused", spec, n, skipped);
+			for (i = 0; i < rules.n; i++)
+				fprintf(stderr, "%s %zu %s", i ? ";" : ":", rules.count[i], rules.why[i]);
+			fprintf(stderr, "%s (see 'kinstr sites %s')\n", rules.more ? "; ..." : "", name);
+		}
 		return 0;
 	}
 	f = kinstr_kernel__find_func(k, name);

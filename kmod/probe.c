@@ -357,10 +357,10 @@ static int fence_area(struct kinstr_area *a, u32 *bad)
 		if (p->kind == KINSTR_PROBE_FTRACE)
 			continue;	/* ftrace's text: ftrace arbitrates its users */
 		if (kinstr_fence_kprobed(p->site, p->displaced_len)) {
+			*bad = i;
 			while (i--)
 				kinstr_fence_del(&a->probes[i].fence);
 			kinstr_fence_unlock();
-			*bad = i;
 			return -EBUSY;
 		}
 		kinstr_fence_add(&p->fence, p->site, p->displaced_len);
