@@ -195,7 +195,7 @@ def main():
     ap.add_argument("--vm", action="store_true", help="VM tests only (with the harness self-tests)")
     ap.add_argument("-k", metavar="REGEX", help="only tests whose name matches")
     ap.add_argument("--no-setup", action="store_true", help="do not run scripts/setup first (tests/run)")
-    ap.add_argument("--vm-timeout", type=int, default=1500, help="limit for the VM suite's boot (s)")
+    ap.add_argument("--vm-timeout", type=int, default=2100, help="limit for the VM suite's boot (s)")
     args = ap.parse_args()
     everything = not (args.unit or args.vm)
     t0 = time.monotonic()

@@ -12,6 +12,7 @@ a splat).
   sweep.py [--size N] (--all | --slices I,J,... | --sample K) [--with FUNC]... [--trace-every M]
 """
 import argparse
+import atexit
 import json
 import os
 import re
@@ -117,6 +118,18 @@ log("sweep: slices %s" % ",".join(map(str, chosen)))
 wl = subprocess.Popen(["sh", "-c", "while :; do sh tests/vm/progs/workload.sh > /dev/null; done"],
                       start_new_session=True)
 gp = subprocess.Popen(["build/tests/vm/progs/getppid_loop", "1000000000000"], stdout=subprocess.DEVNULL)
+
+
+def stop_workload():
+    for p, kill in ((wl, lambda: os.killpg(wl.pid, 15)), (gp, gp.kill)):
+        if p.poll() is None:
+            try:
+                kill()
+            except OSError:
+                pass
+
+
+atexit.register(stop_workload)  # also when a failure exits early
 
 failures, refusals = [], []
 spec_re = re.compile(r"^kinstr: ([^ :]+?)(?:%return)?(?:\+0x[0-9a-f]+)?: (.*)$")
