@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <kinstr/kernel.h>
 #include <kinstr/kinstr.h>
@@ -80,6 +81,31 @@ static int text_check(void)
 	return diff ? CLI_FAIL : CLI_OK;
 }
 
+/*
+ * One command, with the batch's stdout back on fd 1 after it: `count -o FILE` and `profile -o FILE`
+ * freopen() stdout onto FILE (glibc keeps fd 1 for it), which in a batch sent every later line,
+ * "batch: rc=N" included, into FILE, and a caller waiting for that line (sweep.py) waited forever
+ * while the batch waited for its next command.
+ */
+static int run_keeping_stdout(int nw, char **words)
+{
+	int saved, rc;
+
+	fflush(stdout);
+	saved = dup(STDOUT_FILENO);
+	rc = cli_dispatch(nw, words);
+	fflush(stdout);
+	if (saved >= 0) {
+		if (dup2(saved, STDOUT_FILENO) < 0) {
+			cli_err("batch: cannot restore stdout: %s", strerror(errno));
+			rc = CLI_FAIL;
+		}
+		close(saved);
+		clearerr(stdout);
+	}
+	return rc;
+}
+
 int cmd_batch(int argc, char **argv)
 {
 	char *line = NULL, **words = NULL;
@@ -113,7 +139,7 @@ int cmd_batch(int argc, char **argv)
 			rc = CLI_USAGE;
 		} else {
 			optind = 0;	/* glibc: initialise getopt again for the next command */
-			rc = cli_dispatch(nw, words);
+			rc = run_keeping_stdout(nw, words);
 		}
 		fflush(stderr);
 		printf("batch: rc=%d %s\n", rc, words[0]);
