@@ -92,7 +92,7 @@ static void tally_rule(struct rule_tally *t, const char *err)
 		t->more = true;
 		return;
 	}
-	snprintf(t->why[t->n], sizeof(t->why[t->n]), "%s", r);
+	snprintf(t->why[t->n], sizeof(t->why[t->n]), "%.159s", r);
 	t->count[t->n++] = 1;
 }
 
