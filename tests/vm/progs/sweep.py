@@ -139,6 +139,8 @@ def run_dropping(what, words_for, names, i):
     """Run a command over names; where it fails naming a function, drop it (a refusal) and run again."""
     names = list(names)
     for _ in range(200):
+        if not names:
+            return None, names  # every one refused by name: nothing left to run (not a failure)
         rc, out = run(words_for(names))
         if rc == 0:
             return out, names

@@ -1,6 +1,6 @@
 NAME sweep of a fixed sample of slices: count at every entry and return, profile, trace, text restored
 SETUP insmod kmod/kinstr.ko
-RUN python3 tests/vm/progs/sweep.py --size 100 --sample 3 --with text_poke_memcpy
+RUN python3 tests/vm/progs/sweep.py --size 100 --sample 2 --with text_poke_memcpy
 TIMEOUT 400
 # a failed or timed-out sweep must not leave its workload running into the next tests
 CLEANUP pkill -f 'progs/workload.sh'; pkill -f 'getppid_loop 1000000000000'; pkill -f 'kinstr batch'; sleep 1; true
