@@ -148,6 +148,11 @@ bool cli_term_ok(void);
 int cli_stop_child(pid_t child, bool group);
 /* The exit status for an interrupted command: 128 + the signal that set cli_stop. */
 int cli_stop_status(void);
+/*
+ * A run's exit status: CMD's (child > 0), 128 + the signal when interrupted (saying CMD's status),
+ * else CLI_OK.
+ */
+int cli_run_status(const char *command, pid_t child, int status);
 /* "kinstr: " + message on stderr. */
 void cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Write s as a JSON string literal (quotes included) to stdout. */

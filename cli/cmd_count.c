@@ -532,12 +532,7 @@ int cmd_count(int argc, char **argv)
 		cli_err("cannot write %s: %s", output ? output : "the totals", strerror(errno));
 		goto out;
 	}
-	if (cli_stop && child > 0) {
-		cli_err("interrupted; '%s' exited with status %d", command, status);
-		ret = cli_stop_status();
-	} else {
-		ret = child > 0 ? status : CLI_OK;
-	}
+	ret = cli_run_status(command, child, status);
 out:
 	if (child > 0 && status < 0) {
 		kill(child, SIGTERM);

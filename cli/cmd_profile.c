@@ -708,12 +708,7 @@ int cmd_profile(int argc, char **argv)
 		cli_err("cannot write %s: %s", output ? output : "the totals", strerror(errno));
 		goto out;
 	}
-	if (cli_stop && child > 0) {
-		cli_err("interrupted; '%s' exited with status %d", command, status);
-		ret = cli_stop_status();
-	} else {
-		ret = child > 0 ? status : CLI_OK;
-	}
+	ret = cli_run_status(command, child, status);
 out:
 	if (release >= 0)
 		close(release);	/* EOF: the command runs, and is stopped below */

@@ -982,12 +982,7 @@ int cmd_trace(int argc, char **argv)
 	if (missed)
 		fprintf(stderr, "kinstr: %llu hits not recorded: recursion (a probe hit inside kinstr's own "
 			"tracer, e.g. in the clock it reads)\n", (unsigned long long)missed);
-	if (cli_stop && child > 0) {
-		cli_err("interrupted; '%s' exited with status %d", command, status);
-		ret = cli_stop_status();
-	} else {
-		ret = child > 0 ? status : CLI_OK;
-	}
+	ret = cli_run_status(command, child, status);
 out:
 	if (child > 0 && status < 0) {
 		kill(child, SIGTERM);

@@ -48,6 +48,15 @@ int cli_stop_status(void)
 	return 128 + (cli_stop ? cli_stop : SIGINT);
 }
 
+int cli_run_status(const char *command, pid_t child, int status)
+{
+	if (cli_stop && child > 0) {
+		cli_err("interrupted; '%s' exited with status %d", command, status);
+		return cli_stop_status();
+	}
+	return child > 0 ? status : CLI_OK;
+}
+
 int cli_stop_child(pid_t child, bool group)
 {
 	int sig = cli_stop == SIGINT ? SIGINT : SIGTERM, st;
