@@ -15,9 +15,17 @@
  * What the closure cannot see (an indirect call to a clocksource's read function, for one) is
  * caught at run time by the actions' per-CPU recursion guard (probe.c), counted as missed.
  *
+ * An int3 probe (a trap probe, or a jump probe before its jmp is in) is also reached through the
+ * kernel's int3 delivery: do_int3() -> notify_die() -> atomic_notifier_call_chain(), which takes
+ * rcu_read_lock() around the die chain before kinstr's notifier runs. An int3 in __rcu_read_lock
+ * would take the int3 again from there, forever, with both CPUs spinning and nothing on the
+ * console (the sweep's slice of kernel/rcu). So notify_die is a root (probe.c).
+ *
  * Not followed: the preemption point at the end of an action (preempt_schedule*), reached only
  * once the action's state is complete, and into a scheduler that then runs with preemption off,
- * where no action reschedules; and __stack_chk_fail, which never returns.
+ * where no action reschedules; and __stack_chk_fail, which never returns. Entered but not
+ * followed: rcu_read_unlock_special, which __rcu_read_unlock calls after the die chain, and
+ * which returns at once in NMI context, where x86 runs a kernel int3 (irqentry_nmi_enter).
  */
 #include <linux/kallsyms.h>
 #include <linux/module.h>
@@ -61,15 +69,20 @@ static const char *const not_followed_names[] = {
 };
 static unsigned long not_followed_addrs[ARRAY_SIZE(not_followed_names)];
 
-static bool not_followed(unsigned long start)
-{
-	size_t i;
+static const char *const not_scanned_names[] = {
+	"rcu_read_unlock_special",
+};
+static unsigned long not_scanned_addrs[ARRAY_SIZE(not_scanned_names)];
 
-	for (i = 0; i < ARRAY_SIZE(not_followed_addrs); i++)
-		if (not_followed_addrs[i] == start)
+static bool addr_in(const unsigned long *addrs, size_t n, unsigned long start)
+{
+	while (n--)
+		if (addrs[n] == start)
 			return true;
 	return false;
 }
+#define not_followed(start) addr_in(not_followed_addrs, ARRAY_SIZE(not_followed_addrs), start)
+#define not_scanned(start) addr_in(not_scanned_addrs, ARRAY_SIZE(not_scanned_addrs), start)
 
 static bool in_text(unsigned long a)
 {
@@ -142,13 +155,22 @@ int kinstr_hitpath_init(const unsigned long *roots, size_t nroots)
 		return 0;	/* unverifiable: kinstr_hitpath_has() refuses every range */
 	for (i = 0; i < ARRAY_SIZE(not_followed_names); i++)
 		not_followed_addrs[i] = kinstr_ksyms.kallsyms_lookup_name(not_followed_names[i]);
+	for (i = 0; i < ARRAY_SIZE(not_scanned_names); i++)
+		not_scanned_addrs[i] = kinstr_ksyms.kallsyms_lookup_name(not_scanned_names[i]);
 	b.fns = vmalloc(HITPATH_MAX * sizeof(*b.fns));
 	if (!b.fns)
 		return -ENOMEM;
-	for (i = 0; i < nroots; i++)
+	for (i = 0; i < nroots; i++) {
+		if (!roots[i]) {	/* a root not found: what it reaches is unknown */
+			pr_warn(KINSTR_PR_PREFIX "hit path root %zu not found: every probe refused\n", i);
+			vfree(b.fns);
+			return 0;
+		}
 		hp_add(&b, roots[i]);
+	}
 	for (i = 0; i < b.n; i++) {	/* b.n grows as callees are found */
-		hp_scan(&b, b.fns[i]);
+		if (!not_scanned(b.fns[i].start))
+			hp_scan(&b, b.fns[i]);
 		cond_resched();
 	}
 	if (b.overflow) {

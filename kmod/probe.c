@@ -970,6 +970,8 @@ size_t kinstr_probes_hit_roots(unsigned long *r)
 	r[n++] = (unsigned long)kinstr_probe_hit;
 	r[n++] = (unsigned long)kinstr_trace_hit;
 	r[n++] = (unsigned long)kinstr_int3_notify;
+	/* the kernel's int3 delivery up to kinstr_int3_notify (see hitpath.c) */
+	r[n++] = kinstr_ksyms.kallsyms_lookup_name("notify_die");	/* 0: incomplete */
 	return n;
 }
 

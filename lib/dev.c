@@ -202,7 +202,7 @@ static const struct {
 	[KINSTR_R_UNVERIFIABLE] = { "unverifiable", "cannot be verified (a kernel check is unavailable)" },
 	[KINSTR_R_KPROBE] = { "kprobe", "a kprobe is already there" },
 	[KINSTR_R_MODULE_STATE] = { "module-state", "in a module that is loading or unloading" },
-	[KINSTR_R_HIT_PATH] = { "hit-path", "reached by kinstr's own probe context (its clock, timers or tracer)" },
+	[KINSTR_R_HIT_PATH] = { "hit-path", "reached by kinstr's own probe context (its clock, timers, tracer or the kernel's int3 delivery)" },
 	[KINSTR_R_DIE_NOTIFIER] = { "die-notifier", "in a die notifier, which every int3 runs (notify_die)" },
 };
 

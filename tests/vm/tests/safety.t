@@ -22,6 +22,16 @@ EXPECT_NOT ^0$
 # a glob skips them and says why
 EXPECT ^kinstr: sched_clock\*: [0-9]+ functions probed, [0-9]+ refused: .*[0-9]+ reached by kinstr's own probe context
 
+NAME the kernel's int3 delivery is hit path too: an int3 in __rcu_read_lock (taken around the die chain) hung both CPUs
+SETUP insmod kmod/kinstr.ko
+RUN build/kinstr count -d 1 __rcu_read_lock; echo "lock rc=$?"; \
+	build/kinstr count -d 1 __rcu_read_unlock%return; echo "unlock rc=$?"
+TIMEOUT 120
+EXPECT ^kinstr: __rcu_read_lock\+0x[0-9a-f]+: refused: reached by kinstr's own probe context .*int3 delivery
+EXPECT ^lock rc=1$
+EXPECT ^kinstr: __rcu_read_unlock.*: refused: reached by kinstr's own probe context
+EXPECT ^unlock rc=1$
+
 NAME the module's CHECK names the hit path for every function it found, and user space agrees with it
 SETUP insmod kmod/kinstr.ko
 RUN build/tests/vm/progs/hitpath_check
