@@ -13,6 +13,7 @@
 
 #include <uapi/linux/kinstr.h>
 #include "kinstr.h"
+#include "../rules/out_of_line.h"
 
 #define MAX_FUNC_SIZE (1U << 20)
 
@@ -87,35 +88,16 @@ static bool indirect_call(const struct insn *insn)
 }
 
 /*
- * Instructions that must never run out of line: they change IF/privilege, trap, or leave. User
- * space refuses at least these (lib/sites.c, unsafe_out_of_line()), so that it never offers a
- * site this refuses.
+ * Instructions that must never run out of line (they trap, change IF or privilege, leave, or touch
+ * system state): the rule user space applies too (rules/out_of_line.h), on the decoded bytes.
  */
-static bool unsafe_insn(const struct insn *insn)
+static bool unsafe_insn(const struct insn *insn, unsigned long addr)
 {
-	u8 op0 = insn->opcode.bytes[0], op1 = insn->opcode.bytes[1];
+	u8 b[MAX_INSN_SIZE];
 
-	if (insn->opcode.nbytes == 1) {
-		switch (op0) {
-		case 0xcc: case 0xcd: case 0xce: case 0xf1:	/* int3, int n, into, int1 */
-		case 0xfa: case 0xfb: case 0x9d:		/* cli, sti, popf */
-		case 0xcf: case 0xf4:				/* iret, hlt */
-		case 0xc2: case 0xca: case 0xcb:		/* ret imm16, far ret */
-		case 0xea: case 0x9a:				/* far jmp/call */
-			return true;
-		}
-		return false;
-	}
-	if (op0 == 0x0f)
-		switch (op1) {
-		case 0x0b: case 0xb9: case 0xff:		/* ud2, ud1, ud0 */
-		case 0x05: case 0x07: case 0x34: case 0x35:	/* syscall, sysret, sysenter, sysexit */
-		case 0x01: case 0x00:				/* lgdt/lidt/swapgs/..., lldt/ltr */
-		case 0x20: case 0x21: case 0x22: case 0x23:	/* mov cr/dr */
-		case 0x30:					/* wrmsr */
-			return true;
-		}
-	return false;
+	if (insn->length > sizeof(b) || copy_from_kernel_nofault(b, (void *)addr, insn->length))
+		return true;
+	return kinstr_ool_check(b, insn->length) != KINSTR_OOL_OK;
 }
 
 /*
@@ -416,7 +398,7 @@ int kinstr_verify_probe(const struct kinstr_probe *p, unsigned long body_addr, s
 		}
 		if (ends_code(&insn))
 			exit_end = a + insn.length;
-		if (unsafe_insn(&insn) || indirect_call(&insn) ||
+		if (unsafe_insn(&insn, a) || indirect_call(&insn) ||
 		    (p->kind == KINSTR_PROBE_JUMP && branch_of(&insn, &(int){0}) == BR_CALL)) {
 			refuse(v, KINSTR_REFUSE_UNSAFE_INSN, a);
 			return -EPERM;

@@ -33,37 +33,13 @@ static uint64_t patch_space_for(uint64_t start)
 
 /* ---- per-instruction predicates ---------------------------------------------------------- */
 
-/* Changes the interrupt flag or privilege, or leaves for unknown code: never run out of line. */
+/*
+ * Never run out of line: the module's rule (rules/out_of_line.h, through kinstr_x86__out_of_line),
+ * and an indirect call, which out of line would return into the slot (a direct one is emulated).
+ */
 static bool unsafe_out_of_line(const struct kinstr_x86_insn *x)
 {
-	switch (x->mnemonic) {
-	case ZYDIS_MNEMONIC_CLI:
-	case ZYDIS_MNEMONIC_STI:
-	case ZYDIS_MNEMONIC_POPF:
-	case ZYDIS_MNEMONIC_POPFQ:
-	case ZYDIS_MNEMONIC_IRET:
-	case ZYDIS_MNEMONIC_IRETD:
-	case ZYDIS_MNEMONIC_IRETQ:
-	case ZYDIS_MNEMONIC_SYSRET:
-	case ZYDIS_MNEMONIC_SYSEXIT:
-	case ZYDIS_MNEMONIC_SWAPGS:
-	case ZYDIS_MNEMONIC_HLT:
-	case ZYDIS_MNEMONIC_INT:
-	case ZYDIS_MNEMONIC_INT1:
-	case ZYDIS_MNEMONIC_INTO:
-	case ZYDIS_MNEMONIC_SYSCALL:
-		return true;
-	default:
-		/*
-		 * CPL0-only (mov to/from cr/dr, wrmsr, lgdt, invlpg, ...): out of reach of proof; the
-		 * system opcodes by number too, and ret imm16, as the module's verifier refuses them
-		 * (kmod/verify.c, unsafe_insn(): what it refuses, this must refuse)
-		 */
-		/* an indirect call out of line would return into the slot (a direct one is emulated) */
-		return x->flow == KINSTR_X86_FLOW_EXIT || x->flow == KINSTR_X86_FLOW_CALL_IND ||
-		       (x->attr & (KINSTR_X86_A_PRIVILEGED | KINSTR_X86_A_SYSTEM)) ||
-		       (x->flow == KINSTR_X86_FLOW_RET && x->len >= 3 && x->bytes[x->len - 3] == 0xc2);
-	}
+	return kinstr_x86__out_of_line(x) || x->flow == KINSTR_X86_FLOW_CALL_IND;
 }
 
 /* Does the instruction carry an address-size prefix (67h, which turns rip into eip)? */

@@ -6,6 +6,7 @@
 #include <Zydis/Zydis.h>
 
 #include <kinstr/x86.h>
+#include "rules/out_of_line.h"
 
 #define STATUS_FLAGS (ZYDIS_CPUFLAG_CF | ZYDIS_CPUFLAG_PF | ZYDIS_CPUFLAG_AF | \
 		      ZYDIS_CPUFLAG_ZF | ZYDIS_CPUFLAG_SF | ZYDIS_CPUFLAG_OF)
@@ -300,9 +301,7 @@ int kinstr_x86__decode(const void *code, size_t len, uint64_t addr, struct kinst
 		insn->attr |= KINSTR_X86_A_REP;
 	if (zi.attributes & ZYDIS_ATTRIB_IS_PRIVILEGED)
 		insn->attr |= KINSTR_X86_A_PRIVILEGED;
-	if (zi.opcode_map == ZYDIS_OPCODE_MAP_0F &&
-	    (zi.opcode <= 0x01 || (zi.opcode >= 0x20 && zi.opcode <= 0x23) || zi.opcode == 0x30 ||
-	     zi.opcode == 0x34))
+	if (kinstr_ool_check(code, zi.length) == KINSTR_OOL_SYSTEM)
 		insn->attr |= KINSTR_X86_A_SYSTEM;
 	if (zi.mnemonic == ZYDIS_MNEMONIC_NOP)
 		insn->attr |= KINSTR_X86_A_NOP;
@@ -313,6 +312,24 @@ int kinstr_x86__decode(const void *code, size_t len, uint64_t addr, struct kinst
 	find_rip_operand(insn, &zi, ops);
 	collect_regs(insn, &zi, ops);
 	return 0;
+}
+
+/*
+ * Why this instruction may not run out of line, or 0: the rule the module's verifier applies
+ * (rules/out_of_line.h), then Zydis's privilege data and flow as a second opinion, which
+ * tests/unit/test_rules.c shows adds nothing over every encoding it walks.
+ */
+int kinstr_x86__out_of_line(const struct kinstr_x86_insn *insn)
+{
+	enum kinstr_ool r = kinstr_ool_check(insn->bytes, insn->len);
+
+	if (r != KINSTR_OOL_OK)
+		return r;
+	if (insn->attr & KINSTR_X86_A_PRIVILEGED)
+		return KINSTR_OOL_SYSTEM;
+	if (insn->flow == KINSTR_X86_FLOW_EXIT)
+		return KINSTR_OOL_LEAVES;
+	return KINSTR_OOL_OK;
 }
 
 int kinstr_x86__format(const struct kinstr_x86_insn *insn, char *buf, size_t size)

@@ -62,9 +62,9 @@ enum kinstr_x86_attr {
 	 * rules, as for the module's verifier and kprobes' insn_is_indirect_jump() */
 	KINSTR_X86_A_FAR_JMP	 = 1u << 8,
 	/*
-	 * A system instruction by opcode, whatever Zydis's privilege data says (it misses lgdt):
-	 * groups 6 and 7 (0f 00, 0f 01: lgdt, lidt, ltr, swapgs, clac/stac, verw, ...), mov to/from
-	 * cr/dr, wrmsr, sysenter. The module's verifier never runs these out of line.
+	 * A system instruction by opcode, whatever Zydis's privilege data says (it misses lgdt): the
+	 * SYSTEM class of rules/out_of_line.h, which the module's verifier applies too (groups 6 and
+	 * 7, cr/dr, msr, cache, VMX, hlt, ...). Never run out of line.
 	 */
 	KINSTR_X86_A_SYSTEM	 = 1u << 9,
 };
@@ -111,6 +111,12 @@ const char *kinstr_x86__reg_name(unsigned int reg);
 
 /* Does control reach the next instruction (FLOW_NEXT/JCC/CALL/CALL_IND/UD2)? */
 int kinstr_x86__falls_through(const struct kinstr_x86_insn *insn);
+
+/*
+ * Why the instruction may never run out of line (in a probe's slot), as a KINSTR_OOL_* class of
+ * rules/out_of_line.h (the module's rule), or 0. Indirect calls are a rule of their own.
+ */
+int kinstr_x86__out_of_line(const struct kinstr_x86_insn *insn);
 
 /* Intel-syntax text of the instruction into buf; returns 0 or negative errno. */
 int kinstr_x86__format(const struct kinstr_x86_insn *insn, char *buf, size_t size);

@@ -56,7 +56,7 @@ static const struct flow_case flow_cases[] = {
 	FC("lcall *(%rsp)",	"\xff\x1c\x24",			3, EXIT, 0, 0, 0, 0),
 	FC("int3",		"\xcc",				1, INT3, 0, 0, 0, 0),
 	FC("ud2",		"\x0f\x0b",			2, UD2, 0, 0, 0, 0),
-	FC("hlt",		"\xf4",				1, NEXT, KINSTR_X86_A_PRIVILEGED, 0, 0, 0),
+	FC("hlt",		"\xf4",				1, NEXT, KINSTR_X86_A_PRIVILEGED | KINSTR_X86_A_SYSTEM, 0, 0, 0),
 	FC("syscall",		"\x0f\x05",			2, NEXT, 0, 0, 0, 0),
 	/* decoding stops at the instruction's end, whatever follows */
 	FC("push %rbp; more",	"\x55\x48\x89\xe5",		1, NEXT, 0, 0, 0, 0),
