@@ -75,5 +75,4 @@ clean:
 # Not part of `make test` (hours under TCG); tests/vm/tests/sweep.t runs a fixed sample of slices.
 .PHONY: sweep
 sweep: all
-	KINSTR_VM_OUT=$(CURDIR)/$(B)/vm/sweep tests/vm/run --timeout 14400 -- \
-	  'insmod kmod/kinstr.ko && python3 tests/vm/progs/sweep.py --all --log /run/kinstr-job/sweep.log'
+	tests/vm/sweep --out $(CURDIR)/$(B)/vm/sweep

@@ -193,7 +193,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--unit", action="store_true", help="host unit tests only")
     ap.add_argument("--vm", action="store_true", help="VM tests only (with the harness self-tests)")
-    ap.add_argument("-k", metavar="REGEX", help="only tests whose name matches")
+    ap.add_argument("-k", metavar="REGEX", help="only tests whose name (a VM test's as FILE.t: NAME) matches")
     ap.add_argument("--no-setup", action="store_true", help="do not run scripts/setup first (tests/run)")
     ap.add_argument("--vm-timeout", type=int, default=2100, help="limit for the VM suite's boot (s)")
     args = ap.parse_args()
