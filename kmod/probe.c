@@ -34,6 +34,7 @@
 
 #include <uapi/linux/kinstr.h>
 #include "kinstr.h"
+#include "abi.h"
 
 #define INT3 0xcc
 #define JMP32 0xe9
@@ -747,9 +748,10 @@ static long ioctl_alloc(struct kinstr_session *s, void __user *uarg)
 	list_add_tail(&a->node, &s->areas);
 	al.area = a->id;
 	al.addr = (unsigned long)a->mem;
-	if (copy_to_user(uarg, &al, sizeof(al))) {
+	err = kinstr_put_struct(uarg, &al, sizeof(al), KINSTR_ALLOC_SIZE_VER0);
+	if (err) {
 		area_remove(s, a);
-		return -EFAULT;
+		return err;
 	}
 	return 0;
 }
@@ -800,8 +802,12 @@ static long ioctl_install(struct kinstr_session *s, void __user *uarg)
 	if (!err && (in.flags & KINSTR_INSTALL_F_WAIT) && !(in.flags & KINSTR_INSTALL_F_VERIFY_ONLY))
 		wait_live(a);
 out:
-	if (err && in.refusal && copy_to_user(uarg, &in, min_t(u32, in.size, sizeof(in))))
-		return -EFAULT;
+	if (err && in.refusal) {
+		long perr = kinstr_put_struct(uarg, &in, sizeof(in), KINSTR_INSTALL_SIZE_VER0);
+
+		if (perr)
+			return perr;
+	}
 	return err;
 }
 

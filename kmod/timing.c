@@ -27,6 +27,7 @@
 
 #include <uapi/linux/kinstr.h>
 #include "kinstr.h"
+#include "abi.h"
 
 #define KT_DEPTH	32
 #define KT_TASKS	1024		/* threads with a timer running at once */
@@ -485,7 +486,7 @@ long kinstr_timer_paths(struct kinstr_timers *t, void __user *uarg)
 	}
 	tp.dropped = READ_ONCE(tab->dropped);
 	tp.truncated = READ_ONCE(tab->truncated);
-	return copy_to_user(uarg, &tp, min_t(u32, tp.size, sizeof(tp))) ? -EFAULT : 0;
+	return kinstr_put_struct(uarg, &tp, sizeof(tp), KINSTR_TIMER_PATHS_SIZE_VER0);
 }
 
 int kinstr_timing_init(void)

@@ -25,6 +25,7 @@
 #include <uapi/linux/kinstr.h>
 #include "../ring/ring.h"
 #include "kinstr.h"
+#include "abi.h"
 
 #define READER_TICK (HZ / 10)
 
@@ -179,9 +180,10 @@ long kinstr_trace_create(struct kinstr_chan **chp, void __user *uarg)
 	tc.clock_ns = ch->clock();
 	tc.realtime_ns = ktime_get_real_fast_ns();
 	local_irq_enable();
-	if (copy_to_user(uarg, &tc, min_t(u32, tc.size, sizeof(tc)))) {
+	err = kinstr_put_struct(uarg, &tc, sizeof(tc), KINSTR_TRACE_CREATE_SIZE_VER0);
+	if (err) {
 		kinstr_chan_put(ch);
-		return -EFAULT;
+		return err;
 	}
 	/* publish after init: pairs with the acquire in kinstr_session_poll's reader */
 	smp_store_release(chp, ch);
@@ -218,7 +220,7 @@ long kinstr_trace_subbuf(struct kinstr_chan *ch, unsigned int cmd, void __user *
 	if (err)
 		return err;
 	sb.offset = (u64)sb.cpu * ch->buf_size + (u64)phys * ch->cfg.subbuf_size;
-	return copy_to_user(uarg, &sb, min_t(u32, sb.size, sizeof(sb))) ? -EFAULT : 0;
+	return kinstr_put_struct(uarg, &sb, sizeof(sb), KINSTR_TRACE_SUBBUF_SIZE_VER0);
 }
 
 static void flush_this_cpu(void *arg)
@@ -265,7 +267,7 @@ long kinstr_trace_stats(struct kinstr_chan *ch, void __user *uarg)
 	st.lost_wrap = l.wrap;
 	st.lost_big = l.big;
 	st.lost_nest = l.nest;
-	return copy_to_user(uarg, &st, min_t(u32, st.size, sizeof(st))) ? -EFAULT : 0;
+	return kinstr_put_struct(uarg, &st, sizeof(st), KINSTR_TRACE_STATS_SIZE_VER0);
 }
 
 __poll_t kinstr_trace_poll(struct kinstr_chan *ch, struct file *file, struct poll_table_struct *pt)

@@ -6,16 +6,13 @@
 #include <string.h>
 
 #include <kinstr/cfg.h>
+#include "opts.h"
 #include "zalloc.h"
 
 #define REG(r)		KINSTR_X86_REG(KINSTR_X86_##r)
 #define ALL		KINSTR_X86_REGS_ALL
 #define RSP_BIT		REG(RSP)
 #define FLAGS_BIT	REG(FLAGS)
-
-/* Does a caller's opts (of its own sizeof) include field? Older callers pass smaller ones. */
-#define OPTS_HAS(opts, field) \
-	((opts) && (opts)->sz >= offsetof(struct kinstr_cfg_opts, field) + sizeof((opts)->field))
 
 /* An opts->edges edge from an instruction of the function, resolved. */
 struct extra_edge {
@@ -123,7 +120,7 @@ static int inside(const struct kinstr_cfg *cfg, uint64_t addr)
 
 static uint32_t entry_live(const struct kinstr_cfg_opts *opts, uint64_t target, int is_call)
 {
-	if (OPTS_HAS(opts, ctx) && opts->entry_live)
+	if (KINSTR_OPTS_HAS(opts, ctx) && opts->entry_live)
 		return opts->entry_live(target, is_call, opts->ctx);
 	return is_call ? KINSTR_CFG_LIVE_CALL : ALL;
 }
@@ -281,7 +278,7 @@ static int cmp_edge(const void *a, const void *b)
 static void add_edges(struct kinstr_cfg *cfg, const struct kinstr_cfg_opts *opts,
 		      struct live_terms *terms)
 {
-	size_t k, nr = OPTS_HAS(opts, nr_edges) && opts->edges ? opts->nr_edges : 0;
+	size_t k, nr = KINSTR_OPTS_HAS(opts, nr_edges) && opts->edges ? opts->nr_edges : 0;
 	uint32_t i;
 
 	cfg->nedges = 0;
@@ -563,8 +560,8 @@ struct kinstr_cfg *kinstr_cfg__new(const void *code, size_t size, uint64_t start
 	uint32_t i;
 	int err;
 
-	if (!code || !size || start + size < start ||
-	    (opts && !OPTS_HAS(opts, return_thunk))) {
+	if (!code || !size || start + size < start || !KINSTR_OPTS_VALID(opts) ||
+	    (opts && !KINSTR_OPTS_HAS(opts, return_thunk))) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -578,7 +575,7 @@ struct kinstr_cfg *kinstr_cfg__new(const void *code, size_t size, uint64_t start
 		errno = E2BIG;
 		return NULL;
 	}
-	nr_edges = OPTS_HAS(opts, nr_edges) && opts->edges ? opts->nr_edges : 0;
+	nr_edges = KINSTR_OPTS_HAS(opts, nr_edges) && opts->edges ? opts->nr_edges : 0;
 	if (nr_edges > INT32_MAX) {
 		errno = E2BIG;
 		return NULL;

@@ -20,6 +20,7 @@
 #include <kinstr/ctf.h>
 #include <kinstr/kinstr.h>
 #include "ctf_priv.h"
+#include "opts.h"
 
 struct wclass {
 	char *name;
@@ -170,7 +171,7 @@ struct kinstr_ctf *kinstr_ctf__create(const char *dir, const struct kinstr_ctf_o
 	size_t i, j;
 	int ret;
 
-	if (!dir || !*dir || (opts && opts->sz < sizeof(size_t))) {
+	if (!dir || !*dir || !KINSTR_OPTS_VALID(opts)) {
 		errno = EINVAL;
 		return NULL;
 	}

@@ -8,6 +8,7 @@
 #include <sys/mman.h>
 
 #include <kinstr/trace.h>
+#include "opts.h"
 
 struct kinstr_trace {
 	struct kinstr_dev *dev;
@@ -22,22 +23,21 @@ struct kinstr_trace *kinstr_trace__create(struct kinstr_dev *dev, const struct k
 {
 	struct kinstr_trace_create tc = { .size = sizeof(tc) };
 	struct kinstr_trace *t;
-	int fd = kinstr_dev__fd(dev), err;
+	int fd, err;
 
-	if (opts && opts->sz > sizeof(*opts)) {
-		const unsigned char *tail = (const unsigned char *)opts + sizeof(*opts);
-		size_t i;
-
-		for (i = 0; i < opts->sz - sizeof(*opts); i++)
-			if (tail[i]) {
-				errno = EINVAL;
-				return NULL;
-			}
+	if (!KINSTR_OPTS_VALID(opts)) {
+		errno = EINVAL;
+		return NULL;
 	}
-	tc.subbuf_size = opts && opts->subbuf_size ? opts->subbuf_size : 64 << 10;
-	tc.num_subbufs = opts && opts->num_subbufs ? opts->num_subbufs : 16;
-	tc.mode = opts && opts->overwrite ? KINSTR_TRACE_OVERWRITE : KINSTR_TRACE_DISCARD;
-	tc.flags = opts && opts->local_clock ? KINSTR_TRACE_F_LOCAL_CLOCK : 0;
+	if (!dev) {
+		errno = ENODEV;
+		return NULL;
+	}
+	fd = kinstr_dev__fd(dev);
+	tc.subbuf_size = KINSTR_OPTS_GET(opts, subbuf_size, 0) ?: 64 << 10;
+	tc.num_subbufs = KINSTR_OPTS_GET(opts, num_subbufs, 0) ?: 16;
+	tc.mode = KINSTR_OPTS_GET(opts, overwrite, false) ? KINSTR_TRACE_OVERWRITE : KINSTR_TRACE_DISCARD;
+	tc.flags = KINSTR_OPTS_GET(opts, local_clock, false) ? KINSTR_TRACE_F_LOCAL_CLOCK : 0;
 	if (ioctl(fd, KINSTR_IOC_TRACE_CREATE, &tc) < 0)
 		return NULL;
 	t = calloc(1, sizeof(*t));

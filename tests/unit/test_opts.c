@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The options contract (lib/opts.h) for every size-prefixed struct of libkinstr's API: a caller
+ * whose struct is shorter (older), longer with a zero tail (newer, options it does not use) and
+ * longer with a non-zero tail (an option this library does not know: EINVAL), plus a size below
+ * the size field. Each through the public function that takes the struct.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <kinstr/cfg.h>
+#include <kinstr/ctf.h>
+#include <kinstr/trace.h>
+#include "check.h"
+
+/* A caller's struct of some size: ours at the front, then a tail it may set. */
+struct bigger {
+	union {
+		struct kinstr_cfg_opts cfg;
+		struct kinstr_ctf_opts ctf;
+		struct kinstr_trace_opts trace;
+	} o;
+	unsigned char tail[64];
+};
+
+enum shape { SHORTER, TAIL_ZERO, TAIL_GARBAGE, TOO_SMALL };
+static const char *const shape_name[] = { "shorter", "longer, zero tail", "longer, garbage tail", "below sz" };
+
+static void shape_it(struct bigger *b, size_t ours, size_t shorter, enum shape sh)
+{
+	size_t sz = sh == SHORTER ? shorter : sh == TOO_SMALL ? sizeof(size_t) - 1 : ours + sizeof(b->tail);
+
+	if (sh == TAIL_GARBAGE)
+		((unsigned char *)b)[ours + 7] = 0x5a;
+	memcpy(b, &sz, sizeof(sz));	/* every opts struct starts with size_t sz */
+}
+
+static const unsigned char code[] = { 0x55, 0x48, 0x89, 0xe5, 0x5d, 0xc3 };	/* push rbp; mov; pop; ret */
+
+static void t_cfg_opts(void)
+{
+	enum shape sh;
+
+	for (sh = SHORTER; sh <= TOO_SMALL; sh++) {
+		struct bigger b;
+		struct kinstr_cfg *c;
+
+		memset(&b, 0, sizeof(b));
+		/* shorter: through return_thunk, the first version's last required field */
+		shape_it(&b, sizeof(b.o.cfg), offsetof(struct kinstr_cfg_opts, return_thunk) + sizeof(uint64_t), sh);
+		errno = 0;
+		c = kinstr_cfg__new(code, sizeof(code), 0x1000, &b.o.cfg);
+		if (sh == SHORTER || sh == TAIL_ZERO)
+			CHECK(c && kinstr_cfg__start(c) == 0x1000, "%s: %s", shape_name[sh], strerror(errno));
+		else
+			CHECK(!c && errno == EINVAL, "%s: %p, errno %d", shape_name[sh], (void *)c, errno);
+		kinstr_cfg__free(c);
+	}
+}
+
+static void t_ctf_opts(void)
+{
+	enum shape sh;
+
+	for (sh = SHORTER; sh <= TOO_SMALL; sh++) {
+		char dir[] = "/tmp/kinstr-opts-XXXXXX";
+		struct kinstr_ctf *w;
+		struct bigger b;
+
+		if (!mkdtemp(dir)) {
+			CHECK(0, "mkdtemp: %s", strerror(errno));
+			return;
+		}
+		memset(&b, 0, sizeof(b));
+		/* shorter: only clock_name (the rest defaults) */
+		shape_it(&b, sizeof(b.o.ctf), offsetof(struct kinstr_ctf_opts, clock_name) + sizeof(char *), sh);
+		b.o.ctf.clock_name = "mono";
+		errno = 0;
+		w = kinstr_ctf__create(dir, &b.o.ctf);
+		if (sh == SHORTER || sh == TAIL_ZERO)
+			CHECK(w != NULL, "%s: %s", shape_name[sh], strerror(errno));
+		else
+			CHECK(!w && errno == EINVAL, "%s: %p, errno %d", shape_name[sh], (void *)w, errno);
+		if (w)
+			kinstr_ctf__close(w);
+		{
+			char cmd[128];
+
+			snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+			if (system(cmd))
+				CHECK(0, "could not remove %s", dir);
+		}
+	}
+}
+
+/* No device on the host: a struct the contract accepts gets as far as the device (ENODEV). */
+static void t_trace_opts(void)
+{
+	enum shape sh;
+
+	for (sh = SHORTER; sh <= TOO_SMALL; sh++) {
+		struct kinstr_trace *t;
+		struct bigger b;
+
+		memset(&b, 0, sizeof(b));
+		shape_it(&b, sizeof(b.o.trace), offsetof(struct kinstr_trace_opts, subbuf_size) + sizeof(uint32_t), sh);
+		errno = 0;
+		t = kinstr_trace__create(NULL, &b.o.trace);
+		CHECK(!t && errno == ((sh == SHORTER || sh == TAIL_ZERO) ? ENODEV : EINVAL), "%s: errno %d",
+		      shape_name[sh], errno);
+	}
+}
+
+int main(void)
+{
+	RUN(t_cfg_opts);
+	RUN(t_ctf_opts);
+	RUN(t_trace_opts);
+	return check_done();
+}
