@@ -7,6 +7,7 @@
 #include <linux/uaccess.h>
 
 #include <uapi/linux/kinstr.h>
+#include "kinstr.h"
 #include "abi.h"
 
 /*
@@ -48,4 +49,18 @@ int kinstr_get_struct(void *kbuf, u32 ksize, const void __user *uarg, u32 min_si
 	if (usize > KINSTR_MAX_STRUCT_SIZE)
 		return -E2BIG;
 	return copy_struct_from_user(kbuf, ksize, uarg, usize);
+}
+
+/* Describe a read-only table of the kernel for user space (KINSTR_IOC_LAYOUT, KINSTR_IOC_MODULE). */
+void kinstr_layout_table(struct kinstr_table *t, const struct kinstr_span *s, u32 entry_size,
+			 u32 addr_off, s32 target_off)
+{
+	t->addr = s->start;
+	t->bytes = s->end - s->start;
+	t->entry_size = entry_size;
+	t->addr_off = addr_off;
+	if (target_off >= 0) {
+		t->target_off = target_off;
+		t->flags |= KINSTR_TABLE_HAS_TARGET;
+	}
 }

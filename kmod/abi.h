@@ -16,4 +16,10 @@ int kinstr_get_struct(void *kbuf, u32 ksize, const void __user *uarg, u32 min_si
  */
 int kinstr_put_struct(void __user *uarg, void *kbuf, u32 ksize, u32 min_size);
 
+struct kinstr_table;
+struct kinstr_span;
+/* Describe a read-only table of the kernel for user space (KINSTR_IOC_LAYOUT, KINSTR_IOC_MODULE). */
+void kinstr_layout_table(struct kinstr_table *t, const struct kinstr_span *s, u32 entry_size, u32 addr_off,
+			 s32 target_off);
+
 #endif

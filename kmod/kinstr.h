@@ -206,10 +206,5 @@ size_t kinstr_timing_hit_roots(unsigned long *roots);
 int kinstr_timing_init(void);
 void kinstr_timing_exit(void);
 
-/* main.c */
-struct kinstr_table;
-/* Describe a read-only table of the kernel for user space (KINSTR_IOC_LAYOUT, KINSTR_IOC_MODULE). */
-void kinstr_layout_table(struct kinstr_table *t, const struct kinstr_span *s, u32 entry_size, u32 addr_off,
-			 s32 target_off);
 
 #endif

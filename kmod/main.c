@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * kinstr.ko: the small, auditable half of kinstr. For now it offers /dev/kinstr with the version
- * and debug-info ioctls; patching comes with the splice engine.
+ * kinstr.ko: the small, auditable half of kinstr. This file is the top of the module's call
+ * graph: module init/exit, /dev/kinstr and its ioctl dispatch, and the read-only ioctls
+ * (version, debug info, text reads, layout, hit path, limits). It calls down into every other
+ * file; none calls back (tests/unit/test_layers.sh).
  */
 #include <linux/bug.h>
 #include <linux/capability.h>
@@ -81,19 +83,6 @@ static void layout_span(struct kinstr_span64 *d, const struct kinstr_span *s)
 {
 	d->start = s->start;
 	d->end = s->end;
-}
-
-void kinstr_layout_table(struct kinstr_table *t, const struct kinstr_span *s, u32 entry_size,
-			 u32 addr_off, s32 target_off)
-{
-	t->addr = s->start;
-	t->bytes = s->end - s->start;
-	t->entry_size = entry_size;
-	t->addr_off = addr_off;
-	if (target_off >= 0) {
-		t->target_off = target_off;
-		t->flags |= KINSTR_TABLE_HAS_TARGET;
-	}
 }
 
 static long kinstr_ioctl_layout(void __user *uarg)

@@ -18,6 +18,7 @@
 
 #include <uapi/linux/kinstr.h>
 #include "kinstr.h"
+#include "abi.h"
 
 #define R(x) (1U << KINSTR_R_##x)
 

@@ -35,31 +35,11 @@
 #include <uapi/linux/kinstr.h>
 #include "kinstr.h"
 #include "abi.h"
+#include "hit.h"
 
 #define INT3 0xcc
 #define JMP32 0xe9
 #define SITE_HASH_BITS 12
-
-struct kprobe_k {
-	struct hlist_node hnode;	/* in kinstr_sites while published */
-	unsigned long site;
-	u8 *slot;
-	u8 kind, displaced_len;
-	bool inline_count;		/* fast path: no call, flags dead at the site */
-	bool direct;			/* KINSTR_PROBE_FTRACE: registered with ftrace */
-	u8 orig[KINSTR_MAX_DISPLACED];
-	u64 __percpu *hits;		/* [0] hits, [1] actions skipped by the recursion guard */
-	struct kinstr_fence fence;	/* kprobes keep off the site's bytes (not on ftrace probes) */
-	/* KINSTR_ACTION_TIMER_*: which timer of which set (the area holds a reference) */
-	struct kinstr_timers *timers;
-	u32 timer;
-	bool timer_start;
-	struct module *mod;		/* a probe in a module's text pins it until the area is freed */
-	/* KINSTR_ACTION_TRACE: what to record, where (the area holds a reference) */
-	struct kinstr_chan *chan;
-	u32 rec_len;
-	struct kinstr_trace_spec spec;
-};
 
 enum area_state {
 	AREA_NEW,		/* slots reserved, nothing patched */
@@ -100,45 +80,6 @@ static void kinstr_worker_fn(struct work_struct *work);
 static DECLARE_DELAYED_WORK(kinstr_worker, kinstr_worker_fn);
 /* Let a few batches gather before a round (the kprobe optimizer waits 5 jiffies too). */
 #define WORKER_DELAY 5
-
-extern void kinstr_entry_stub(void);
-extern void kinstr_entry_stub_nf(void);
-extern void kinstr_trace_stub(void);
-
-DEFINE_PER_CPU(u8, kinstr_in_action);
-
-/* Called from every slot's prologue, in any context (task, irq, NMI): touch nothing else. */
-notrace void kinstr_probe_hit(struct kprobe_k *p);
-notrace void kinstr_probe_hit(struct kprobe_k *p)
-{
-	u8 bit;
-
-	this_cpu_inc(p->hits[0]);
-	if (unlikely(p->timers)) {
-		if (!kinstr_action_enter(&bit)) {
-			this_cpu_inc(p->hits[1]);
-			return;
-		}
-		kinstr_timer_hit(p->timers, p->timer, p->timer_start);
-		kinstr_action_exit(bit);
-	}
-}
-
-/* From a trace probe's slot, through kinstr_trace_stub: regs is the site's full state. */
-notrace void kinstr_trace_hit(struct kprobe_k *p, struct pt_regs *regs);
-notrace void kinstr_trace_hit(struct kprobe_k *p, struct pt_regs *regs)
-{
-	u8 bit;
-
-	regs->ip = p->site;
-	this_cpu_inc(p->hits[0]);
-	if (!kinstr_action_enter(&bit)) {
-		this_cpu_inc(p->hits[1]);
-		return;
-	}
-	kinstr_trace_record(p->chan, &p->spec, p->rec_len, regs);
-	kinstr_action_exit(bit);
-}
 
 static struct kprobe_k *lookup_site(unsigned long site)
 {
@@ -973,8 +914,7 @@ size_t kinstr_probes_hit_roots(unsigned long *r)
 	r[n++] = (unsigned long)kinstr_entry_stub;
 	r[n++] = (unsigned long)kinstr_entry_stub_nf;
 	r[n++] = (unsigned long)kinstr_trace_stub;
-	r[n++] = (unsigned long)kinstr_probe_hit;
-	r[n++] = (unsigned long)kinstr_trace_hit;
+	n += kinstr_hit_roots(r + n);
 	r[n++] = (unsigned long)kinstr_int3_notify;
 	/* the kernel's int3 delivery up to kinstr_int3_notify (see hitpath.c) */
 	r[n++] = kinstr_ksyms.kallsyms_lookup_name("notify_die");	/* 0: incomplete */
