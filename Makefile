@@ -64,15 +64,17 @@ clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR)/kmod clean
 	-$(MAKE) -C $(KDIR) M=$(CURDIR)/tests/vm/modules clean
 
--include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d)
+# every target's header dependencies (-MMD): editing ring/ring.h rebuilds the ring tests too
+-include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(UNIT_BINS:=.d) $(PROG_BINS:=.d)
 
 # Sub-makefiles owned by their folders: benchmarks (make bench) and fuzz targets (make fuzz).
 -include bench/bench.mk
 -include tests/fuzz/fuzz.mk
 
-# The whole-kernel sweep (tests/vm/progs/sweep.py --all, in one guest): every probeable core function,
-# 500 per slice: count at every entry and return, profile, trace a sample, text restored, no splat.
-# Not part of `make test` (hours under TCG); tests/vm/tests/sweep.t runs a fixed sample of slices.
+# The whole-kernel sweep (tests/vm/sweep: tests/vm/progs/sweep.py's slices of 100 over guests, two at
+# once, resumable): every probeable core function, counted at every entry and return, profiled, a sample
+# traced, text restored, no splat. Not part of `make test` (hours under TCG); tests/vm/tests/sweep.t
+# runs a fixed sample of slices.
 .PHONY: sweep
 sweep: all
 	tests/vm/sweep --out $(CURDIR)/$(B)/vm/sweep

@@ -107,6 +107,14 @@ unsigned int cli_time_calls(struct kinstr_probeset *ps, const struct kinstr_kern
  */
 struct kinstr_kernel *cli_open_kernel(const char *snapshot, struct kinstr_dev **devp);
 void cli_close_kernel(struct kinstr_kernel *k, struct kinstr_dev *dev);
+/*
+ * The one function NAME (or NAME@ADDR) denotes; else NULL (errno ENOENT or ENOTUNIQ) after saying
+ * why on stderr, prefixed with "SPEC: " when spec is not NULL ("N functions are named 'NAME': ...,
+ * name one as NAME@ADDR").
+ */
+const struct kinstr_func *cli_find_func(const struct kinstr_kernel *k, const char *spec, const char *name);
+/* How to name f in a spec: its name, or NAME@0xADDR when the name is not unique (buf holds it). */
+const char *cli_func_spec(const struct kinstr_kernel *k, const struct kinstr_func *f, char *buf, size_t len);
 /* Colours for a terminal (empty strings when stdout is not one, or NO_COLOR is set). */
 struct cli_colors {
 	const char *jump, *trap, *refused, *dim, *reset;

@@ -26,6 +26,8 @@ static void count_usage(FILE *f)
 		   "  FUNC+0xOFF     the instruction at that offset (decimal works too)\n"
 		   "  FUNC%%return    every return site of FUNC\n"
 		   "  GLOB           the entries of every function matching a shell glob ('vfs_*')\n"
+		   "FUNC is a name, or NAME@ADDR (hex) for one of several functions of that name\n"
+		   "('kinstr -l' lists those so); a name several functions have is refused.\n"
 		   "A jump probe (a 5-byte jmp) is used where one fits, else a trap probe (int3).\n\n"
 		   "  -d, --duration SEC  count for SEC seconds (> 0), then print the totals\n"
 		   "  -c, --command CMD   run CMD, count while it runs, print the totals, exit with its\n"
@@ -159,11 +161,9 @@ int cli_add_spec(struct kinstr_probeset *ps, const struct kinstr_kernel *k, cons
 		}
 		return 0;
 	}
-	f = kinstr_kernel__find_func(k, name);
-	if (!f) {
-		cli_err("%s: no function '%s' in the kernel's symbols", spec, name);
-		return -ENOENT;
-	}
+	f = cli_find_func(k, spec, name);
+	if (!f)
+		return -errno;
 	if (sp.kind == CLI_SPEC_RETURN) {
 		struct kinstr_fn *fn = kinstr_fn__analyze(k, f);
 		const struct kinstr_cfg *cfg;

@@ -84,9 +84,8 @@ int cmd_disasm(int argc, char **argv)
 	k = cli_open_kernel(snapshot, &dev);
 	if (!k)
 		return CLI_FAIL;
-	f = kinstr_kernel__find_func(k, name);
+	f = cli_find_func(k, NULL, name);
 	if (!f) {
-		cli_err("no function '%s' in the kernel's symbols", name);
 		cli_close_kernel(k, dev);
 		return CLI_FAIL;
 	}

@@ -324,11 +324,9 @@ int cmd_drill(int argc, char **argv)
 	k = cli_open_kernel(NULL, &dev);
 	if (!k)
 		return CLI_FAIL;
-	root = kinstr_kernel__find_func(k, argv[optind]);
-	if (!root) {
-		cli_err("%s: no function '%s' in the kernel's symbols", argv[optind], argv[optind]);
+	root = cli_find_func(k, argv[optind], argv[optind]);
+	if (!root)
 		goto out;
-	}
 	nnodes = 0;
 	add_node(root, NULL, -1, 1.0);
 	cli_catch_signals();

@@ -15,7 +15,9 @@ static void list_usage(FILE *f)
 		   "whose entry kinstr count can probe, with the class of the entry probe and how many jump\n"
 		   "and trap sites the function has. The class is jump or trap, or ftrace where only an int3\n"
 		   "fits after the function's ftrace NOP and count takes the entry from the NOP through an\n"
-		   "ftrace direct call instead. --all lists refused functions too, with the rule.\n");
+		   "ftrace direct call instead. --all lists refused functions too, with the rule.\n"
+		   "A function whose name others share is listed as NAME@ADDR, the way specs name it\n"
+		   "(--json: its \"spec\").\n");
 }
 
 int cmd_list(int argc, char **argv)
@@ -78,6 +80,8 @@ int cmd_list(int argc, char **argv)
 			if (json) {
 				printf("%s{\"function\":", shown ? "," : "");
 				cli_json_str(f->name);
+				if (!kinstr_kernel__name_unique(k, f))	/* how to name it in a spec */
+					printf(",\"spec\":\"%s@0x%llx\"", f->name, (unsigned long long)f->addr);
 				if (f->module) {
 					printf(",\"module\":");
 					cli_json_str(f->module);
@@ -93,8 +97,12 @@ int cmd_list(int argc, char **argv)
 				char shown_name[600];
 
 				/* a module's function carries its module, as /proc/kallsyms writes it */
-				snprintf(shown_name, sizeof(shown_name), f->module ? "%s [%s]" : "%s", f->name,
-					 f->module);
+				char spec[560];
+
+				/* NAME@ADDR where the name is not unique; a module's function carries its
+				 * module, as /proc/kallsyms writes it */
+				snprintf(shown_name, sizeof(shown_name), f->module ? "%s [%s]" : "%s",
+					 cli_func_spec(k, f, spec, sizeof(spec)), f->module);
 				printf("%-48s %-7s %6zu jump %5zu trap%s%s\n", shown_name,
 				       cls, n[0], n[1], *why ? "  " : "", why);
 			}

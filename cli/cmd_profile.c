@@ -22,7 +22,8 @@ static void profile_usage(FILE *f)
 		   "touched). Per function: calls, inclusive wall time, inclusive on-CPU time (the\n"
 		   "time its thread was switched out left out), min/mean/max, and a log2 histogram.\n"
 		   "A recursive call counts once, its time with the outermost activation's.\n"
-		   "FUNC is a function name or a glob ('vfs_*').\n\n"
+		   "FUNC is a function name, NAME@ADDR (one of several of that name), or a glob\n"
+		   "('vfs_*').\n\n"
 		   "  -d, --duration SEC  profile for SEC seconds (> 0)\n"
 		   "  -c, --command CMD   run CMD and profile only it and the processes it starts\n"
 		   "                      (its process group) while it runs; exit with its status\n"
@@ -577,6 +578,10 @@ int cmd_profile(int argc, char **argv)
 		unsigned int before = n, skipped = 0;
 		size_t j, cand = 0;
 		unsigned long long last = 0;
+		const struct kinstr_func *want = glob ? NULL : cli_find_func(k, argv[i], argv[i]);
+
+		if (!glob && !want)
+			goto out;
 
 		/* the batch's limit from the symbols alone (an entry and an exit each at least) */
 		for (j = 0; glob && j < kinstr_kernel__func_cnt(k); j++) {
@@ -597,7 +602,7 @@ int cmd_profile(int argc, char **argv)
 			const struct kinstr_func *f = kinstr_kernel__func(k, j);
 			unsigned int exits = 0;
 
-			if (glob ? !kinstr__glob_match(argv[i], f->name) : strcmp(argv[i], f->name))
+			if (glob ? !kinstr__glob_match(argv[i], f->name) : f != want)
 				continue;
 			if (n && pf[n - 1].f->addr == f->addr)
 				continue;	/* an alias of the previous one */

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Opening the kernel to analyse, shared by the analysis subcommands. */
+/* Opening the kernel to analyse and naming its functions, shared by the analysis subcommands. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,4 +74,38 @@ const struct cli_colors *cli_colors(void)
 	const char *nc = getenv("NO_COLOR");
 
 	return cli_term_ok() && !(nc && *nc) ? &on : &off;
+}
+
+const char *cli_func_spec(const struct kinstr_kernel *k, const struct kinstr_func *f, char *buf, size_t len)
+{
+	if (kinstr_kernel__name_unique(k, f))
+		return f->name;
+	snprintf(buf, len, "%s@0x%llx", f->name, (unsigned long long)f->addr);
+	return buf;
+}
+
+const struct kinstr_func *cli_find_func(const struct kinstr_kernel *k, const char *spec, const char *name)
+{
+	const struct kinstr_func *c[8];
+	const struct kinstr_func *f = kinstr_kernel__find_func(k, name);
+	size_t n, i;
+
+	if (f)
+		return f;
+	if (errno != ENOTUNIQ) {
+		if (spec)
+			cli_err("%s: no function '%s' in the kernel's symbols", spec, name);
+		else
+			cli_err("no function '%s' in the kernel's symbols", name);
+		errno = ENOENT;
+		return NULL;
+	}
+	n = kinstr_kernel__lookup(k, name, c, 8);
+	fprintf(stderr, "kinstr: %s%s%zu functions are named '%s':", spec ? spec : "", spec ? ": " : "", n, name);
+	for (i = 0; i < n && i < 8; i++)
+		fprintf(stderr, "%s %s@0x%llx%s%s%s", i ? "," : "", c[i]->name, (unsigned long long)c[i]->addr,
+			c[i]->module ? " [" : "", c[i]->module ? c[i]->module : "", c[i]->module ? "]" : "");
+	fprintf(stderr, "%s; name one as NAME@ADDR\n", n > 8 ? ", ..." : "");
+	errno = ENOTUNIQ;
+	return NULL;
 }

@@ -243,7 +243,8 @@ const struct kinstr_func *kinstr_kernel__func(const struct kinstr_kernel *k, siz
 	return i < k->nfuncs ? &k->funcs[i] : NULL;
 }
 
-const struct kinstr_func *kinstr_kernel__find_func(const struct kinstr_kernel *k, const char *name)
+/* Index of the first function named name in by_name (k->nfuncs if none). */
+static size_t first_named(const struct kinstr_kernel *k, const char *name)
 {
 	size_t lo = 0, hi = k->nfuncs;
 
@@ -255,10 +256,66 @@ const struct kinstr_func *kinstr_kernel__find_func(const struct kinstr_kernel *k
 		else
 			hi = mid;
 	}
-	if (lo < k->nfuncs && !strcmp(k->by_name[lo]->name, name))
-		return k->by_name[lo];
-	errno = ENOENT;
+	return lo < k->nfuncs && !strcmp(k->by_name[lo]->name, name) ? lo : k->nfuncs;
+}
+
+/* The first function of that name in address order, ambiguous or not (internal use). */
+static const struct kinstr_func *find_first(const struct kinstr_kernel *k, const char *name)
+{
+	size_t i = first_named(k, name);
+
+	return i < k->nfuncs ? k->by_name[i] : NULL;
+}
+
+size_t kinstr_kernel__lookup(const struct kinstr_kernel *k, const char *name, const struct kinstr_func **out,
+			     size_t max)
+{
+	const char *at = strchr(name, '@');
+	unsigned long long addr = 0;
+	char base[512];
+	size_t i, n = 0;
+
+	if (at) {
+		char *end;
+
+		if ((size_t)(at - name) >= sizeof(base) || !at[1] || at[1] == '-')
+			return 0;
+		memcpy(base, name, at - name);
+		base[at - name] = 0;
+		errno = 0;
+		addr = strtoull(at + 1, &end, 16);
+		if (errno || *end)
+			return 0;
+		name = base;
+	}
+	for (i = first_named(k, name); i < k->nfuncs && !strcmp(k->by_name[i]->name, name); i++) {
+		const struct kinstr_func *f = k->by_name[i];
+
+		/* another address; or the same function listed twice (by_name is by name, then address) */
+		if ((at && f->addr != addr) || (i && k->by_name[i - 1]->addr == f->addr &&
+						!strcmp(k->by_name[i - 1]->name, name)))
+			continue;
+		if (out && n < max)
+			out[n] = f;
+		n++;
+	}
+	return n;
+}
+
+const struct kinstr_func *kinstr_kernel__find_func(const struct kinstr_kernel *k, const char *name)
+{
+	const struct kinstr_func *f[2];
+	size_t n = kinstr_kernel__lookup(k, name, f, 2);
+
+	if (n == 1)
+		return f[0];
+	errno = n ? ENOTUNIQ : ENOENT;
 	return NULL;
+}
+
+bool kinstr_kernel__name_unique(const struct kinstr_kernel *k, const struct kinstr_func *f)
+{
+	return kinstr_kernel__lookup(k, f->name, NULL, 0) <= 1;
 }
 
 const struct kinstr_func *kinstr_kernel__func_at(const struct kinstr_kernel *k, unsigned long long addr)
@@ -918,7 +975,7 @@ static int add_blacklist(struct kinstr_kernel *k)
 			continue;
 		memcpy(name, f->name, dot - f->name);
 		name[dot - f->name] = 0;
-		base = kinstr_kernel__find_func(k, name);
+		base = find_first(k, name);
 		if (base && in_ranges(r, n, base->addr))
 			err = res_add(k, f->addr, f->size, KINSTR_R_KPROBE_BLACKLIST);
 	}

@@ -9,6 +9,7 @@
 #ifndef KINSTR_KERNEL_H
 #define KINSTR_KERNEL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <kinstr/kinstr.h>
 #include <kinstr/cfg.h>
@@ -61,8 +62,17 @@ unsigned long long kinstr_kernel__return_thunk(const struct kinstr_kernel *k);
 size_t kinstr_kernel__func_cnt(const struct kinstr_kernel *k);
 /* Functions sorted by address; i < func_cnt. */
 const struct kinstr_func *kinstr_kernel__func(const struct kinstr_kernel *k, size_t i);
-/* The first function of that name, or NULL (errno ENOENT). */
+/*
+ * The functions a name denotes, in address order, each once (aliases at one address are one):
+ * NAME, or NAME@ADDR (ADDR in hex, 0x optional) for the one of that name at that address. Fills up
+ * to max of out (out may be NULL) and returns how many there are.
+ */
+size_t kinstr_kernel__lookup(const struct kinstr_kernel *k, const char *name, const struct kinstr_func **out,
+			     size_t max);
+/* The one function a name (or NAME@ADDR) denotes, or NULL: errno ENOENT, or ENOTUNIQ when several do. */
 const struct kinstr_func *kinstr_kernel__find_func(const struct kinstr_kernel *k, const char *name);
+/* Is f the only function of its name? (Else -l and error messages name it NAME@ADDR.) */
+bool kinstr_kernel__name_unique(const struct kinstr_kernel *k, const struct kinstr_func *f);
 /* The function containing addr, or NULL. */
 const struct kinstr_func *kinstr_kernel__func_at(const struct kinstr_kernel *k, unsigned long long addr);
 

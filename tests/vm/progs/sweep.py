@@ -72,26 +72,20 @@ t_start = time.time()
 rc, out = run(["-l"])
 if rc:
     raise SystemExit("FAIL kinstr -l: rc %d\n%s" % (rc, "\n".join(out[-10:])))
-# names /proc/kallsyms holds more than once: `kinstr count NAME` takes the first, -l lists each
-dups, seen = set(), set()
-with open("/proc/kallsyms") as f:
-    for line in f:
-        p = line.split()
-        if len(p) == 3 and p[1] in "tT":
-            (dups if p[2] in seen else seen).add(p[2])
-funcs, listed, skipped_dup = [], set(), 0
+# a name kallsyms holds more than once is listed as NAME@ADDR, which every command takes; those
+# come after the others, so that the slices of the unique names keep their numbers
+funcs, by_addr, listed = [], [], set()
 for line in out:
     p = line.split()
     if len(p) < 2 or p[1] not in ("jump", "trap", "ftrace") or p[0] in listed:
         continue  # a module's function has "[module]" second
     listed.add(p[0])
-    if p[0] in dups:
-        skipped_dup += 1
-        continue
-    funcs.append(p[0])
+    (by_addr if "@" in p[0] else funcs).append(p[0])
+nunique = len(funcs)
+funcs += by_addr
 nslices = (len(funcs) + args.size - 1) // args.size
-log("sweep: %d probeable core functions (%d more skipped: their name is not unique in kallsyms), "
-    "%d slices of %d, list in %.1f s" % (len(funcs), skipped_dup, nslices, args.size, time.time() - t_start))
+log("sweep: %d probeable core functions (%d by a unique name, then %d as NAME@ADDR), %d slices of %d, "
+    "list in %.1f s" % (len(funcs), nunique, len(by_addr), nslices, args.size, time.time() - t_start))
 
 if args.all:
     chosen = list(range(nslices))

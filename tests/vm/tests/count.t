@@ -156,3 +156,18 @@ TIMEOUT 900
 EXPECT ^10000 installs and 10000 removals in 200 batches of 50 over [0-9]+ sites
 EXPECT ^leak none$
 EXPECT ^text-restored$
+
+NAME a name kallsyms holds for several functions is refused with each candidate; -l names each as NAME@ADDR, which count takes
+SETUP insmod kmod/kinstr.ko
+RUN echo "kallsyms has $(awk '$2 ~ /^[tT]$/ && $3 == "dummy_handler"' /proc/kallsyms | wc -l)"; \
+	build/kinstr count -d 1 dummy_handler; echo "rc=$?"; \
+	spec=$(build/kinstr -l dummy_handler | awk '{print $1}' | head -1); echo "listed $spec"; \
+	build/kinstr count -d 1 "$spec"; echo "rc=$?"; \
+	build/kinstr disasm "$spec" | head -1
+TIMEOUT 180
+EXPECT ^kallsyms has [2-9]$
+EXPECT ^kinstr: dummy_handler: [2-9] functions are named 'dummy_handler': dummy_handler@0x[0-9a-f]+, dummy_handler@0x[0-9a-f]+.*; name one as NAME@ADDR$
+EXPECT ^rc=1$
+EXPECT ^listed dummy_handler@0x[0-9a-f]+$
+EXPECT ^rc=0$
+EXPECT ^dummy_handler
