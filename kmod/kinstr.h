@@ -206,5 +206,4 @@ size_t kinstr_timing_hit_roots(unsigned long *roots);
 int kinstr_timing_init(void);
 void kinstr_timing_exit(void);
 
-
 #endif
