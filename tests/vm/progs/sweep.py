@@ -10,6 +10,10 @@ failure (a command that fails for another reason than a named refusal, text not 
 a splat).
 
   sweep.py [--size N] (--all | --slices I,J,... | --sample K) [--with FUNC]... [--trace-every M]
+           [--skip FILE] [--listing FILE] [--log FILE]
+
+--skip leaves out the functions FILE names (one a line: what an earlier run swept), so the slices
+are made over what remains; --listing writes every probeable function, in order, to FILE.
 """
 import argparse
 import atexit
@@ -31,7 +35,9 @@ ap.add_argument("--with", dest="with_", action="append", default=[],
                 help="also the slice holding FUNC (or, if FUNC is not probeable, the one where it would be)")
 ap.add_argument("--trace-every", type=int, default=10, help="trace every M-th function of a slice (default 10)")
 ap.add_argument("--kinstr", default="build/kinstr")
-ap.add_argument("--log", help="append per-slice details (refusals) to this file")
+ap.add_argument("--log", help="append per-slice details (names, refusals) to this file")
+ap.add_argument("--skip", help="leave out the functions named in this file (one a line)")
+ap.add_argument("--listing", help="write the probeable functions, in order, to this file")
 args = ap.parse_args()
 
 tmp = "/tmp/kinstr-sweep"
@@ -83,9 +89,18 @@ for line in out:
     (by_addr if "@" in p[0] else funcs).append(p[0])
 nunique = len(funcs)
 funcs += by_addr
+nlisted = len(funcs)
+if args.listing:
+    with open(args.listing, "w") as f:
+        f.write("".join(n + "\n" for n in funcs))
+skipped = ""
+if args.skip:
+    skip = set(open(args.skip).read().split())
+    funcs = [n for n in funcs if n not in skip]
+    skipped = ", %d left out (--skip), %d to sweep" % (nlisted - len(funcs), len(funcs))
 nslices = (len(funcs) + args.size - 1) // args.size
-log("sweep: %d probeable core functions (%d by a unique name, then %d as NAME@ADDR), %d slices of %d, "
-    "list in %.1f s" % (len(funcs), nunique, len(by_addr), nslices, args.size, time.time() - t_start))
+log("sweep: %d probeable core functions (%d by a unique name, then %d as NAME@ADDR)%s, %d slices of %d, "
+    "list in %.1f s" % (nlisted, nunique, len(by_addr), skipped, nslices, args.size, time.time() - t_start))
 
 if args.all:
     chosen = list(range(nslices))
@@ -178,6 +193,9 @@ totals = {"probes": 0, "hits": 0, "timed": 0, "calls": 0, "events": 0}
 for i in chosen:
     t0 = time.time()
     names = funcs[i * args.size:(i + 1) * args.size]
+    if logf:  # before anything runs: a slice that hangs or takes the guest down is known by its names
+        logf.write("slice %d names: %s\n" % (i, " ".join(names)))
+        logf.flush()
     nf0 = len(failures)
     # count: every entry and every return
     specs = [s for n in names for s in (n, n + "%return")]
