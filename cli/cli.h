@@ -41,31 +41,12 @@ void cli_release_kernel(void);
 
 struct kinstr_kernel;
 struct kinstr_dev;
-struct kinstr_probeset;
-enum {
-	CLI_SPEC_EVERY = 1u << 0,	/* each FUNC at every non-overlapping jump site */
-	/*
-	 * A FUNC's entry from its ftrace NOP, through an ftrace direct call, where only an int3 fits
-	 * after the NOP (count and timer probes only: the module refuses other actions there).
-	 */
-	CLI_SPEC_FTRACE = 1u << 1,
-};
-struct kinstr_fn;
-struct kinstr_func;
-struct kinstr_site;
+struct kinstr_plan;
 /*
- * The site of f's entry (fn: f analysed): after the ftrace NOP, before the function's own first
- * instruction. *ftrace (if ftrace_ok) says the entry is better taken from the NOP through an
- * ftrace direct call: only an int3 fits after it (a trap costs far more) and the NOP is ftrace's
- * alone. NULL when f has no site.
+ * One SPEC (FUNC, FUNC+0xOFF, FUNC%return, GLOB) into probes through the planner: 0, or prints
+ * why and returns -errno. A glob's refused functions are skipped and counted on stderr.
  */
-const struct kinstr_site *cli_entry_site(const struct kinstr_fn *fn, const struct kinstr_func *f, bool ftrace_ok,
-					 bool *ftrace);
-/*
- * Resolve one SPEC (FUNC, FUNC+0xOFF, FUNC%return, GLOB) into probes of ps, as flags
- * (CLI_SPEC_*) say. Returns 0, or prints why and returns -errno.
- */
-int cli_add_spec(struct kinstr_probeset *ps, const struct kinstr_kernel *k, const char *spec, unsigned int flags);
+int cli_add_spec(struct kinstr_plan *pl, const char *spec);
 /* Run CMD (plain words exec'ed directly, else under /bin/sh -c). The child's pid, or -1 (printed). */
 pid_t cli_spawn(const char *command);
 /*
@@ -81,26 +62,6 @@ void cli_run_until(double duration, double interval, pid_t child, int *status, v
 pid_t cli_spawn_gated(const char *command, int *release);
 int cmd_profile(int argc, char **argv);
 int cmd_drill(int argc, char **argv);
-struct kinstr_func;
-extern bool cli_ftrace_entries;
-/*
- * Probes that time f with timer `timer`: a start at its entry (after the ftrace NOP; from the NOP
- * through an ftrace direct call where only a trap fits after it and cli_ftrace_entries), a stop at
- * every exit (ret, return-thunk jump, tail call); *exits gets their number. On failure nothing
- * is added, -errno is returned and, unless quiet, the reason printed; why (may be NULL) gets it.
- */
-int cli_time_func(struct kinstr_probeset *ps, const struct kinstr_kernel *k, const struct kinstr_func *f,
-		  unsigned int timer, unsigned int *exits, bool quiet, char *why, size_t whylen);
-/* A call instruction of a function, timed from the call to the instruction after it. */
-struct cli_callsite {
-	unsigned long long addr;
-	const struct kinstr_func *callee;	/* NULL: indirect (register, memory, retpoline thunk) */
-	unsigned int timer;
-	bool timed;				/* false: the call or the next instruction is not probeable */
-};
-/* Timers for f's call sites, numbered from *ntimers on; fills sites[max]; returns how many. */
-unsigned int cli_time_calls(struct kinstr_probeset *ps, const struct kinstr_kernel *k, const struct kinstr_func *f,
-			    unsigned int *ntimers, struct cli_callsite *sites, unsigned int max);
 /*
  * The kernel to analyse: the snapshot file if one is named, else the running kernel through
  * /dev/kinstr (kept open in *devp, may be NULL). Prints the error and returns NULL on failure.
@@ -138,14 +99,6 @@ int cli_parse_long(const char *opt, const char *s, long min, long max, long *out
 /* Bytes with an optional K, M or G suffix (powers of 1024), in [min, max]. */
 int cli_parse_bytes(const char *opt, const char *s, unsigned long long min, unsigned long long max,
 		    unsigned long long *out);
-enum cli_spec_kind { CLI_SPEC_ENTRY, CLI_SPEC_OFFSET, CLI_SPEC_RETURN, CLI_SPEC_GLOB };
-struct cli_spec {
-	char name[512];
-	enum cli_spec_kind kind;
-	unsigned long long offset;	/* CLI_SPEC_OFFSET */
-};
-/* SPEC (FUNC, FUNC+OFF, FUNC%return, GLOB) into sp; -EINVAL with the reason in err. */
-int cli_parse_spec(const char *spec, struct cli_spec *sp, char *err, size_t errlen);
 /* stdout is a terminal that takes escape codes (not TERM=dumb, TERM set). */
 bool cli_term_ok(void);
 /*

@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <kinstr/probe.h>
+#include <kinstr/plan.h>
 #include "cli.h"
 
 
@@ -44,192 +44,6 @@ static void count_usage(FILE *f)
 		   "Without -d or -c, count until interrupted (Ctrl-C). Interrupted during -c CMD,\n"
 		   "CMD gets the signal too, its status is reported and kinstr exits 130 (SIGINT)\n"
 		   "or 143 (SIGTERM). The live table needs a terminal (not TERM=dumb).\n");
-}
-
-const struct kinstr_site *cli_entry_site(const struct kinstr_fn *fn, const struct kinstr_func *f, bool ftrace_ok,
-					 bool *ftrace)
-{
-	const struct kinstr_site *nop = kinstr_fn__site(fn, 0), *s = nop;
-
-	*ftrace = false;
-	if (nop && (nop->reserved & (1u << KINSTR_R_FTRACE)) && kinstr_fn__site_cnt(fn) > 1)
-		s = kinstr_fn__site(fn, 1);
-	/* the same test as kinstr_probeset__add_ftrace()'s, so that -l says what count will do */
-	if (ftrace_ok && s != nop && s->cls == KINSTR_SITE_TRAP && nop->addr == f->addr && nop->insn_len == 5 &&
-	    nop->rule == KINSTR_RULE_RESERVED && nop->reserved == 1u << KINSTR_R_FTRACE)
-		*ftrace = true;
-	return s;
-}
-
-static int add_entry(struct kinstr_probeset *ps, const struct kinstr_func *f, const struct kinstr_fn *fn,
-		     unsigned int flags, char *err, size_t errlen)
-{
-	bool ftrace;
-	const struct kinstr_site *s = cli_entry_site(fn, f, flags & CLI_SPEC_FTRACE, &ftrace);
-
-	if (ftrace && kinstr_probeset__add_ftrace(ps, f, err, errlen) == 0)
-		return 0;
-	return kinstr_probeset__add(ps, f, s ? s->addr : f->addr, err, errlen);
-}
-
-/* Why the functions of a glob were refused: the rule of each (after "FUNC+0xOFF: "), counted. */
-struct rule_tally {
-	char why[6][160];
-	size_t count[6], n;
-	bool more;
-};
-
-static void tally_rule(struct rule_tally *t, const char *err)
-{
-	const char *r = strstr(err, "refused: ");
-	size_t i;
-
-	r = r ? r + 9 : strstr(err, ": ") ? strstr(err, ": ") + 2 : err;
-	for (i = 0; i < t->n; i++)
-		if (!strncmp(t->why[i], r, sizeof(t->why[i]) - 1)) {
-			t->count[i]++;
-			return;
-		}
-	if (t->n == sizeof(t->count) / sizeof(t->count[0])) {
-		t->more = true;
-		return;
-	}
-	snprintf(t->why[t->n], sizeof(t->why[t->n]), "%.159s", r);
-	t->count[t->n++] = 1;
-}
-
-int cli_add_spec(struct kinstr_probeset *ps, const struct kinstr_kernel *k, const char *spec, unsigned int flags)
-{
-	bool every = flags & CLI_SPEC_EVERY;
-	char err[512];
-	struct cli_spec sp;
-	const char *name = sp.name;
-	const struct kinstr_func *f;
-	int ret;
-
-	if (cli_parse_spec(spec, &sp, err, sizeof(err))) {
-		cli_err("%s", err);
-		return -EINVAL;
-	}
-	if (sp.kind == CLI_SPEC_GLOB) {
-		size_t i, n = 0, skipped = 0, cand = 0;
-		struct rule_tally rules = { .n = 0 };
-		unsigned long long last = 0;
-
-		/* the batch's limit from the symbols alone, before minutes of analysis */
-		for (i = 0; i < kinstr_kernel__func_cnt(k); i++) {
-			const struct kinstr_func *g = kinstr_kernel__func(k, i);
-
-			if (kinstr__glob_match(name, g->name) && g->addr != last) {
-				last = g->addr;
-				cand++;
-			}
-		}
-		if (cand + kinstr_probeset__cnt(ps) > KINSTR_AREA_MAX_PROBES) {
-			cli_err("%s: %zu functions match: %zu probes: at most %d in one batch", spec, cand,
-				cand + kinstr_probeset__cnt(ps), KINSTR_AREA_MAX_PROBES);
-			return -E2BIG;
-		}
-		last = 0;
-		for (i = 0; i < kinstr_kernel__func_cnt(k); i++) {
-			const struct kinstr_func *g = kinstr_kernel__func(k, i);
-			struct kinstr_fn *fn;
-
-			if (!kinstr__glob_match(name, g->name) || g->addr == last)
-				continue;
-			last = g->addr;
-			fn = kinstr_fn__analyze(k, g);
-			if (!fn)
-				continue;
-			if (kinstr_fn__site_cnt(fn) && add_entry(ps, g, fn, flags, err, sizeof(err)) == 0) {
-				n++;
-			} else {
-				skipped++;
-				tally_rule(&rules, kinstr_fn__site_cnt(fn) ? err : "no site");
-			}
-			kinstr_fn__free(fn);
-		}
-		if (!n) {
-			cli_err("%s: no probeable function matches", spec);
-			return -ENOENT;
-		}
-		if (skipped) {
-			fprintf(stderr, "kinstr: %s: %zu functions probed, %zu refused", spec, n, skipped);
-			for (i = 0; i < rules.n; i++)
-				fprintf(stderr, "%s %zu %s", i ? ";" : ":", rules.count[i], rules.why[i]);
-			fprintf(stderr, "%s (see 'kinstr sites %s')\n", rules.more ? "; ..." : "", name);
-		}
-		return 0;
-	}
-	f = cli_find_func(k, spec, name);
-	if (!f)
-		return -errno;
-	if (sp.kind == CLI_SPEC_RETURN) {
-		struct kinstr_fn *fn = kinstr_fn__analyze(k, f);
-		const struct kinstr_cfg *cfg;
-		size_t i, n = 0;
-
-		if (!fn) {
-			cli_err("%s: cannot analyse: %s", spec, strerror(errno));
-			return -errno;
-		}
-		cfg = kinstr_fn__cfg(fn);
-		for (i = 0; i < kinstr_cfg__insn_cnt(cfg); i++) {
-			const struct kinstr_cfg_insn *in = kinstr_cfg__insn(cfg, i);
-
-			if (!(in->flags & KINSTR_CFG_I_RETURN))
-				continue;
-			ret = kinstr_probeset__add(ps, f, in->x.addr, err, sizeof(err));
-			if (ret) {
-				cli_err("%s: %s", spec, err);
-				kinstr_fn__free(fn);
-				return ret;
-			}
-			n++;
-		}
-		kinstr_fn__free(fn);
-		if (!n) {
-			cli_err("%s: %s has no return site (it only tail-calls or never returns)", spec, f->name);
-			return -ENOENT;
-		}
-		return 0;
-	}
-	if (sp.kind == CLI_SPEC_OFFSET) {
-		ret = kinstr_probeset__add(ps, f, f->addr + sp.offset, err, sizeof(err));
-	} else if (every) {
-		struct kinstr_fn *fn = kinstr_fn__analyze(k, f);
-		size_t i, n = 0;
-
-		uint64_t end = 0;
-
-		/* jump sites overlap one another: take them greedily, each after the last one's bytes */
-		ret = fn ? 0 : -errno;
-		for (i = 0; fn && i < kinstr_fn__site_cnt(fn) && !ret; i++) {
-			const struct kinstr_site *s = kinstr_fn__site(fn, i);
-
-			if (s->cls != KINSTR_SITE_JUMP || s->addr < end)
-				continue;
-			ret = kinstr_probeset__add(ps, f, s->addr, err, sizeof(err));
-			end = s->addr + s->displaced_len;
-			n++;
-		}
-		kinstr_fn__free(fn);
-		if (!ret && !n) {
-			snprintf(err, sizeof(err), "%s: no jump site", f->name);
-			ret = -ENOENT;
-		}
-	} else {
-		struct kinstr_fn *fn = kinstr_fn__analyze(k, f);
-
-		if (fn)
-			ret = add_entry(ps, f, fn, flags, err, sizeof(err));
-		else
-			ret = kinstr_probeset__add(ps, f, f->addr, err, sizeof(err));
-		kinstr_fn__free(fn);
-	}
-	if (ret)
-		cli_err("%s", err);
-	return ret;
 }
 
 /* gate >= 0: the child waits for a byte (or EOF) on it before it runs CMD */
@@ -426,8 +240,9 @@ int cmd_count(int argc, char **argv)
 	double duration = 0, interval = 1, t0;
 	const char *command = NULL, *output = NULL;
 	bool json = false, dry = false, live;
-	unsigned int flags = CLI_SPEC_FTRACE;
+	struct kinstr_plan_opts popts = { .sz = sizeof(popts) };
 	struct kinstr_probeset *ps = NULL;
+	struct kinstr_plan *pl = NULL;
 	uint64_t *hits = NULL, *prev = NULL;
 	struct kinstr_kernel *k;
 	struct kinstr_dev *dev;
@@ -448,8 +263,8 @@ int cmd_count(int argc, char **argv)
 			break;
 		case 'j': json = true; break;
 		case 'n': dry = true; break;
-		case 'e': flags |= CLI_SPEC_EVERY; break;
-		case 'N': flags &= ~CLI_SPEC_FTRACE; break;
+		case 'e': popts.every = true; break;
+		case 'N': popts.no_ftrace = true; break;
 		case 'o': output = optarg; break;
 		case 'h': count_usage(stdout); return CLI_OK;
 		default: count_usage(stderr); return CLI_USAGE;
@@ -460,9 +275,9 @@ int cmd_count(int argc, char **argv)
 		return CLI_USAGE;
 	}
 	for (i = optind; i < argc; i++) {	/* the specs' syntax before anything is opened */
-		struct cli_spec sp;
+		struct kinstr_spec sp;
 
-		if (cli_parse_spec(argv[i], &sp, err, sizeof(err))) {
+		if (kinstr_spec__parse(argv[i], &sp, err, sizeof(err))) {
 			cli_err("%s", err);
 			return CLI_USAGE;
 		}
@@ -482,10 +297,11 @@ int cmd_count(int argc, char **argv)
 		return CLI_FAIL;
 	}
 	ps = kinstr_probeset__new(dev, k);
-	if (!ps)
+	pl = ps ? kinstr_plan__new(ps, &popts) : NULL;
+	if (!pl)
 		goto out;
 	for (i = optind; i < argc; i++)
-		if (cli_add_spec(ps, k, argv[i], flags))
+		if (cli_add_spec(pl, argv[i]))
 			goto out;
 	if (dry) {
 		print_plan(ps, k);
@@ -540,6 +356,7 @@ out:
 	}
 	free(hits);
 	free(prev);
+	kinstr_plan__free(pl);
 	kinstr_probeset__free(ps);	/* removes the probes */
 	cli_close_kernel(k, dev);
 	if (out_fd >= 0)

@@ -13,7 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <kinstr/probe.h>
+#include <kinstr/plan.h>
 #include "cli.h"
 
 #define MAX_NODES 4096
@@ -35,6 +35,9 @@ static void drill_usage(FILE *f)
 		   "  -c, --command CMD    run CMD (again each time it ends) while the search runs\n"
 		   "      --oncpu          split on-CPU time instead of wall time\n"
 		   "      --json           print the tree as one JSON object\n"
+		   "      --no-ftrace      where only an int3 fits after a function's ftrace NOP, start\n"
+		   "                       its timer with that int3, not with an ftrace direct call\n"
+		   "                       from the NOP (the default, as for 'kinstr profile')\n"
 		   "Timing is system-wide (every thread and interrupt context).\n");
 }
 
@@ -54,7 +57,7 @@ struct node {
 struct level_fn {
 	int node;
 	unsigned int timer;
-	struct cli_callsite sites[MAX_SITES];
+	struct kinstr_callsite sites[MAX_SITES];
 	unsigned int nsites;
 };
 
@@ -85,34 +88,36 @@ static uint64_t time_of(const struct kinstr_timer_stats *s)
 }
 
 /* Measure one level: the nodes of frontier[], each function once. 0, or -errno. */
-static int measure_level(const struct kinstr_kernel *k, const int *frontier, int nf, double interval,
-			 double threshold, int maxdepth, pid_t *child, const char *command)
+static int measure_level(const struct kinstr_kernel *k, const struct kinstr_plan_opts *popts, const int *frontier,
+			 int nf, double interval, double threshold, int maxdepth, pid_t *child, const char *command)
 {
 	struct level_fn *lf = calloc(nf, sizeof(*lf));
 	struct kinstr_timer_stats *st = NULL;
 	struct kinstr_dev *dev = kinstr_dev__open(NULL);
 	struct kinstr_probeset *ps = dev ? kinstr_probeset__new(dev, k) : NULL;
+	struct kinstr_plan *pl = ps ? kinstr_plan__new(ps, popts) : NULL;
 	unsigned int ntimers = 0, exits;
 	int i, nl = 0, ret = -ENOMEM, status;
 	char err[512];
 
-	if (!lf || !ps)
+	if (!lf || !pl)
 		goto out;
 	for (i = 0; i < nf; i++) {
 		struct node *n = &nodes[frontier[i]];
+		struct kinstr_why why;
 
 		if (!n->f)
 			continue;
-		if (cli_time_func(ps, k, n->f, ntimers, &exits, true, err, sizeof(err))) {
+		if (kinstr_plan__time_func(pl, n->f, ntimers, &exits, &why)) {
 			/* the rule, without the function's name the tree already shows */
-			const char *r = strstr(err, ": ");
+			const char *r = strstr(why.msg, ": ");
 
-			snprintf(n->why, sizeof(n->why), "not timed: %.148s", r ? r + 2 : err);
+			snprintf(n->why, sizeof(n->why), "not timed: %.148s", r ? r + 2 : why.msg);
 			continue;
 		}
 		lf[nl].node = frontier[i];
 		lf[nl].timer = ntimers++;
-		lf[nl].nsites = cli_time_calls(ps, k, n->f, &ntimers, lf[nl].sites, MAX_SITES);
+		lf[nl].nsites = kinstr_plan__time_calls(pl, n->f, &ntimers, lf[nl].sites, MAX_SITES);
 		nl++;
 	}
 	if (!nl) {
@@ -170,7 +175,7 @@ static int measure_level(const struct kinstr_kernel *k, const int *frontier, int
 		}
 		/* one child per callee (all indirect calls together): its call sites' time summed */
 		for (j = 0; j < lf[i].nsites; j++) {
-			const struct cli_callsite *sj = &lf[i].sites[j];
+			const struct kinstr_callsite *sj = &lf[i].sites[j];
 			uint64_t t = 0;
 			double share;
 
@@ -206,6 +211,7 @@ static int measure_level(const struct kinstr_kernel *k, const int *frontier, int
 out:
 	free(st);
 	free(lf);
+	kinstr_plan__free(pl);
 	kinstr_probeset__free(ps);
 	kinstr_dev__close(dev);
 	return ret;
@@ -282,6 +288,7 @@ int cmd_drill(int argc, char **argv)
 		{ "command", required_argument, NULL, 'c' },
 		{ "oncpu", no_argument, NULL, 'O' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "no-ftrace", no_argument, NULL, 'N' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -290,11 +297,13 @@ int cmd_drill(int argc, char **argv)
 	long depth;
 	const char *command = NULL;
 	bool json = false;
+	struct kinstr_plan_opts popts = { .sz = sizeof(popts) };
 	struct kinstr_kernel *k;
 	struct kinstr_dev *dev;
 	const struct kinstr_func *root;
 	pid_t child = 0;
 
+	use_oncpu = false;
 	while ((c = getopt_long(argc, argv, "+i:t:D:c:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
@@ -313,6 +322,7 @@ int cmd_drill(int argc, char **argv)
 		case 'c': command = optarg; break;
 		case 'O': use_oncpu = true; break;
 		case 'j': json = true; break;
+		case 'N': popts.no_ftrace = true; break;
 		case 'h': drill_usage(stdout); return CLI_OK;
 		default: drill_usage(stderr); return CLI_USAGE;
 		}
@@ -356,7 +366,7 @@ int cmd_drill(int argc, char **argv)
 		}
 		if (!nf)
 			break;
-		if (measure_level(k, frontier, nf, interval, threshold / 100, maxdepth, &child, command))
+		if (measure_level(k, &popts, frontier, nf, interval, threshold / 100, maxdepth, &child, command))
 			goto out;
 		if (level == 0 && !nodes[0].calls) {
 			cli_err("%s was not called in %.1f s: nothing to drill into", root->name, interval);

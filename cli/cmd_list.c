@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <kinstr/sites.h>
+#include <kinstr/plan.h>
 #include "cli.h"
 
 static void list_usage(FILE *f)
@@ -70,7 +70,7 @@ int cmd_list(int argc, char **argv)
 		fn = kinstr_fn__analyze(k, f);
 		if (!fn)
 			continue;
-		entry = cli_entry_site(fn, f, true, &ftrace);
+		entry = kinstr_plan__entry_site(fn, f, true, &ftrace);
 		cls = ftrace ? "ftrace" : entry ? kinstr_site_class__str(entry->cls) : "";
 		for (s = 0; s < kinstr_fn__site_cnt(fn); s++)
 			n[kinstr_fn__site(fn, s)->cls]++;

@@ -11,7 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <kinstr/probe.h>
+#include <kinstr/plan.h>
 #include "cli.h"
 
 static void profile_usage(FILE *f)
@@ -54,15 +54,13 @@ static void profile_usage(FILE *f)
 struct pfunc {
 	const struct kinstr_func *f;
 	unsigned int exits;
-	struct cli_callsite *sites;	/* --calls */
+	struct kinstr_callsite *sites;	/* --calls */
 	unsigned int nsites;
 };
 
+/* one run's options for the printers (batch runs several: set anew by each) */
 static bool show_calls;
-/* timers of functions whose entry is only a trap site start from their ftrace NOP (cli_time_func) */
-bool cli_ftrace_entries = true;
-
-static const char *sort_key = "wall";
+static const char *sort_key;
 static const struct kinstr_timer_stats *sort_stats;
 
 static uint64_t key_of(const struct kinstr_timer_stats *s)
@@ -110,7 +108,7 @@ static unsigned int callee_rows(const struct pfunc *p, const struct kinstr_timer
 
 	*untimed = 0;
 	for (i = 0; i < p->nsites; i++) {
-		const struct cli_callsite *s = &p->sites[i];
+		const struct kinstr_callsite *s = &p->sites[i];
 
 		if (!s->timed) {
 			++*untimed;
@@ -331,89 +329,6 @@ out:
 	return ret;
 }
 
-/*
- * Probes for one function: a start at its entry (after the ftrace NOP), a stop at every exit.
- * A conditional tail call (jcc out of the function) cannot be timed: the stop would also run
- * when the branch is not taken. Such functions are refused, naming the site.
- */
-int cli_time_func(struct kinstr_probeset *ps, const struct kinstr_kernel *k, const struct kinstr_func *f,
-		  unsigned int timer, unsigned int *exits, bool quiet, char *why, size_t whylen)
-{
-	struct kinstr_fn *fn = kinstr_fn__analyze(k, f);
-	const struct kinstr_cfg *cfg;
-	const struct kinstr_site *s;
-	size_t i, n0 = kinstr_probeset__cnt(ps), j;
-	uint64_t at = f->addr;
-	bool ftrace;
-	char err[512] = "";
-	int ret = 0;
-
-	if (!fn) {
-		ret = -errno;
-		snprintf(err, sizeof(err), "%s: cannot analyse: %s", f->name, strerror(-ret));
-		goto out;
-	}
-	cfg = kinstr_fn__cfg(fn);
-	for (i = 0; i < kinstr_cfg__insn_cnt(cfg); i++) {
-		const struct kinstr_cfg_insn *in = kinstr_cfg__insn(cfg, i);
-
-		if ((in->flags & (KINSTR_CFG_I_TAIL_CALL | KINSTR_CFG_I_RETURN)) && in->x.flow == KINSTR_X86_FLOW_JCC) {
-			snprintf(err, sizeof(err), "%s+0x%llx: a conditional %s: exits there cannot be timed", f->name,
-				 (unsigned long long)(in->x.addr - f->addr),
-				 in->flags & KINSTR_CFG_I_RETURN ? "return" : "tail call");
-			ret = -EOPNOTSUPP;
-			goto out;
-		}
-	}
-	s = cli_entry_site(fn, f, cli_ftrace_entries, &ftrace);
-	if (s)
-		at = s->addr;
-	for (i = 0; i < kinstr_cfg__insn_cnt(cfg); i++)
-		if (kinstr_cfg__insn(cfg, i)->x.addr == at && (kinstr_cfg__insn(cfg, i)->flags & KINSTR_CFG_I_TARGET)) {
-			snprintf(err, sizeof(err),
-				 "%s+0x%llx: the function branches back to its entry: calls cannot be told apart",
-				 f->name, (unsigned long long)(at - f->addr));
-			ret = -EOPNOTSUPP;
-			goto out;
-		}
-	/*
-	 * Where only an int3 fits after the ftrace NOP (a call follows within 5 bytes), start the
-	 * timer from the NOP itself, through an ftrace direct call: a trap costs ten times more.
-	 */
-	ret = -1;
-	if (ftrace)
-		ret = kinstr_probeset__add_ftrace(ps, f, err, sizeof(err));
-	if (ret)
-		ret = kinstr_probeset__add(ps, f, at, err, sizeof(err));
-	*exits = 0;
-	for (i = 0; !ret && i < kinstr_cfg__insn_cnt(cfg); i++) {
-		const struct kinstr_cfg_insn *in = kinstr_cfg__insn(cfg, i);
-
-		if (!(in->flags & (KINSTR_CFG_I_RETURN | KINSTR_CFG_I_TAIL_CALL)))
-			continue;
-		ret = kinstr_probeset__add(ps, f, in->x.addr, err, sizeof(err));
-		++*exits;
-	}
-	if (!ret && !*exits) {
-		snprintf(err, sizeof(err), "%s: no exit site (it never returns)", f->name);
-		ret = -ENOENT;
-	}
-	if (ret)
-		goto out;
-	for (j = n0; j < kinstr_probeset__cnt(ps); j++)
-		kinstr_probeset__set_timer(ps, j, j == n0, timer);
-out:
-	if (ret) {
-		kinstr_probeset__truncate(ps, n0);
-		if (!quiet)
-			cli_err("%s", err);
-		if (why)
-			snprintf(why, whylen, "%s", err);
-	}
-	kinstr_fn__free(fn);
-	return ret;
-}
-
 struct live_ctx {
 	struct kinstr_dev *dev;
 	const struct pfunc *pf;
@@ -429,49 +344,6 @@ static void live_tick(void *ctx, double dt)
 		printf("\033[H\033[2J");
 		print_table(lc->pf, lc->n, lc->st, false);
 	}
-}
-
-unsigned int cli_time_calls(struct kinstr_probeset *ps, const struct kinstr_kernel *k, const struct kinstr_func *f,
-			    unsigned int *ntimers, struct cli_callsite *sites, unsigned int max)
-{
-	struct kinstr_fn *fn = kinstr_fn__analyze(k, f);
-	const struct kinstr_cfg *cfg;
-	unsigned int n = 0;
-	size_t i;
-	char err[512];
-
-	if (!fn)
-		return 0;
-	cfg = kinstr_fn__cfg(fn);
-	for (i = 0; i < kinstr_cfg__insn_cnt(cfg) && n < max; i++) {
-		const struct kinstr_cfg_insn *in = kinstr_cfg__insn(cfg, i);
-		struct cli_callsite *s;
-		size_t n0;
-
-		if (in->x.flow != KINSTR_X86_FLOW_CALL && in->x.flow != KINSTR_X86_FLOW_CALL_IND)
-			continue;
-		s = &sites[n++];
-		memset(s, 0, sizeof(*s));
-		s->addr = in->x.addr;
-		if (in->x.flow == KINSTR_X86_FLOW_CALL) {
-			s->callee = kinstr_kernel__func_at(k, in->x.target);
-			/* a retpoline thunk's callee is known only at run time */
-			if (s->callee && !strncmp(s->callee->name, "__x86_indirect_thunk_", 21))
-				s->callee = NULL;
-		}
-		n0 = kinstr_probeset__cnt(ps);
-		if (kinstr_probeset__add(ps, f, in->x.addr, err, sizeof(err)) ||
-		    kinstr_probeset__add(ps, f, in->x.addr + in->x.len, err, sizeof(err))) {
-			kinstr_probeset__truncate(ps, n0);
-			continue;
-		}
-		s->timer = (*ntimers)++;
-		s->timed = true;
-		kinstr_probeset__set_timer(ps, n0, true, s->timer);
-		kinstr_probeset__set_timer(ps, n0 + 1, false, s->timer);
-	}
-	kinstr_fn__free(fn);
-	return n;
 }
 
 int cmd_profile(int argc, char **argv)
@@ -495,7 +367,10 @@ int cmd_profile(int argc, char **argv)
 	const char *command = NULL, *output = NULL;
 	bool json = false, hist = false, folded = false, live;
 	struct kinstr_timer_stats *st = NULL;
+	struct kinstr_plan_opts popts = { .sz = sizeof(popts) };
+	struct kinstr_timed *timed = NULL;
 	struct kinstr_probeset *ps = NULL;
+	struct kinstr_plan *pl = NULL;
 	struct pfunc *pf = NULL;
 	unsigned int n = 0, cap = 0, ntimers = 0;
 	struct kinstr_kernel *k;
@@ -505,6 +380,8 @@ int cmd_profile(int argc, char **argv)
 	long pid = 0;
 	pid_t child = 0;
 
+	show_calls = false;
+	sort_key = "wall";
 	while ((c = getopt_long(argc, argv, "+d:c:p:i:s:o:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
@@ -534,7 +411,7 @@ int cmd_profile(int argc, char **argv)
 		case 'j': json = true; break;
 		case 'F': folded = true; break;
 		case 'o': output = optarg; break;
-		case 'N': cli_ftrace_entries = false; break;
+		case 'N': popts.no_ftrace = true; break;
 		case 'h': profile_usage(stdout); return CLI_OK;
 		default: profile_usage(stderr); return CLI_USAGE;
 		}
@@ -571,79 +448,40 @@ int cmd_profile(int argc, char **argv)
 		return CLI_FAIL;
 	}
 	ps = kinstr_probeset__new(dev, k);
-	if (!ps)
+	pl = ps ? kinstr_plan__new(ps, &popts) : NULL;
+	timed = calloc(KINSTR_AREA_MAX_PROBES / 2, sizeof(*timed));
+	if (!pl || !timed)
 		goto out;
 	for (i = optind; i < argc; i++) {
-		bool glob = strpbrk(argv[i], "*?[") != NULL;
-		unsigned int before = n, skipped = 0;
-		size_t j, cand = 0;
-		unsigned long long last = 0;
-		const struct kinstr_func *want = glob ? NULL : cli_find_func(k, argv[i], argv[i]);
+		struct kinstr_why why;
+		size_t got, skipped, j;
 
-		if (!glob && !want)
-			goto out;
-
-		/* the batch's limit from the symbols alone (an entry and an exit each at least) */
-		for (j = 0; glob && j < kinstr_kernel__func_cnt(k); j++) {
-			const struct kinstr_func *f = kinstr_kernel__func(k, j);
-
-			if (kinstr__glob_match(argv[i], f->name) && f->addr != last) {
-				last = f->addr;
-				cand++;
-			}
-		}
-		if (2 * cand + kinstr_probeset__cnt(ps) > KINSTR_AREA_MAX_PROBES) {
-			cli_err("%s: %zu functions match: at least %zu probes: at most %d in one batch", argv[i], cand,
-				2 * cand + kinstr_probeset__cnt(ps), KINSTR_AREA_MAX_PROBES);
+		if (kinstr_plan__time_spec(pl, argv[i], n, timed, KINSTR_AREA_MAX_PROBES / 2, &got, &skipped, &why)) {
+			cli_err("%s", why.msg);
 			goto out;
 		}
+		if (n + got > cap) {
+			struct pfunc *g = realloc(pf, (cap = n + got + 64) * sizeof(*pf));
 
-		for (j = 0; j < kinstr_kernel__func_cnt(k); j++) {
-			const struct kinstr_func *f = kinstr_kernel__func(k, j);
-			unsigned int exits = 0;
-
-			if (glob ? !kinstr__glob_match(argv[i], f->name) : f != want)
-				continue;
-			if (n && pf[n - 1].f->addr == f->addr)
-				continue;	/* an alias of the previous one */
-			if (n == cap) {
-				struct pfunc *g = realloc(pf, (cap = cap ? cap * 2 : 64) * sizeof(*pf));
-
-				if (!g)
-					goto out;
-				pf = g;
-			}
-			if (cli_time_func(ps, k, f, n, &exits, glob, NULL, 0)) {
-				if (!glob)
-					goto out;
-				skipped++;
-				continue;
-			}
+			if (!g)
+				goto out;
+			pf = g;
+		}
+		for (j = 0; j < got; j++, n++) {
 			memset(&pf[n], 0, sizeof(pf[n]));
-			pf[n].f = f;
-			pf[n++].exits = exits;
-			if (!glob)
-				break;
-		}
-		if (n == before && !skipped) {
-			cli_err(glob ? "%s: no function matches" : "%s: no function '%s' in the kernel's symbols", argv[i],
-				argv[i]);
-			goto out;
-		}
-		if (n == before) {
-			cli_err("%s: none of the %u matching functions can be timed", argv[i], skipped);
-			goto out;
+			pf[n].f = timed[j].f;
+			pf[n].exits = timed[j].exits;
 		}
 		if (skipped)
-			fprintf(stderr, "kinstr: %s: %u functions timed, %u could not be (every exit must be probeable)\n",
-				argv[i], n - before, skipped);
+			fprintf(stderr, "kinstr: %s: %zu functions timed, %zu could not be (every exit must be probeable)\n",
+				argv[i], got, skipped);
 	}
 	ntimers = n;
 	for (i = 0; show_calls && i < (int)n; i++) {
 		pf[i].sites = calloc(MAX_CALLS, sizeof(*pf[i].sites));
 		if (!pf[i].sites)
 			goto out;
-		pf[i].nsites = cli_time_calls(ps, k, pf[i].f, &ntimers, pf[i].sites, MAX_CALLS);
+		pf[i].nsites = kinstr_plan__time_calls(pl, pf[i].f, &ntimers, pf[i].sites, MAX_CALLS);
 	}
 	st = calloc(ntimers, sizeof(*st));
 	if (!st)
@@ -725,6 +563,8 @@ out:
 	for (i = 0; pf && i < (int)n; i++)
 		free(pf[i].sites);
 	free(pf);
+	free(timed);
+	kinstr_plan__free(pl);
 	kinstr_probeset__free(ps);
 	cli_close_kernel(k, dev);
 	if (out_fd >= 0)

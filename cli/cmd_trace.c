@@ -15,7 +15,7 @@
 #include <kinstr/btf.h>
 #include <kinstr/x86.h>
 #include <kinstr/ctf.h>
-#include <kinstr/probe.h>
+#include <kinstr/plan.h>
 #include <kinstr/trace.h>
 #include "cli.h"
 
@@ -712,7 +712,8 @@ int cmd_trace(int argc, char **argv)
 	uint32_t bufsize = 1 << 20, subbuf = 64 << 10;
 	unsigned long long v, max_size = 0;
 	bool overwrite = false, user_max;
-	unsigned int spec_flags = CLI_SPEC_FTRACE;
+	struct kinstr_plan_opts popts = { .sz = sizeof(popts) };
+	struct kinstr_plan *pl = NULL;
 	struct tracer tr = { 0 };
 	struct kinstr_trace_opts topts = { .sz = sizeof(topts) };
 	struct kinstr_ctf_opts copts = { .sz = sizeof(copts) };
@@ -751,7 +752,7 @@ int cmd_trace(int argc, char **argv)
 				return CLI_USAGE;
 			break;
 		case 'O': overwrite = true; break;
-		case 'N': spec_flags &= ~CLI_SPEC_FTRACE; break;
+		case 'N': popts.no_ftrace = true; break;
 		case 'C':
 			if (strcmp(optarg, "mono") && strcmp(optarg, "local")) {
 				cli_err("--clock: mono or local, not '%s'", optarg);
@@ -768,12 +769,12 @@ int cmd_trace(int argc, char **argv)
 		return CLI_USAGE;
 	}
 	for (i = optind; i < argc; i++) {	/* the specs' syntax before anything is opened */
-		struct cli_spec sp;
+		struct kinstr_spec sp;
 		char probe[512];
 
 		snprintf(probe, sizeof(probe), "%s", argv[i]);
 		probe[strcspn(probe, "(")] = 0;
-		if (cli_parse_spec(probe, &sp, err, sizeof(err))) {
+		if (kinstr_spec__parse(probe, &sp, err, sizeof(err))) {
 			cli_err("%s", err);
 			return CLI_USAGE;
 		}
@@ -806,7 +807,8 @@ int cmd_trace(int argc, char **argv)
 	}
 	btf = kinstr_btf__open(NULL);	/* NULL: registers only */
 	ps = kinstr_probeset__new(dev, k);
-	if (!ps)
+	pl = ps ? kinstr_plan__new(ps, &popts) : NULL;
+	if (!pl)
 		goto out;
 	for (i = optind; i < argc; i++) {
 		char probe[512], *open;
@@ -827,7 +829,7 @@ int cmd_trace(int argc, char **argv)
 			*open = 0;
 			values = open + 1;
 		}
-		if (cli_add_spec(ps, k, probe, spec_flags) || setup_spec(&tr, ps, n0, probe, values, btf))
+		if (cli_add_spec(pl, probe) || setup_spec(&tr, ps, n0, probe, values, btf))
 			goto out;
 		snprintf(specs_env + strlen(specs_env), sizeof(specs_env) - strlen(specs_env), "%s%s",
 			 i > optind ? " " : "", argv[i]);
@@ -990,6 +992,7 @@ out:
 	}
 	if (tr.w)
 		kinstr_ctf__close(tr.w);
+	kinstr_plan__free(pl);
 	kinstr_probeset__free(ps);	/* removes the probes */
 	kinstr_trace__free(t);
 	kinstr_btf__close(btf);

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <kinstr/kernel.h>
+#include <kinstr/plan.h>
 #include "cli.h"
 
 bool cli_keep_kernel;
@@ -86,26 +86,30 @@ const char *cli_func_spec(const struct kinstr_kernel *k, const struct kinstr_fun
 
 const struct kinstr_func *cli_find_func(const struct kinstr_kernel *k, const char *spec, const char *name)
 {
-	const struct kinstr_func *c[8];
-	const struct kinstr_func *f = kinstr_kernel__find_func(k, name);
-	size_t n, i;
+	struct kinstr_why why;
+	const struct kinstr_func *f = kinstr_plan__func(k, name, &why);
 
-	if (f)
-		return f;
-	if (errno != ENOTUNIQ) {
-		if (spec)
-			cli_err("%s: no function '%s' in the kernel's symbols", spec, name);
-		else
-			cli_err("no function '%s' in the kernel's symbols", name);
-		errno = ENOENT;
-		return NULL;
+	if (!f)
+		cli_err("%s%s%s", spec ? spec : "", spec ? ": " : "", why.msg);
+	return f;
+}
+
+int cli_add_spec(struct kinstr_plan *pl, const char *spec)
+{
+	struct kinstr_plan_glob g;
+	struct kinstr_why why;
+	size_t i;
+	int ret = kinstr_plan__add_spec(pl, spec, &why, &g);
+
+	if (ret) {
+		cli_err("%s", why.msg);
+		return ret;
 	}
-	n = kinstr_kernel__lookup(k, name, c, 8);
-	fprintf(stderr, "kinstr: %s%s%zu functions are named '%s':", spec ? spec : "", spec ? ": " : "", n, name);
-	for (i = 0; i < n && i < 8; i++)
-		fprintf(stderr, "%s %s@0x%llx%s%s%s", i ? "," : "", c[i]->name, (unsigned long long)c[i]->addr,
-			c[i]->module ? " [" : "", c[i]->module ? c[i]->module : "", c[i]->module ? "]" : "");
-	fprintf(stderr, "%s; name one as NAME@ADDR\n", n > 8 ? ", ..." : "");
-	errno = ENOTUNIQ;
-	return NULL;
+	if (strpbrk(spec, "*?[") && g.refused) {
+		fprintf(stderr, "kinstr: %s: %zu functions probed, %zu refused", spec, g.probed, g.refused);
+		for (i = 0; i < g.nrules; i++)
+			fprintf(stderr, "%s %zu %s", i ? ";" : ":", g.rules[i].count, g.rules[i].why);
+		fprintf(stderr, "%s (see 'kinstr sites %s')\n", g.more ? "; ..." : "", spec);
+	}
+	return 0;
 }

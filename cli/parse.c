@@ -106,51 +106,6 @@ int cli_parse_bytes(const char *opt, const char *s, unsigned long long min, unsi
 	return 0;
 }
 
-int cli_parse_spec(const char *spec, struct cli_spec *sp, char *err, size_t errlen)
-{
-	const char *plus = strchr(spec, '+'), *pct = strchr(spec, '%');
-	const char *stop = plus && (!pct || plus < pct) ? plus : pct;
-	size_t len = stop ? (size_t)(stop - spec) : strlen(spec);
-
-	memset(sp, 0, sizeof(*sp));
-	if (len >= sizeof(sp->name)) {
-		snprintf(err, errlen, "%.200s...: name too long", spec);
-		return -EINVAL;
-	}
-	memcpy(sp->name, spec, len);
-	sp->name[len] = 0;
-	if (!len) {
-		snprintf(err, errlen, "%.200s: no function name (FUNC, FUNC+0xOFF, FUNC%%return, GLOB)", spec);
-		return -EINVAL;
-	}
-	if (stop == plus && plus) {
-		const char *o = plus + 1;
-		char *end;
-
-		/* digits only: strtoull would take "-1" as 0xffffffffffffffff */
-		errno = 0;
-		sp->offset = isdigit((unsigned char)*o) ? strtoull(o, &end, 0) : 0;
-		if (!isdigit((unsigned char)*o) || errno || *end) {
-			snprintf(err, errlen, "%.200s: bad offset '%.100s' (FUNC+0xOFF)", spec, o);
-			return -EINVAL;
-		}
-		sp->kind = CLI_SPEC_OFFSET;
-	} else if (pct) {
-		if (strcmp(pct, "%return")) {
-			snprintf(err, errlen, "%.200s: unknown suffix '%.100s' (FUNC%%return)", spec, pct);
-			return -EINVAL;
-		}
-		sp->kind = CLI_SPEC_RETURN;
-	} else {
-		sp->kind = strpbrk(sp->name, "*?[") ? CLI_SPEC_GLOB : CLI_SPEC_ENTRY;
-	}
-	if (sp->kind != CLI_SPEC_GLOB && strpbrk(sp->name, "*?[")) {
-		snprintf(err, errlen, "%.200s: a glob takes no offset or %%return (FUNC+0xOFF, FUNC%%return)", spec);
-		return -EINVAL;
-	}
-	return 0;
-}
-
 bool cli_term_ok(void)
 {
 	const char *term = getenv("TERM");

@@ -23,11 +23,19 @@ struct pset_probe {
 	struct kinstr_trace_spec spec;
 };
 
+/* Analyses kept for the set's life, by function: each function is analysed once per set. */
+struct pset_fn {
+	const struct kinstr_func *f;
+	struct kinstr_fn *fn;
+};
+
 struct kinstr_probeset {
 	struct kinstr_dev *dev;
 	const struct kinstr_kernel *k;
 	struct pset_probe *probes;
 	size_t n, cap;
+	struct pset_fn *fns;		/* open addressing on f, fns_cap a power of two */
+	size_t fns_n, fns_cap;
 	uint32_t area;			/* 0: not installed */
 	uint64_t area_addr;
 	bool async;			/* install returns with int3s in, before the jumps */
@@ -51,7 +59,59 @@ void kinstr_probeset__free(struct kinstr_probeset *ps)
 	if (ps->area)
 		kinstr_probeset__remove(ps);
 	free(ps->probes);
+	for (size_t i = 0; i < ps->fns_cap; i++)
+		kinstr_fn__free(ps->fns[i].fn);
+	free(ps->fns);
 	free(ps);
+}
+
+static size_t fn_slot(const struct pset_fn *t, size_t cap, const struct kinstr_func *f)
+{
+	size_t h = (size_t)(((uintptr_t)f >> 4) * 0x9e3779b97f4a7c15ull) & (cap - 1);
+
+	while (t[h].f && t[h].f != f)
+		h = (h + 1) & (cap - 1);
+	return h;
+}
+
+const struct kinstr_fn *kinstr_probeset__analysis(struct kinstr_probeset *ps, const struct kinstr_func *f)
+{
+	struct kinstr_fn *fn;
+	size_t h;
+
+	if (ps->fns_cap) {
+		h = fn_slot(ps->fns, ps->fns_cap, f);
+		if (ps->fns[h].f)
+			return ps->fns[h].fn;
+	}
+	if (2 * (ps->fns_n + 1) > ps->fns_cap) {	/* at most half full */
+		size_t cap = ps->fns_cap ? 2 * ps->fns_cap : 64, i;
+		struct pset_fn *t = calloc(cap, sizeof(*t));
+
+		if (!t) {
+			errno = ENOMEM;
+			return NULL;
+		}
+		for (i = 0; i < ps->fns_cap; i++)
+			if (ps->fns[i].f)
+				t[fn_slot(t, cap, ps->fns[i].f)] = ps->fns[i];
+		free(ps->fns);
+		ps->fns = t;
+		ps->fns_cap = cap;
+	}
+	fn = kinstr_fn__analyze(ps->k, f);
+	if (!fn)
+		return NULL;
+	h = fn_slot(ps->fns, ps->fns_cap, f);
+	ps->fns[h].f = f;
+	ps->fns[h].fn = fn;
+	ps->fns_n++;
+	return fn;
+}
+
+const struct kinstr_kernel *kinstr_probeset__kernel(const struct kinstr_probeset *ps)
+{
+	return ps->k;
 }
 
 size_t kinstr_probeset__cnt(const struct kinstr_probeset *ps)
@@ -69,12 +129,11 @@ int kinstr_probeset__add(struct kinstr_probeset *ps, const struct kinstr_func *f
 {
 	const struct kinstr_site *s;
 	const struct kinstr_cfg_insn *in;
-	struct kinstr_fn *fn;
+	const struct kinstr_fn *fn;
 	struct pset_probe *p;
 	const unsigned char *text;
 	char why[256];
 	size_t i;
-	int ret = 0;
 
 	for (i = 0; i < ps->n; i++)
 		if (ps->probes[i].info.addr == addr) {
@@ -82,7 +141,7 @@ int kinstr_probeset__add(struct kinstr_probeset *ps, const struct kinstr_func *f
 				 (unsigned long long)(addr - f->addr));
 			return -EEXIST;
 		}
-	fn = kinstr_fn__analyze(ps->k, f);
+	fn = kinstr_probeset__analysis(ps, f);
 	if (!fn) {
 		snprintf(err, errlen, "%s: cannot analyse: %s", f->name, strerror(errno));
 		return -errno;
@@ -102,23 +161,19 @@ int kinstr_probeset__add(struct kinstr_probeset *ps, const struct kinstr_func *f
 		else
 			snprintf(err, errlen, "%s+0x%llx: outside the function (%u bytes)", f->name,
 				 (unsigned long long)(addr - f->addr), f->size);
-		ret = -EILSEQ;
-		goto out;
+		return -EILSEQ;
 	}
 	in = kinstr_cfg__insn(kinstr_fn__cfg(fn), s - kinstr_fn__site(fn, 0));
 	if (s->cls == KINSTR_SITE_REFUSED) {
 		snprintf(err, errlen, "%s+0x%llx: refused: %s", f->name, (unsigned long long)(addr - f->addr),
 			 kinstr_site__why(s, why, sizeof(why)));
-		ret = -EPERM;
-		goto out;
+		return -EPERM;
 	}
 	if (ps->n == ps->cap) {
 		void *np = realloc(ps->probes, (ps->cap = ps->cap ? ps->cap * 2 : 64) * sizeof(*ps->probes));
 
-		if (!np) {
-			ret = -ENOMEM;
-			goto out;
-		}
+		if (!np)
+			return -ENOMEM;
 		ps->probes = np;
 	}
 	p = &ps->probes[ps->n];
@@ -134,14 +189,12 @@ int kinstr_probeset__add(struct kinstr_probeset *ps, const struct kinstr_func *f
 	if (p->is_ret && !kinstr_kernel__return_thunk(ps->k)) {
 		snprintf(err, errlen, "%s+0x%llx: a bare ret cannot move without __x86_return_thunk", f->name,
 			 (unsigned long long)(addr - f->addr));
-		ret = -EPERM;
-		goto out;
+		return -EPERM;
 	}
 	text = kinstr_kernel__text(ps->k, addr, p->info.displaced_len);
 	if (!text || p->info.displaced_len > KINSTR_MAX_DISPLACED) {
 		snprintf(err, errlen, "%s+0x%llx: no live text", f->name, (unsigned long long)(addr - f->addr));
-		ret = -ERANGE;
-		goto out;
+		return -ERANGE;
 	}
 	memcpy(p->bytes, text, p->info.displaced_len);
 	/* two splices never share a byte: a jmp would cover the other's int3 or jmp */
@@ -156,14 +209,11 @@ int kinstr_probeset__add(struct kinstr_probeset *ps, const struct kinstr_func *f
 			snprintf(err, errlen, "%s+0x%llx: overlaps the probe at %s (%s, %u bytes)", f->name,
 				 (unsigned long long)(addr - f->addr), oname,
 				 kinstr_probe_kind__str(o->kind), o->displaced_len);
-			ret = -EBUSY;
-			goto out;
+			return -EBUSY;
 		}
 	}
 	ps->n++;
-out:
-	kinstr_fn__free(fn);
-	return ret;
+	return 0;
 }
 
 const char *kinstr_probe_kind__str(unsigned int kind)
@@ -175,8 +225,7 @@ const char *kinstr_probe_kind__str(unsigned int kind)
 int kinstr_probeset__add_ftrace(struct kinstr_probeset *ps, const struct kinstr_func *f,
 				char *err, size_t errlen)
 {
-	const struct kinstr_site *s;
-	struct kinstr_fn *fn;
+	const struct kinstr_fn *fn;
 	struct pset_probe *p;
 	const unsigned char *text;
 	size_t i;
@@ -187,19 +236,15 @@ int kinstr_probeset__add_ftrace(struct kinstr_probeset *ps, const struct kinstr_
 			snprintf(err, errlen, "%s+0x0: already probed", f->name);
 			return -EEXIST;
 		}
-	fn = kinstr_fn__analyze(ps->k, f);
+	fn = kinstr_probeset__analysis(ps, f);
 	if (!fn) {
 		snprintf(err, errlen, "%s: cannot analyse: %s", f->name, strerror(errno));
 		return -errno;
 	}
-	s = kinstr_fn__site_at(fn, f->addr);
-	/* the NOP's only reservation must be ftrace's own */
-	if (!s || s->insn_len != 5 || s->rule != KINSTR_RULE_RESERVED || s->reserved != 1u << KINSTR_R_FTRACE) {
-		kinstr_fn__free(fn);
+	if (!kinstr_site__ftrace_own(kinstr_fn__site_at(fn, f->addr), f)) {
 		snprintf(err, errlen, "%s+0x0: not an ftrace site that only ftrace reserves", f->name);
 		return -EPERM;
 	}
-	kinstr_fn__free(fn);
 	text = kinstr_kernel__text(ps->k, f->addr, 5);
 	if (!text) {
 		snprintf(err, errlen, "%s+0x0: no live text", f->name);

@@ -435,6 +435,12 @@ static void append_reasons(char *buf, size_t size, uint32_t res)
 	}
 }
 
+bool kinstr_site__ftrace_own(const struct kinstr_site *s, const struct kinstr_func *f)
+{
+	return s && s->addr == f->addr && s->insn_len == 5 && s->rule == KINSTR_RULE_RESERVED &&
+	       s->reserved == 1u << KINSTR_R_FTRACE;
+}
+
 const char *kinstr_site__why(const struct kinstr_site *s, char *buf, size_t size)
 {
 	const char *text = s->rule < KINSTR_RULE_NR ? rules[s->rule].text : "unknown rule";

@@ -29,6 +29,8 @@ struct kinstr_probe_info {
 /* dev may be NULL for a set that is only planned (--dry-run). NULL with errno on failure. */
 struct kinstr_probeset *kinstr_probeset__new(struct kinstr_dev *dev, const struct kinstr_kernel *k);
 void kinstr_probeset__free(struct kinstr_probeset *ps);
+/* The kernel view the set was made over. */
+const struct kinstr_kernel *kinstr_probeset__kernel(const struct kinstr_probeset *ps);
 
 /*
  * Add a counting probe at addr, an instruction of function f: a jump probe where a jmp fits,
@@ -47,6 +49,12 @@ int kinstr_probeset__add(struct kinstr_probeset *ps, const struct kinstr_func *f
  */
 int kinstr_probeset__add_ftrace(struct kinstr_probeset *ps, const struct kinstr_func *f,
 				char *err, size_t errlen);
+
+/*
+ * f's analysis, made once for the set's life (each add and the planner share it); NULL with
+ * errno (kinstr_fn__analyze's) on failure.
+ */
+const struct kinstr_fn *kinstr_probeset__analysis(struct kinstr_probeset *ps, const struct kinstr_func *f);
 
 /* "jump", "trap" or "ftrace" */
 const char *kinstr_probe_kind__str(unsigned int kind);

@@ -14,6 +14,7 @@
 #ifndef KINSTR_SITES_H
 #define KINSTR_SITES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <kinstr/cfg.h>
@@ -88,6 +89,12 @@ size_t kinstr_fn__site_cnt(const struct kinstr_fn *fn);
 const struct kinstr_site *kinstr_fn__site(const struct kinstr_fn *fn, size_t i);
 /* The site at addr, or NULL with errno EILSEQ (not an instruction boundary) or ERANGE. */
 const struct kinstr_site *kinstr_fn__site_at(const struct kinstr_fn *fn, uint64_t addr);
+
+/*
+ * Is s f's ftrace NOP (its first 5 bytes) and reserved by ftrace alone? Then an ftrace direct
+ * call may take f's entry from it. NULL s: no.
+ */
+bool kinstr_site__ftrace_own(const struct kinstr_site *s, const struct kinstr_func *f);
 
 const char *kinstr_site_class__str(unsigned int cls);	/* "jump", "trap", "refused" */
 const char *kinstr_site_rule__id(unsigned int rule);	/* e.g. "branch-target" */

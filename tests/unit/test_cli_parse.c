@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* The CLI's strict parsers (cli/parse.c): numbers, sizes and probe specs, and their messages. */
+/* The CLI's strict parsers (cli/parse.c): numbers and sizes, and their messages (specs: test_plan.c). */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -90,43 +90,10 @@ static void t_bytes(void)
 	CHECK(strstr(last_err, "--max-size: must be 65536 to ") == last_err, "'%s'", last_err);
 }
 
-static void t_spec(void)
-{
-	struct cli_spec sp;
-	char err[512];
-
-	CHECK(cli_parse_spec("vfs_read", &sp, err, sizeof(err)) == 0 && sp.kind == CLI_SPEC_ENTRY &&
-	      !strcmp(sp.name, "vfs_read"), "vfs_read");
-	CHECK(cli_parse_spec("vfs_read+0x1b", &sp, err, sizeof(err)) == 0 && sp.kind == CLI_SPEC_OFFSET &&
-	      sp.offset == 0x1b && !strcmp(sp.name, "vfs_read"), "vfs_read+0x1b");
-	CHECK(cli_parse_spec("vfs_read+12", &sp, err, sizeof(err)) == 0 && sp.offset == 12, "vfs_read+12");
-	CHECK(cli_parse_spec("vfs_read%return", &sp, err, sizeof(err)) == 0 && sp.kind == CLI_SPEC_RETURN &&
-	      !strcmp(sp.name, "vfs_read"), "vfs_read%%return");
-	CHECK(cli_parse_spec("vfs_*", &sp, err, sizeof(err)) == 0 && sp.kind == CLI_SPEC_GLOB, "vfs_*");
-	CHECK(cli_parse_spec("vfs_read%returnx", &sp, err, sizeof(err)) == -EINVAL, "%%returnx accepted");
-	CHECK(!strcmp(err, "vfs_read%returnx: unknown suffix '%returnx' (FUNC%return)"), "'%s'", err);
-	CHECK(cli_parse_spec("vfs_read%ret", &sp, err, sizeof(err)) == -EINVAL, "%%ret accepted");
-	CHECK(cli_parse_spec("vfs_read+-1", &sp, err, sizeof(err)) == -EINVAL, "+-1 accepted");
-	CHECK(!strcmp(err, "vfs_read+-1: bad offset '-1' (FUNC+0xOFF)"), "'%s'", err);
-	CHECK(cli_parse_spec("vfs_read+zz", &sp, err, sizeof(err)) == -EINVAL &&
-	      !strcmp(err, "vfs_read+zz: bad offset 'zz' (FUNC+0xOFF)"), "'%s'", err);
-	CHECK(cli_parse_spec("vfs_read+", &sp, err, sizeof(err)) == -EINVAL, "+ accepted");
-	CHECK(cli_parse_spec("vfs_read+ 5", &sp, err, sizeof(err)) == -EINVAL, "'+ 5' accepted");
-	CHECK(cli_parse_spec("vfs_read++5", &sp, err, sizeof(err)) == -EINVAL, "++5 accepted");
-	CHECK(cli_parse_spec("vfs_read+0x99999999999999999", &sp, err, sizeof(err)) == -EINVAL, "overflow accepted");
-	CHECK(cli_parse_spec("vfs_read+5%return", &sp, err, sizeof(err)) == -EINVAL, "+5%%return accepted");
-	CHECK(cli_parse_spec("+5", &sp, err, sizeof(err)) == -EINVAL && strstr(err, "no function name"), "'%s'", err);
-	CHECK(cli_parse_spec("%return", &sp, err, sizeof(err)) == -EINVAL, "%%return alone accepted");
-	CHECK(cli_parse_spec("", &sp, err, sizeof(err)) == -EINVAL, "empty accepted");
-	CHECK(cli_parse_spec("vfs_*+5", &sp, err, sizeof(err)) == -EINVAL, "glob+5 accepted");
-	CHECK(cli_parse_spec("vfs_*%return", &sp, err, sizeof(err)) == -EINVAL, "glob%%return accepted");
-}
-
 int main(void)
 {
 	RUN(t_seconds);
 	RUN(t_double_long);
 	RUN(t_bytes);
-	RUN(t_spec);
 	return check_done();
 }

@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/*
+ * The planner: what every subcommand that patches asks of the library. Probe specs (FUNC,
+ * FUNC+0xOFF, FUNC%return, GLOB; FUNC a name or NAME@ADDR) become probes of a set; a function's
+ * entry is chosen (after its ftrace NOP, or from the NOP through an ftrace direct call); a
+ * function and its call sites are timed. Each function is analysed once per probe set
+ * (kinstr_probeset__analysis). A refusal comes back as a struct kinstr_why: the stable sentence
+ * a tool prints after "kinstr: ", and what it is about.
+ */
+#ifndef KINSTR_PLAN_H
+#define KINSTR_PLAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <kinstr/probe.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The spec grammar. */
+enum kinstr_spec_kind { KINSTR_SPEC_ENTRY, KINSTR_SPEC_OFFSET, KINSTR_SPEC_RETURN, KINSTR_SPEC_GLOB };
+struct kinstr_spec {
+	char name[512];			/* FUNC, NAME@ADDR or the glob */
+	enum kinstr_spec_kind kind;
+	uint64_t offset;		/* KINSTR_SPEC_OFFSET */
+};
+/* text into sp: 0, or -EINVAL with the reason in err (the whole word must be a spec). */
+int kinstr_spec__parse(const char *text, struct kinstr_spec *sp, char *err, size_t errlen);
+
+/* Why something was refused. */
+struct kinstr_why {
+	int err;				/* -errno */
+	const struct kinstr_func *func;		/* NULL when no function is known */
+	uint64_t addr;				/* the address refused, 0 when none */
+	unsigned int rule;			/* the site's enum kinstr_site_rule at addr (NONE if none) */
+	uint8_t insn_len;			/* the instruction at addr, 0 when unknown */
+	char msg[512];				/* the sentence, e.g. "vfs_read+0x3: refused: ..." */
+};
+
+/*
+ * The one function name (or NAME@ADDR) denotes; else NULL, errno ENOENT or ENOTUNIQ, and why
+ * (may be NULL) says so ("no function 'X' in the kernel's symbols", "N functions are named 'X':
+ * X@0x..., ...; name one as NAME@ADDR").
+ */
+const struct kinstr_func *kinstr_plan__func(const struct kinstr_kernel *k, const char *name, struct kinstr_why *why);
+
+/*
+ * The site of f's entry (fn: f analysed): after the ftrace NOP, before the function's own first
+ * instruction. *ftrace (if ftrace_ok) says the entry is better taken from the NOP through an
+ * ftrace direct call: only an int3 fits after it (a trap costs far more) and the NOP is ftrace's
+ * alone. NULL when f has no site.
+ */
+const struct kinstr_site *kinstr_plan__entry_site(const struct kinstr_fn *fn, const struct kinstr_func *f,
+						  bool ftrace_ok, bool *ftrace);
+
+struct kinstr_plan_opts {
+	size_t sz;
+	bool every;		/* each FUNC at every jump site not sharing bytes with the last one */
+	bool no_ftrace;		/* never take an entry through an ftrace direct call */
+};
+
+/* How a glob went: the functions it matched, probed and refused, the refusals' rules counted. */
+#define KINSTR_PLAN_GLOB_RULES 6
+struct kinstr_plan_glob {
+	size_t probed, refused;
+	size_t nrules;
+	bool more;				/* more rules than rules[] holds */
+	struct {
+		char why[160];
+		size_t count;
+	} rules[KINSTR_PLAN_GLOB_RULES];
+};
+
+struct kinstr_plan;
+/* A planner adding to ps (whose kernel view it plans over). NULL with errno (EINVAL: opts). */
+struct kinstr_plan *kinstr_plan__new(struct kinstr_probeset *ps, const struct kinstr_plan_opts *opts);
+void kinstr_plan__free(struct kinstr_plan *pl);
+
+/*
+ * One spec into probes: FUNC its entry (every jump site with opts.every), FUNC+0xOFF that
+ * instruction, FUNC%return every return site, GLOB the entries of every matching function
+ * (those refused are skipped and counted into glob, if not NULL). 0, or -errno and why.
+ */
+int kinstr_plan__add_spec(struct kinstr_plan *pl, const char *spec, struct kinstr_why *why,
+			  struct kinstr_plan_glob *glob);
+
+/*
+ * Probes that time f with timer `timer`: a start at its entry (as kinstr_plan__entry_site
+ * chooses it), a stop at every exit (ret, return-thunk jump, tail call); *exits gets their
+ * number. A function with a conditional exit, or branching back to its entry, is refused. On
+ * failure nothing is added and -errno and why are returned.
+ */
+int kinstr_plan__time_func(struct kinstr_plan *pl, const struct kinstr_func *f, unsigned int timer,
+			   unsigned int *exits, struct kinstr_why *why);
+
+/*
+ * spec (FUNC or GLOB) into timed functions (aliases once): each as kinstr_plan__time_func, with
+ * timers first_timer, first_timer + 1, ...; out[max] gets them, *n their number, *skipped the
+ * functions of a glob that could not be timed. -errno and why when nothing can be timed or the
+ * batch would be too large.
+ */
+struct kinstr_timed {
+	const struct kinstr_func *f;
+	unsigned int timer, exits;
+};
+int kinstr_plan__time_spec(struct kinstr_plan *pl, const char *spec, unsigned int first_timer,
+			   struct kinstr_timed *out, size_t max, size_t *n, size_t *skipped, struct kinstr_why *why);
+
+/* A call instruction of a function, timed from the call to the instruction after it. */
+struct kinstr_callsite {
+	uint64_t addr;
+	const struct kinstr_func *callee;	/* NULL: indirect (register, memory, retpoline thunk) */
+	unsigned int timer;
+	bool timed;				/* false: the call or the next instruction is not probeable */
+};
+/* Timers for f's call sites, numbered from *ntimers on; fills sites[max]; returns how many. */
+unsigned int kinstr_plan__time_calls(struct kinstr_plan *pl, const struct kinstr_func *f, unsigned int *ntimers,
+				     struct kinstr_callsite *sites, unsigned int max);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,522 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/* The planner: specs, entries and timing into the probes of a set (include/kinstr/plan.h). */
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <kinstr/plan.h>
+#include <uapi/linux/kinstr.h>
+#include "opts.h"
+
+struct kinstr_plan {
+	struct kinstr_probeset *ps;
+	const struct kinstr_kernel *k;
+	bool every, ftrace;
+};
+
+int kinstr_spec__parse(const char *spec, struct kinstr_spec *sp, char *err, size_t errlen)
+{
+	const char *plus = strchr(spec, '+'), *pct = strchr(spec, '%');
+	const char *stop = plus && (!pct || plus < pct) ? plus : pct;
+	size_t len = stop ? (size_t)(stop - spec) : strlen(spec);
+
+	memset(sp, 0, sizeof(*sp));
+	if (len >= sizeof(sp->name)) {
+		snprintf(err, errlen, "%.200s...: name too long", spec);
+		return -EINVAL;
+	}
+	memcpy(sp->name, spec, len);
+	sp->name[len] = 0;
+	if (!len) {
+		snprintf(err, errlen, "%.200s: no function name (FUNC, FUNC+0xOFF, FUNC%%return, GLOB)", spec);
+		return -EINVAL;
+	}
+	if (stop == plus && plus) {
+		const char *o = plus + 1;
+		char *end;
+
+		/* digits only: strtoull would take "-1" as 0xffffffffffffffff */
+		errno = 0;
+		sp->offset = isdigit((unsigned char)*o) ? strtoull(o, &end, 0) : 0;
+		if (!isdigit((unsigned char)*o) || errno || *end) {
+			snprintf(err, errlen, "%.200s: bad offset '%.100s' (FUNC+0xOFF)", spec, o);
+			return -EINVAL;
+		}
+		sp->kind = KINSTR_SPEC_OFFSET;
+	} else if (pct) {
+		if (strcmp(pct, "%return")) {
+			snprintf(err, errlen, "%.200s: unknown suffix '%.100s' (FUNC%%return)", spec, pct);
+			return -EINVAL;
+		}
+		sp->kind = KINSTR_SPEC_RETURN;
+	} else {
+		sp->kind = strpbrk(sp->name, "*?[") ? KINSTR_SPEC_GLOB : KINSTR_SPEC_ENTRY;
+	}
+	if (sp->kind != KINSTR_SPEC_GLOB && strpbrk(sp->name, "*?[")) {
+		snprintf(err, errlen, "%.200s: a glob takes no offset or %%return (FUNC+0xOFF, FUNC%%return)", spec);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Fill why (if not NULL): err, the function and address it is about, and the sentence. */
+__attribute__((format(printf, 5, 6)))
+static int why_set(struct kinstr_why *why, int err, const struct kinstr_func *f, uint64_t addr, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!why)
+		return err;
+	memset(why, 0, sizeof(*why));
+	why->err = err;
+	why->func = f;
+	why->addr = addr;
+	va_start(ap, fmt);
+	vsnprintf(why->msg, sizeof(why->msg), fmt, ap);
+	va_end(ap);
+	return err;
+}
+
+/* A refusal of the probe set at addr of f, with the site's rule and instruction. */
+static int why_probe(struct kinstr_plan *pl, struct kinstr_why *why, int err, const struct kinstr_func *f,
+		     uint64_t addr, const char *prefix, const char *msg)
+{
+	const struct kinstr_fn *fn = kinstr_probeset__analysis(pl->ps, f);
+	const struct kinstr_site *s = fn ? kinstr_fn__site_at(fn, addr) : NULL;
+
+	why_set(why, err, f, addr, "%s%s%s", prefix ? prefix : "", prefix ? ": " : "", msg);
+	if (why && s) {
+		why->rule = s->rule;
+		why->insn_len = s->insn_len;
+	}
+	return err;
+}
+
+/* "SPEC: " before why's sentence (a lookup's, which does not know the spec). */
+static int why_spec(struct kinstr_why *why, const char *spec, int err)
+{
+	char m[sizeof(why->msg)];
+
+	if (why) {
+		memcpy(m, why->msg, sizeof(m));
+		snprintf(why->msg, sizeof(why->msg), "%.250s: %.250s", spec, m);
+	}
+	return err;
+}
+
+const struct kinstr_func *kinstr_plan__func(const struct kinstr_kernel *k, const char *name, struct kinstr_why *why)
+{
+	const struct kinstr_func *c[8];
+	const struct kinstr_func *f = kinstr_kernel__find_func(k, name);
+	size_t n, i, len;
+
+	if (f)
+		return f;
+	if (errno != ENOTUNIQ) {
+		why_set(why, -ENOENT, NULL, 0, "no function '%s' in the kernel's symbols", name);
+		errno = ENOENT;
+		return NULL;
+	}
+	n = kinstr_kernel__lookup(k, name, c, 8);
+	if (why) {
+		why_set(why, -ENOTUNIQ, NULL, 0, "%zu functions are named '%s':", n, name);
+		for (i = 0; i < n && i < 8; i++) {
+			len = strlen(why->msg);
+			snprintf(why->msg + len, sizeof(why->msg) - len, "%s %s@0x%llx%s%s%s", i ? "," : "", c[i]->name,
+				 (unsigned long long)c[i]->addr, c[i]->module ? " [" : "",
+				 c[i]->module ? c[i]->module : "", c[i]->module ? "]" : "");
+		}
+		len = strlen(why->msg);
+		snprintf(why->msg + len, sizeof(why->msg) - len, "%s; name one as NAME@ADDR", n > 8 ? ", ..." : "");
+	}
+	errno = ENOTUNIQ;
+	return NULL;
+}
+
+const struct kinstr_site *kinstr_plan__entry_site(const struct kinstr_fn *fn, const struct kinstr_func *f,
+						  bool ftrace_ok, bool *ftrace)
+{
+	const struct kinstr_site *nop = kinstr_fn__site(fn, 0), *s = nop;
+
+	*ftrace = false;
+	if (nop && (nop->reserved & (1u << KINSTR_R_FTRACE)) && kinstr_fn__site_cnt(fn) > 1)
+		s = kinstr_fn__site(fn, 1);
+	/* where only an int3 fits after the NOP, and the NOP is ftrace's alone (as add_ftrace requires) */
+	if (ftrace_ok && s != nop && s->cls == KINSTR_SITE_TRAP && kinstr_site__ftrace_own(nop, f))
+		*ftrace = true;
+	return s;
+}
+
+struct kinstr_plan *kinstr_plan__new(struct kinstr_probeset *ps, const struct kinstr_plan_opts *opts)
+{
+	struct kinstr_plan *pl;
+
+	if (!ps || !KINSTR_OPTS_VALID(opts)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	pl = calloc(1, sizeof(*pl));
+	if (!pl)
+		return NULL;
+	pl->ps = ps;
+	pl->k = kinstr_probeset__kernel(ps);
+	pl->every = KINSTR_OPTS_GET(opts, every, false);
+	pl->ftrace = !KINSTR_OPTS_GET(opts, no_ftrace, false);
+	return pl;
+}
+
+void kinstr_plan__free(struct kinstr_plan *pl)
+{
+	free(pl);
+}
+
+/* f's entry: through ftrace where that is better (and allowed), else the entry site. */
+static int add_entry(struct kinstr_plan *pl, const struct kinstr_func *f, const struct kinstr_fn *fn,
+		     struct kinstr_why *why)
+{
+	bool ftrace;
+	const struct kinstr_site *s = kinstr_plan__entry_site(fn, f, pl->ftrace, &ftrace);
+	uint64_t at = s ? s->addr : f->addr;
+	char err[512];
+	int ret;
+
+	if (ftrace && kinstr_probeset__add_ftrace(pl->ps, f, err, sizeof(err)) == 0)
+		return 0;
+	ret = kinstr_probeset__add(pl->ps, f, at, err, sizeof(err));
+	return ret ? why_probe(pl, why, ret, f, at, NULL, err) : 0;
+}
+
+/* Count a glob refusal's rule (the text after "FUNC+0xOFF: " or "refused: "). */
+static void tally_rule(struct kinstr_plan_glob *t, const char *err)
+{
+	const char *r = strstr(err, "refused: ");
+	size_t i;
+
+	r = r ? r + 9 : strstr(err, ": ") ? strstr(err, ": ") + 2 : err;
+	for (i = 0; i < t->nrules; i++)
+		if (!strncmp(t->rules[i].why, r, sizeof(t->rules[i].why) - 1)) {
+			t->rules[i].count++;
+			return;
+		}
+	if (t->nrules == KINSTR_PLAN_GLOB_RULES) {
+		t->more = true;
+		return;
+	}
+	snprintf(t->rules[t->nrules].why, sizeof(t->rules[t->nrules].why), "%.159s", r);
+	t->rules[t->nrules++].count = 1;
+}
+
+static int add_glob(struct kinstr_plan *pl, const char *spec, const char *glob, struct kinstr_why *why,
+		    struct kinstr_plan_glob *tally)
+{
+	struct kinstr_plan_glob local;
+	const struct kinstr_kernel *k = pl->k;
+	size_t i, cand = 0, have = kinstr_probeset__cnt(pl->ps);
+	unsigned long long last = 0;
+
+	if (!tally)
+		tally = &local;
+	memset(tally, 0, sizeof(*tally));
+	/* the batch's limit from the symbols alone, before minutes of analysis */
+	for (i = 0; i < kinstr_kernel__func_cnt(k); i++) {
+		const struct kinstr_func *g = kinstr_kernel__func(k, i);
+
+		if (kinstr__glob_match(glob, g->name) && g->addr != last) {
+			last = g->addr;
+			cand++;
+		}
+	}
+	if (cand + have > KINSTR_AREA_MAX_PROBES)
+		return why_set(why, -E2BIG, NULL, 0, "%s: %zu functions match: %zu probes: at most %d in one batch",
+			       spec, cand, cand + have, KINSTR_AREA_MAX_PROBES);
+	last = 0;
+	for (i = 0; i < kinstr_kernel__func_cnt(k); i++) {
+		const struct kinstr_func *g = kinstr_kernel__func(k, i);
+		const struct kinstr_fn *fn;
+		struct kinstr_why w;
+
+		if (!kinstr__glob_match(glob, g->name) || g->addr == last)
+			continue;
+		last = g->addr;
+		fn = kinstr_probeset__analysis(pl->ps, g);
+		if (!fn)
+			continue;
+		if (kinstr_fn__site_cnt(fn) && add_entry(pl, g, fn, &w) == 0) {
+			tally->probed++;
+		} else {
+			tally->refused++;
+			tally_rule(tally, kinstr_fn__site_cnt(fn) ? w.msg : "no site");
+		}
+	}
+	if (!tally->probed)
+		return why_set(why, -ENOENT, NULL, 0, "%s: no probeable function matches", spec);
+	return 0;
+}
+
+/* Every return site of f. */
+static int add_returns(struct kinstr_plan *pl, const char *spec, const struct kinstr_func *f, struct kinstr_why *why)
+{
+	const struct kinstr_fn *fn = kinstr_probeset__analysis(pl->ps, f);
+	const struct kinstr_cfg *cfg;
+	char err[512];
+	size_t i, n = 0;
+	int ret;
+
+	if (!fn)
+		return why_set(why, -errno, f, 0, "%s: cannot analyse: %s", spec, strerror(errno));
+	cfg = kinstr_fn__cfg(fn);
+	for (i = 0; i < kinstr_cfg__insn_cnt(cfg); i++) {
+		const struct kinstr_cfg_insn *in = kinstr_cfg__insn(cfg, i);
+
+		if (!(in->flags & KINSTR_CFG_I_RETURN))
+			continue;
+		ret = kinstr_probeset__add(pl->ps, f, in->x.addr, err, sizeof(err));
+		if (ret)
+			return why_probe(pl, why, ret, f, in->x.addr, spec, err);
+		n++;
+	}
+	if (!n)
+		return why_set(why, -ENOENT, f, 0, "%s: %s has no return site (it only tail-calls or never returns)",
+			       spec, f->name);
+	return 0;
+}
+
+/* Each jump site not sharing bytes with the last one taken (they overlap one another). */
+static int add_every(struct kinstr_plan *pl, const struct kinstr_func *f, struct kinstr_why *why)
+{
+	const struct kinstr_fn *fn = kinstr_probeset__analysis(pl->ps, f);
+	uint64_t end = 0;
+	char err[512];
+	size_t i, n = 0;
+	int ret;
+
+	if (!fn)
+		return why_set(why, -errno, f, 0, "%s: cannot analyse: %s", f->name, strerror(errno));
+	for (i = 0; i < kinstr_fn__site_cnt(fn); i++) {
+		const struct kinstr_site *s = kinstr_fn__site(fn, i);
+
+		if (s->cls != KINSTR_SITE_JUMP || s->addr < end)
+			continue;
+		ret = kinstr_probeset__add(pl->ps, f, s->addr, err, sizeof(err));
+		if (ret)
+			return why_probe(pl, why, ret, f, s->addr, NULL, err);
+		end = s->addr + s->displaced_len;
+		n++;
+	}
+	if (!n)
+		return why_set(why, -ENOENT, f, 0, "%s: no jump site", f->name);
+	return 0;
+}
+
+int kinstr_plan__add_spec(struct kinstr_plan *pl, const char *spec, struct kinstr_why *why,
+			  struct kinstr_plan_glob *glob)
+{
+	const struct kinstr_fn *fn;
+	const struct kinstr_func *f;
+	struct kinstr_spec sp;
+	char err[512];
+	int ret;
+
+	ret = kinstr_spec__parse(spec, &sp, err, sizeof(err));
+	if (ret)
+		return why_set(why, ret, NULL, 0, "%s", err);
+	if (sp.kind == KINSTR_SPEC_GLOB)
+		return add_glob(pl, spec, sp.name, why, glob);
+	f = kinstr_plan__func(pl->k, sp.name, why);
+	if (!f) {
+		return why_spec(why, spec, -errno);
+	}
+	switch (sp.kind) {
+	case KINSTR_SPEC_RETURN:
+		return add_returns(pl, spec, f, why);
+	case KINSTR_SPEC_OFFSET:
+		ret = kinstr_probeset__add(pl->ps, f, f->addr + sp.offset, err, sizeof(err));
+		return ret ? why_probe(pl, why, ret, f, f->addr + sp.offset, NULL, err) : 0;
+	default:
+		if (pl->every)
+			return add_every(pl, f, why);
+		fn = kinstr_probeset__analysis(pl->ps, f);
+		if (fn)
+			return add_entry(pl, f, fn, why);
+		ret = kinstr_probeset__add(pl->ps, f, f->addr, err, sizeof(err));
+		return ret ? why_probe(pl, why, ret, f, f->addr, NULL, err) : 0;
+	}
+}
+
+/*
+ * A conditional exit (jcc out of the function) cannot be timed: the stop would also run when the
+ * branch is not taken. Nor an entry the function branches back to: calls could not be told apart.
+ */
+int kinstr_plan__time_func(struct kinstr_plan *pl, const struct kinstr_func *f, unsigned int timer,
+			   unsigned int *exits, struct kinstr_why *why)
+{
+	const struct kinstr_fn *fn = kinstr_probeset__analysis(pl->ps, f);
+	const struct kinstr_cfg *cfg;
+	const struct kinstr_site *s;
+	size_t i, n0 = kinstr_probeset__cnt(pl->ps), j;
+	uint64_t at = f->addr, where = 0;
+	bool ftrace;
+	char err[512] = "";
+	int ret = 0;
+
+	*exits = 0;
+	if (!fn)
+		return why_set(why, -errno, f, 0, "%s: cannot analyse: %s", f->name, strerror(errno));
+	cfg = kinstr_fn__cfg(fn);
+	for (i = 0; i < kinstr_cfg__insn_cnt(cfg); i++) {
+		const struct kinstr_cfg_insn *in = kinstr_cfg__insn(cfg, i);
+
+		if ((in->flags & (KINSTR_CFG_I_TAIL_CALL | KINSTR_CFG_I_RETURN)) && in->x.flow == KINSTR_X86_FLOW_JCC) {
+			snprintf(err, sizeof(err), "%s+0x%llx: a conditional %s: exits there cannot be timed", f->name,
+				 (unsigned long long)(in->x.addr - f->addr),
+				 in->flags & KINSTR_CFG_I_RETURN ? "return" : "tail call");
+			return why_probe(pl, why, -EOPNOTSUPP, f, in->x.addr, NULL, err);
+		}
+	}
+	s = kinstr_plan__entry_site(fn, f, pl->ftrace, &ftrace);
+	if (s)
+		at = s->addr;
+	for (i = 0; i < kinstr_cfg__insn_cnt(cfg); i++)
+		if (kinstr_cfg__insn(cfg, i)->x.addr == at && (kinstr_cfg__insn(cfg, i)->flags & KINSTR_CFG_I_TARGET)) {
+			snprintf(err, sizeof(err),
+				 "%s+0x%llx: the function branches back to its entry: calls cannot be told apart",
+				 f->name, (unsigned long long)(at - f->addr));
+			return why_probe(pl, why, -EOPNOTSUPP, f, at, NULL, err);
+		}
+	/* where only an int3 fits after the ftrace NOP: from the NOP, a trap costs ten times more */
+	ret = -1;
+	if (ftrace)
+		ret = kinstr_probeset__add_ftrace(pl->ps, f, err, sizeof(err));
+	if (ret) {
+		where = at;
+		ret = kinstr_probeset__add(pl->ps, f, at, err, sizeof(err));
+	}
+	for (i = 0; !ret && i < kinstr_cfg__insn_cnt(cfg); i++) {
+		const struct kinstr_cfg_insn *in = kinstr_cfg__insn(cfg, i);
+
+		if (!(in->flags & (KINSTR_CFG_I_RETURN | KINSTR_CFG_I_TAIL_CALL)))
+			continue;
+		where = in->x.addr;
+		ret = kinstr_probeset__add(pl->ps, f, in->x.addr, err, sizeof(err));
+		++*exits;
+	}
+	if (!ret && !*exits) {
+		snprintf(err, sizeof(err), "%s: no exit site (it never returns)", f->name);
+		ret = -ENOENT;
+		where = 0;
+	}
+	if (ret) {
+		kinstr_probeset__truncate(pl->ps, n0);
+		*exits = 0;
+		return why_probe(pl, why, ret, f, where, NULL, err);
+	}
+	for (j = n0; j < kinstr_probeset__cnt(pl->ps); j++)
+		kinstr_probeset__set_timer(pl->ps, j, j == n0, timer);
+	return 0;
+}
+
+unsigned int kinstr_plan__time_calls(struct kinstr_plan *pl, const struct kinstr_func *f, unsigned int *ntimers,
+				     struct kinstr_callsite *sites, unsigned int max)
+{
+	const struct kinstr_fn *fn = kinstr_probeset__analysis(pl->ps, f);
+	const struct kinstr_cfg *cfg;
+	unsigned int n = 0;
+	size_t i;
+	char err[512];
+
+	if (!fn)
+		return 0;
+	cfg = kinstr_fn__cfg(fn);
+	for (i = 0; i < kinstr_cfg__insn_cnt(cfg) && n < max; i++) {
+		const struct kinstr_cfg_insn *in = kinstr_cfg__insn(cfg, i);
+		struct kinstr_callsite *s;
+		size_t n0;
+
+		if (in->x.flow != KINSTR_X86_FLOW_CALL && in->x.flow != KINSTR_X86_FLOW_CALL_IND)
+			continue;
+		s = &sites[n++];
+		memset(s, 0, sizeof(*s));
+		s->addr = in->x.addr;
+		if (in->x.flow == KINSTR_X86_FLOW_CALL) {
+			s->callee = kinstr_kernel__func_at(pl->k, in->x.target);
+			/* a retpoline thunk's callee is known only at run time */
+			if (s->callee && !strncmp(s->callee->name, "__x86_indirect_thunk_", 21))
+				s->callee = NULL;
+		}
+		n0 = kinstr_probeset__cnt(pl->ps);
+		if (kinstr_probeset__add(pl->ps, f, in->x.addr, err, sizeof(err)) ||
+		    kinstr_probeset__add(pl->ps, f, in->x.addr + in->x.len, err, sizeof(err))) {
+			kinstr_probeset__truncate(pl->ps, n0);
+			continue;
+		}
+		s->timer = (*ntimers)++;
+		s->timed = true;
+		kinstr_probeset__set_timer(pl->ps, n0, true, s->timer);
+		kinstr_probeset__set_timer(pl->ps, n0 + 1, false, s->timer);
+	}
+	return n;
+}
+
+int kinstr_plan__time_spec(struct kinstr_plan *pl, const char *spec, unsigned int first_timer,
+			   struct kinstr_timed *out, size_t max, size_t *n, size_t *skipped, struct kinstr_why *why)
+{
+	const struct kinstr_kernel *k = pl->k;
+	bool glob = strpbrk(spec, "*?[") != NULL;
+	const struct kinstr_func *want = NULL;
+	unsigned long long last = 0;
+	size_t j, cand = 0;
+	int ret;
+
+	*n = *skipped = 0;
+	if (!glob) {
+		want = kinstr_plan__func(k, spec, why);
+		if (!want) {
+			return why_spec(why, spec, -errno);
+		}
+	}
+	/* the batch's limit from the symbols alone (an entry and an exit each at least) */
+	for (j = 0; glob && j < kinstr_kernel__func_cnt(k); j++) {
+		const struct kinstr_func *f = kinstr_kernel__func(k, j);
+
+		if (kinstr__glob_match(spec, f->name) && f->addr != last) {
+			last = f->addr;
+			cand++;
+		}
+	}
+	if (2 * cand + kinstr_probeset__cnt(pl->ps) > KINSTR_AREA_MAX_PROBES || cand > max)
+		return why_set(why, -E2BIG, NULL, 0, "%s: %zu functions match: at least %zu probes: at most %d in one batch",
+			       spec, cand, 2 * cand + kinstr_probeset__cnt(pl->ps), KINSTR_AREA_MAX_PROBES);
+	if (!glob) {
+		ret = kinstr_plan__time_func(pl, want, first_timer, &out[0].exits, why);
+		if (ret)
+			return ret;
+		out[0].f = want;
+		out[0].timer = first_timer;
+		*n = 1;
+		return 0;
+	}
+	last = 0;
+	for (j = 0; j < kinstr_kernel__func_cnt(k); j++) {
+		const struct kinstr_func *f = kinstr_kernel__func(k, j);
+
+		if (!kinstr__glob_match(spec, f->name) || f->addr == last)
+			continue;	/* or an alias of the previous one */
+		last = f->addr;
+		if (kinstr_plan__time_func(pl, f, first_timer + (unsigned int)*n, &out[*n].exits, NULL)) {
+			++*skipped;
+			continue;
+		}
+		out[*n].f = f;
+		out[*n].timer = first_timer + (unsigned int)*n;
+		++*n;
+	}
+	if (!*n && !*skipped)
+		return why_set(why, -ENOENT, NULL, 0, "%s: no function matches", spec);
+	if (!*n)
+		return why_set(why, -EPERM, NULL, 0, "%s: none of the %zu matching functions can be timed", spec,
+			       *skipped);
+	return 0;
+}

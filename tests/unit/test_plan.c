@@ -1,0 +1,245 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The planner (lib/plan.c): the spec grammar and its messages, then specs, entries and timing
+ * planned over the shipped snapshot of live kernel functions (tests/data/sample-*.snap) into a
+ * probe set that is never installed, each checked against the function's own analysis.
+ */
+#include <errno.h>
+#include <glob.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <kinstr/plan.h>
+#include "check.h"
+
+static void t_spec(void)
+{
+	struct kinstr_spec sp;
+	char err[512];
+
+	CHECK(kinstr_spec__parse("vfs_read", &sp, err, sizeof(err)) == 0 && sp.kind == KINSTR_SPEC_ENTRY &&
+	      !strcmp(sp.name, "vfs_read"), "vfs_read");
+	CHECK(kinstr_spec__parse("vfs_read+0x1b", &sp, err, sizeof(err)) == 0 && sp.kind == KINSTR_SPEC_OFFSET &&
+	      sp.offset == 0x1b && !strcmp(sp.name, "vfs_read"), "vfs_read+0x1b");
+	CHECK(kinstr_spec__parse("vfs_read+12", &sp, err, sizeof(err)) == 0 && sp.offset == 12, "vfs_read+12");
+	CHECK(kinstr_spec__parse("vfs_read%return", &sp, err, sizeof(err)) == 0 && sp.kind == KINSTR_SPEC_RETURN &&
+	      !strcmp(sp.name, "vfs_read"), "vfs_read%%return");
+	CHECK(kinstr_spec__parse("vfs_*", &sp, err, sizeof(err)) == 0 && sp.kind == KINSTR_SPEC_GLOB, "vfs_*");
+	CHECK(kinstr_spec__parse("vfs_read%returnx", &sp, err, sizeof(err)) == -EINVAL, "%%returnx accepted");
+	CHECK(!strcmp(err, "vfs_read%returnx: unknown suffix '%returnx' (FUNC%return)"), "'%s'", err);
+	CHECK(kinstr_spec__parse("vfs_read%ret", &sp, err, sizeof(err)) == -EINVAL, "%%ret accepted");
+	CHECK(kinstr_spec__parse("vfs_read+-1", &sp, err, sizeof(err)) == -EINVAL, "+-1 accepted");
+	CHECK(!strcmp(err, "vfs_read+-1: bad offset '-1' (FUNC+0xOFF)"), "'%s'", err);
+	CHECK(kinstr_spec__parse("vfs_read+zz", &sp, err, sizeof(err)) == -EINVAL &&
+	      !strcmp(err, "vfs_read+zz: bad offset 'zz' (FUNC+0xOFF)"), "'%s'", err);
+	CHECK(kinstr_spec__parse("vfs_read+", &sp, err, sizeof(err)) == -EINVAL, "+ accepted");
+	CHECK(kinstr_spec__parse("vfs_read+ 5", &sp, err, sizeof(err)) == -EINVAL, "'+ 5' accepted");
+	CHECK(kinstr_spec__parse("vfs_read++5", &sp, err, sizeof(err)) == -EINVAL, "++5 accepted");
+	CHECK(kinstr_spec__parse("vfs_read+0x99999999999999999", &sp, err, sizeof(err)) == -EINVAL, "overflow accepted");
+	CHECK(kinstr_spec__parse("vfs_read+5%return", &sp, err, sizeof(err)) == -EINVAL, "+5%%return accepted");
+	CHECK(kinstr_spec__parse("+5", &sp, err, sizeof(err)) == -EINVAL && strstr(err, "no function name"), "'%s'", err);
+	CHECK(kinstr_spec__parse("%return", &sp, err, sizeof(err)) == -EINVAL, "%%return alone accepted");
+	CHECK(kinstr_spec__parse("", &sp, err, sizeof(err)) == -EINVAL, "empty accepted");
+	CHECK(kinstr_spec__parse("vfs_*+5", &sp, err, sizeof(err)) == -EINVAL, "glob+5 accepted");
+	CHECK(kinstr_spec__parse("vfs_*%return", &sp, err, sizeof(err)) == -EINVAL, "glob%%return accepted");
+}
+
+static struct kinstr_kernel *snap(void)
+{
+	static struct kinstr_kernel *k;
+	glob_t g;
+
+	if (!k && glob("tests/data/sample-*.snap", 0, NULL, &g) == 0 && g.gl_pathc) {
+		k = kinstr_kernel__open_snapshot(g.gl_pathv[0]);
+		globfree(&g);
+	}
+	return k;
+}
+
+/* A plan over a fresh probe set of the snapshot. */
+static struct kinstr_plan *plan(struct kinstr_probeset **ps, bool every)
+{
+	struct kinstr_plan_opts o = { .sz = sizeof(o), .every = every };
+
+	*ps = kinstr_probeset__new(NULL, snap());
+	return *ps ? kinstr_plan__new(*ps, &o) : NULL;
+}
+
+static void t_entry_return_offset(void)
+{
+	struct kinstr_probeset *ps;
+	struct kinstr_plan *pl = plan(&ps, false);
+	const struct kinstr_func *f = snap() ? kinstr_kernel__find_func(snap(), "vfs_read") : NULL;
+	const struct kinstr_fn *fn, *again;
+	const struct kinstr_site *e;
+	const struct kinstr_cfg *cfg;
+	struct kinstr_why why;
+	size_t i, rets = 0, n0;
+	bool ftrace;
+
+	CHECK(pl && f, "no snapshot or no vfs_read in it");
+	if (!pl || !f)
+		return;
+	fn = kinstr_probeset__analysis(ps, f);
+	again = kinstr_probeset__analysis(ps, f);
+	CHECK(fn && fn == again, "analysed twice: %p %p", (const void *)fn, (const void *)again);
+	e = kinstr_plan__entry_site(fn, f, true, &ftrace);
+	CHECK(kinstr_plan__add_spec(pl, "vfs_read", &why, NULL) == 0, "%s", why.msg);
+	CHECK(kinstr_probeset__cnt(ps) == 1 && e, "%zu probes", kinstr_probeset__cnt(ps));
+	if (e && kinstr_probeset__cnt(ps) == 1)
+		CHECK(kinstr_probeset__info(ps, 0)->addr == (ftrace ? f->addr : e->addr),
+		      "entry at %#llx, site %#llx", (unsigned long long)kinstr_probeset__info(ps, 0)->addr,
+		      (unsigned long long)e->addr);
+	/* the same spec twice: the second names the probe already there */
+	CHECK(kinstr_plan__add_spec(pl, "vfs_read", &why, NULL) == -EEXIST && strstr(why.msg, "already probed") &&
+	      why.func == f, "%s", why.msg);
+	cfg = kinstr_fn__cfg(fn);
+	for (i = 0; i < kinstr_cfg__insn_cnt(cfg); i++)
+		rets += !!(kinstr_cfg__insn(cfg, i)->flags & KINSTR_CFG_I_RETURN);
+	n0 = kinstr_probeset__cnt(ps);
+	CHECK(kinstr_plan__add_spec(pl, "vfs_read%return", &why, NULL) == 0, "%s", why.msg);
+	CHECK(rets && kinstr_probeset__cnt(ps) - n0 == rets, "%zu return probes, %zu returns",
+	      kinstr_probeset__cnt(ps) - n0, rets);
+	/* an offset inside the ftrace NOP: not a boundary, and the refusal says where */
+	CHECK(!kinstr_fn__site_at(fn, f->addr + 1), "vfs_read+0x1 is a boundary");
+	CHECK(kinstr_plan__add_spec(pl, "vfs_read+0x1", &why, NULL) == -EILSEQ && why.addr == f->addr + 1 &&
+	      why.func == f && !strcmp(why.msg, "vfs_read+0x1: not an instruction boundary (instruction at +0x0, "
+				       "5 bytes)"), "%d '%s'", why.err, why.msg);
+	/* a refusal at a site carries its rule and instruction */
+	CHECK(kinstr_plan__add_spec(pl, "vfs_read+0x0", &why, NULL) != 0 && why.addr == f->addr &&
+	      why.insn_len == 5 && why.rule == KINSTR_RULE_RESERVED, "%d rule %u len %u '%s'", why.err, why.rule,
+	      why.insn_len, why.msg);
+	CHECK(kinstr_plan__add_spec(pl, "no_such_function_x", &why, NULL) == -ENOENT &&
+	      !strcmp(why.msg, "no_such_function_x: no function 'no_such_function_x' in the kernel's symbols"),
+	      "'%s'", why.msg);
+	CHECK(kinstr_plan__add_spec(pl, "vfs_read%returnx", &why, NULL) == -EINVAL &&
+	      strstr(why.msg, "unknown suffix"), "'%s'", why.msg);
+	kinstr_plan__free(pl);
+	kinstr_probeset__free(ps);
+}
+
+static void t_glob_every(void)
+{
+	struct kinstr_probeset *ps;
+	struct kinstr_plan *pl = plan(&ps, false);
+	struct kinstr_plan_glob g;
+	struct kinstr_why why;
+	size_t i, n = 0, jumps = 0;
+	unsigned long long last = 0, end = 0;
+	const struct kinstr_func *f;
+	const struct kinstr_fn *fn;
+
+	if (!pl)
+		SKIP("no snapshot");
+	for (i = 0; i < kinstr_kernel__func_cnt(snap()); i++) {
+		f = kinstr_kernel__func(snap(), i);
+		if (kinstr__glob_match("vfs_*", f->name) && f->addr != last) {
+			last = f->addr;
+			n++;
+		}
+	}
+	CHECK(kinstr_plan__add_spec(pl, "vfs_*", &why, &g) == 0, "%s", why.msg);
+	CHECK(n > 5 && g.probed + g.refused == n && g.probed == kinstr_probeset__cnt(ps),
+	      "%zu functions, %zu probed, %zu refused, %zu probes", n, g.probed, g.refused, kinstr_probeset__cnt(ps));
+	CHECK(kinstr_plan__add_spec(pl, "zz_none_*", &why, &g) == -ENOENT &&
+	      !strcmp(why.msg, "zz_none_*: no probeable function matches"), "'%s'", why.msg);
+	kinstr_plan__free(pl);
+	kinstr_probeset__free(ps);
+	/* --every: the jump sites, each after the last one's bytes */
+	pl = plan(&ps, true);
+	f = kinstr_kernel__find_func(snap(), "vfs_read");
+	fn = f ? kinstr_probeset__analysis(ps, f) : NULL;
+	CHECK(fn && kinstr_plan__add_spec(pl, "vfs_read", &why, NULL) == 0, "%s", fn ? why.msg : "no vfs_read");
+	for (i = 0; fn && i < kinstr_fn__site_cnt(fn); i++) {
+		const struct kinstr_site *s = kinstr_fn__site(fn, i);
+
+		if (s->cls == KINSTR_SITE_JUMP && s->addr >= end) {
+			jumps++;
+			end = s->addr + s->displaced_len;
+		}
+	}
+	CHECK(jumps > 1 && kinstr_probeset__cnt(ps) == jumps, "%zu probes, %zu jump sites apart",
+	      kinstr_probeset__cnt(ps), jumps);
+	kinstr_plan__free(pl);
+	kinstr_probeset__free(ps);
+}
+
+static void t_time(void)
+{
+	struct kinstr_probeset *ps;
+	struct kinstr_plan *pl = plan(&ps, false);
+	struct kinstr_timed t[64];
+	struct kinstr_why why;
+	struct kinstr_callsite cs[64];
+	size_t n, skipped, i, exits = 0, calls = 0;
+	unsigned int ntimers;
+	const struct kinstr_func *f;
+	const struct kinstr_cfg *cfg;
+
+	if (!pl)
+		SKIP("no snapshot");
+	f = kinstr_kernel__find_func(snap(), "vfs_read");
+	CHECK(kinstr_plan__time_spec(pl, "vfs_read", 3, t, 64, &n, &skipped, &why) == 0, "%s", why.msg);
+	cfg = kinstr_fn__cfg(kinstr_probeset__analysis(ps, f));
+	for (i = 0; i < kinstr_cfg__insn_cnt(cfg); i++) {
+		exits += !!(kinstr_cfg__insn(cfg, i)->flags & (KINSTR_CFG_I_RETURN | KINSTR_CFG_I_TAIL_CALL));
+		calls += kinstr_cfg__insn(cfg, i)->x.flow == KINSTR_X86_FLOW_CALL ||
+			 kinstr_cfg__insn(cfg, i)->x.flow == KINSTR_X86_FLOW_CALL_IND;
+	}
+	CHECK(n == 1 && !skipped && t[0].f == f && t[0].timer == 3 && t[0].exits == exits &&
+	      kinstr_probeset__cnt(ps) == 1 + exits, "n %zu, timer %u, exits %u of %zu, %zu probes", n, t[0].timer,
+	      t[0].exits, exits, kinstr_probeset__cnt(ps));
+	ntimers = 4;
+	n = kinstr_plan__time_calls(pl, f, &ntimers, cs, 64);
+	CHECK(n == calls && calls > 0, "%zu call sites of %zu", n, calls);
+	for (i = 0, skipped = 0; i < n; i++)
+		skipped += cs[i].timed;
+	CHECK(ntimers == 4 + skipped && kinstr_probeset__cnt(ps) == 1 + exits + 2 * skipped,
+	      "%u timers, %zu probes for %zu timed calls", ntimers, kinstr_probeset__cnt(ps), skipped);
+	CHECK(kinstr_plan__time_spec(pl, "zz_none_*", 0, t, 64, &n, &skipped, &why) == -ENOENT &&
+	      !strcmp(why.msg, "zz_none_*: no function matches"), "'%s'", why.msg);
+	CHECK(kinstr_plan__time_spec(pl, "vfs_*", 0, t, 2, &n, &skipped, &why) == -E2BIG &&
+	      strstr(why.msg, "in one batch"), "'%s'", why.msg);
+	kinstr_plan__free(pl);
+	kinstr_probeset__free(ps);
+}
+
+static void t_opts(void)
+{
+	struct {
+		struct kinstr_plan_opts o;
+		unsigned char tail[16];
+	} b;
+	struct kinstr_probeset *ps = kinstr_probeset__new(NULL, snap());
+	struct kinstr_plan *pl;
+
+	if (!ps)
+		SKIP("no snapshot");
+	memset(&b, 0, sizeof(b));
+	b.o.sz = sizeof(b);
+	pl = kinstr_plan__new(ps, &b.o);
+	CHECK(pl, "a longer struct with a zero tail refused");
+	kinstr_plan__free(pl);
+	b.tail[3] = 1;
+	errno = 0;
+	CHECK(!kinstr_plan__new(ps, &b.o) && errno == EINVAL, "a garbage tail accepted");
+	b.o.sz = offsetof(struct kinstr_plan_opts, every) + sizeof(bool);	/* shorter: no no_ftrace */
+	b.o.every = true;
+	pl = kinstr_plan__new(ps, &b.o);
+	CHECK(pl, "a shorter struct refused");
+	kinstr_plan__free(pl);
+	b.o.sz = 3;
+	CHECK(!kinstr_plan__new(ps, &b.o) && errno == EINVAL, "sz below the size field accepted");
+	CHECK(kinstr_plan__new(ps, NULL) != NULL, "NULL opts refused");
+	kinstr_probeset__free(ps);
+}
+
+int main(void)
+{
+	RUN(t_spec);
+	RUN(t_entry_return_offset);
+	RUN(t_glob_every);
+	RUN(t_time);
+	RUN(t_opts);
+	return check_done();
+}
