@@ -47,19 +47,6 @@ struct kinstr_plan;
  * why and returns -errno. A glob's refused functions are skipped and counted on stderr.
  */
 int cli_add_spec(struct kinstr_plan *pl, const char *spec);
-/* Run CMD (plain words exec'ed directly, else under /bin/sh -c). The child's pid, or -1 (printed). */
-pid_t cli_spawn(const char *command);
-/*
- * Wait until Ctrl-C, duration seconds (0: no limit) or the exit of child (> 0; its exit status,
- * or 128 + signal, into *status), calling tick every interval seconds if it is not NULL.
- */
-void cli_run_until(double duration, double interval, pid_t child, int *status, void (*tick)(void *ctx, double dt),
-		   void *ctx);
-/*
- * The same, but CMD runs in a process group of its own (pgid = its pid) and waits until a byte
- * is written to *release (or it is closed).
- */
-pid_t cli_spawn_gated(const char *command, int *release);
 int cmd_profile(int argc, char **argv);
 int cmd_drill(int argc, char **argv);
 /*
@@ -88,6 +75,41 @@ extern volatile sig_atomic_t cli_stop;
 void cli_catch_signals(void);
 /* CLOCK_MONOTONIC in seconds. */
 double cli_now(void);
+/* The exit status for an interrupted command: 128 + the signal that set cli_stop. */
+int cli_stop_status(void);
+
+/*
+ * A run (cli/run.c), the same for every subcommand that patches: init, spawn -c CMD (plain words
+ * exec'ed directly, else under /bin/sh -c; with group, in a process group of its own that waits
+ * for cli_run__go), begin once the probes are in, wait, stop, print, status; cleanup on every
+ * way out (a CMD still running gets SIGTERM and is reaped).
+ */
+struct cli_run {
+	const char *command;	/* -c CMD, or NULL */
+	double duration;	/* -d SEC, 0: none */
+	bool group;		/* CMD gated, in a group of its own; signals go to the group */
+	pid_t child;		/* 0: no CMD (yet) */
+	int status;		/* CMD's exit status or 128 + signal; -1 while it runs */
+	int gate;		/* group: the write end CMD waits on, -1 once released */
+	double t0, deadline;	/* from cli_run__begin; deadline 0: none */
+};
+void cli_run__init(struct cli_run *r, const char *command, double duration, bool group);
+/* Start CMD: 0, or -1 (printed). */
+int cli_run__spawn(struct cli_run *r);
+/* Let a gated CMD run: 0, or -1 (printed). */
+int cli_run__go(struct cli_run *r);
+/* The run starts now: -d counts from here. */
+void cli_run__begin(struct cli_run *r);
+/* Is it over: Ctrl-C/SIGTERM, the deadline, or CMD's end (its status taken)? */
+bool cli_run__done(struct cli_run *r);
+/* Until cli_run__done, calling tick (if not NULL) every interval seconds. */
+void cli_run__wait(struct cli_run *r, double interval, void (*tick)(void *ctx, double dt), void *ctx);
+/* Interrupted with CMD running: pass the signal on (SIGINT, else SIGTERM; SIGKILL after 5 s), reap it. */
+void cli_run__stop(struct cli_run *r);
+/* The exit status: CMD's, or 128 + the signal when interrupted (saying CMD's status), else CLI_OK. */
+int cli_run__status(const struct cli_run *r);
+void cli_run__cleanup(struct cli_run *r);
+
 /*
  * Strict parsing of option values (cli/parse.c): the whole word must be the value. Each prints
  * "kinstr: OPT: why" and returns -EINVAL (not a number) or -ERANGE (out of range); 0 on success.
@@ -101,19 +123,6 @@ int cli_parse_bytes(const char *opt, const char *s, unsigned long long min, unsi
 		    unsigned long long *out);
 /* stdout is a terminal that takes escape codes (not TERM=dumb, TERM set). */
 bool cli_term_ok(void);
-/*
- * After cli_stop with a child running: pass the signal on (SIGINT for SIGINT, else SIGTERM; to
- * its process group if group), wait for it (SIGKILL after 5 s) and return its status (exit
- * status or 128 + signal).
- */
-int cli_stop_child(pid_t child, bool group);
-/* The exit status for an interrupted command: 128 + the signal that set cli_stop. */
-int cli_stop_status(void);
-/*
- * A run's exit status: CMD's (child > 0), 128 + the signal when interrupted (saying CMD's status),
- * else CLI_OK.
- */
-int cli_run_status(const char *command, pid_t child, int status);
 /* "kinstr: " + message on stderr. */
 void cli_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Write s as a JSON string literal (quotes included) to stdout. */

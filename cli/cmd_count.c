@@ -46,97 +46,6 @@ static void count_usage(FILE *f)
 		   "or 143 (SIGTERM). The live table needs a terminal (not TERM=dumb).\n");
 }
 
-/* gate >= 0: the child waits for a byte (or EOF) on it before it runs CMD */
-static pid_t spawn(const char *command, int gate, int other)
-{
-	pid_t child = fork();
-
-	if (child == 0) {
-		if (gate >= 0) {
-			/* poll, not read: a read in progress would be a call half seen by the probes */
-			struct pollfd p = { .fd = gate, .events = POLLIN };
-
-			setpgid(0, 0);	/* CMD and what it starts: one process group to follow */
-			close(other);
-			while (poll(&p, 1, -1) < 0 && errno == EINTR)
-				;
-			close(gate);
-		}
-		/* plain words run directly: a shell would add its own syscalls to what is measured */
-		if (!strpbrk(command, "|&;<>()$`\\\"'*?[#~=%{}")) {
-			char *copy = strdup(command), *words[64], *save = NULL;
-			int n = 0;
-
-			for (char *w = strtok_r(copy, " \t", &save); w && n < 63; w = strtok_r(NULL, " \t", &save))
-				words[n++] = w;
-			words[n] = NULL;
-			if (n)
-				execvp(words[0], words);
-			fprintf(stderr, "kinstr: cannot run '%s': %s\n", command, strerror(errno));
-			_exit(127);
-		}
-		execl("/bin/sh", "sh", "-c", command, (char *)NULL);
-		_exit(127);
-	}
-	if (child < 0)
-		cli_err("cannot run '%s': %s", command, strerror(errno));
-	return child;
-}
-
-void cli_run_until(double duration, double interval, pid_t child, int *status, void (*tick)(void *ctx, double dt),
-		   void *ctx)
-{
-	double t0 = cli_now(), last = t0;
-
-	while (!cli_stop) {
-		double t = cli_now(), wait = interval;
-
-		if (duration > 0 && t - t0 >= duration)
-			break;
-		if (duration > 0 && t0 + duration - t < wait)
-			wait = t0 + duration - t;
-		if (child > 0) {
-			int st;
-
-			if (waitpid(child, &st, WNOHANG) == child) {
-				*status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-				break;
-			}
-			wait = 0.01;	/* notice the command's end promptly */
-		}
-		usleep((useconds_t)(wait * 1e6));
-		if (tick && cli_now() - last >= interval) {
-			tick(ctx, cli_now() - last);
-			last = cli_now();
-		}
-	}
-}
-
-pid_t cli_spawn(const char *command)
-{
-	return spawn(command, -1, -1);
-}
-
-pid_t cli_spawn_gated(const char *command, int *release)
-{
-	int p[2];
-	pid_t child;
-
-	if (pipe(p)) {
-		cli_err("cannot run '%s': %s", command, strerror(errno));
-		return -1;
-	}
-	child = spawn(command, p[0], p[1]);
-	if (child > 0)
-		setpgid(child, child);	/* also here: no race with the caller using the group */
-	close(p[0]);
-	if (child < 0)
-		close(p[1]);
-	else
-		*release = p[1];
-	return child;
-}
-
 static void probe_name(const struct kinstr_probe_info *p, char *buf, size_t size)
 {
 	if (p->addr == p->func->addr)
@@ -237,7 +146,7 @@ int cmd_count(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	double duration = 0, interval = 1, t0;
+	double duration = 0, interval = 1;
 	const char *command = NULL, *output = NULL;
 	bool json = false, dry = false, live;
 	struct kinstr_plan_opts popts = { .sz = sizeof(popts) };
@@ -247,8 +156,8 @@ int cmd_count(int argc, char **argv)
 	struct kinstr_kernel *k;
 	struct kinstr_dev *dev;
 	char err[512];
-	int c, i, ret = CLI_FAIL, status = -1, out_fd = -1;
-	pid_t child = 0;
+	int c, i, ret = CLI_FAIL, out_fd = -1;
+	struct cli_run run;
 
 	while ((c = getopt_long(argc, argv, "+d:c:i:eo:h", opts, NULL)) != -1) {
 		switch (c) {
@@ -282,6 +191,7 @@ int cmd_count(int argc, char **argv)
 			return CLI_USAGE;
 		}
 	}
+	cli_run__init(&run, command, duration, false);
 	/* the output first: a file that cannot be written fails before anything is patched */
 	if (output && !dry) {
 		out_fd = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -317,20 +227,16 @@ int cmd_count(int argc, char **argv)
 		cli_err("%s", err);
 		goto out;
 	}
-	t0 = cli_now();
-	if (command) {
-		child = cli_spawn(command);
-		if (child < 0)
-			goto out;
-	}
+	cli_run__begin(&run);
+	if (command && cli_run__spawn(&run))
+		goto out;
 	live = !json && !command && cli_term_ok();
 	{
 		struct live_ctx lc = { ps, hits, prev };
 
-		cli_run_until(duration, interval, child, &status, live ? live_tick : NULL, &lc);
+		cli_run__wait(&run, interval, live ? live_tick : NULL, &lc);
 	}
-	if (cli_stop && child > 0 && status < 0)	/* interrupted: CMD gets the signal too */
-		status = cli_stop_child(child, false);
+	cli_run__stop(&run);
 	if (kinstr_probeset__counts(ps, hits)) {
 		cli_err("cannot read the counters: %s", strerror(errno));
 		goto out;
@@ -341,19 +247,16 @@ int cmd_count(int argc, char **argv)
 		goto out;
 	}
 	if (json)
-		print_json(ps, hits, cli_now() - t0, status);
+		print_json(ps, hits, cli_now() - run.t0, run.status);
 	else
 		print_table(ps, hits, prev, 0, false);
 	if (fflush(stdout) || ferror(stdout)) {
 		cli_err("cannot write %s: %s", output ? output : "the totals", strerror(errno));
 		goto out;
 	}
-	ret = cli_run_status(command, child, status);
+	ret = cli_run__status(&run);
 out:
-	if (child > 0 && status < 0) {
-		kill(child, SIGTERM);
-		waitpid(child, NULL, 0);
-	}
+	cli_run__cleanup(&run);
 	free(hits);
 	free(prev);
 	kinstr_plan__free(pl);

@@ -89,7 +89,7 @@ static uint64_t time_of(const struct kinstr_timer_stats *s)
 
 /* Measure one level: the nodes of frontier[], each function once. 0, or -errno. */
 static int measure_level(const struct kinstr_kernel *k, const struct kinstr_plan_opts *popts, const int *frontier,
-			 int nf, double interval, double threshold, int maxdepth, pid_t *child, const char *command)
+			 int nf, double interval, double threshold, int maxdepth, struct cli_run *run)
 {
 	struct level_fn *lf = calloc(nf, sizeof(*lf));
 	struct kinstr_timer_stats *st = NULL;
@@ -97,7 +97,7 @@ static int measure_level(const struct kinstr_kernel *k, const struct kinstr_plan
 	struct kinstr_probeset *ps = dev ? kinstr_probeset__new(dev, k) : NULL;
 	struct kinstr_plan *pl = ps ? kinstr_plan__new(ps, popts) : NULL;
 	unsigned int ntimers = 0, exits;
-	int i, nl = 0, ret = -ENOMEM, status;
+	int i, nl = 0, ret = -ENOMEM;
 	char err[512];
 
 	if (!lf || !pl)
@@ -136,21 +136,15 @@ static int measure_level(const struct kinstr_kernel *k, const struct kinstr_plan
 	}
 	fprintf(stderr, "kinstr: level %d: %d functions, %zu probes, %.1f s\n", nodes[frontier[0]].depth, nl,
 		kinstr_probeset__cnt(ps), interval);
-	{
-		double t0 = cli_now();
-
-		while (!cli_stop && cli_now() - t0 < interval) {
-			status = -1;
-			cli_run_until(interval - (cli_now() - t0), interval, command ? *child : 0, &status, NULL, NULL);
-			if (command && status >= 0 && !cli_stop) {	/* the workload ended: again */
-				*child = cli_spawn(command);
-				if (*child < 0) {
-					ret = -ECHILD;
-					goto out;
-				}
-			}
-			if (!command)
-				break;
+	/* this level's interval; the workload (-c CMD) started again each time it ends within it */
+	run->deadline = cli_now() + interval;
+	for (;;) {
+		cli_run__wait(run, interval, NULL, NULL);
+		if (!run->command || cli_stop || run->status < 0 || cli_now() >= run->deadline)
+			break;
+		if (cli_run__spawn(run)) {
+			ret = -ECHILD;
+			goto out;
 		}
 	}
 	kinstr_probeset__remove(ps);
@@ -301,7 +295,7 @@ int cmd_drill(int argc, char **argv)
 	struct kinstr_kernel *k;
 	struct kinstr_dev *dev;
 	const struct kinstr_func *root;
-	pid_t child = 0;
+	struct cli_run run;
 
 	use_oncpu = false;
 	while ((c = getopt_long(argc, argv, "+i:t:D:c:h", opts, NULL)) != -1) {
@@ -331,6 +325,7 @@ int cmd_drill(int argc, char **argv)
 		drill_usage(stderr);
 		return CLI_USAGE;
 	}
+	cli_run__init(&run, command, 0, false);
 	k = cli_open_kernel(NULL, &dev);
 	if (!k)
 		return CLI_FAIL;
@@ -340,11 +335,8 @@ int cmd_drill(int argc, char **argv)
 	nnodes = 0;
 	add_node(root, NULL, -1, 1.0);
 	cli_catch_signals();
-	if (command) {
-		child = cli_spawn(command);
-		if (child < 0)
-			goto out;
-	}
+	if (command && cli_run__spawn(&run))
+		goto out;
 	for (level = 0; level <= maxdepth && !cli_stop; level++) {
 		int frontier[MAX_NODES], nf = 0;
 
@@ -366,7 +358,7 @@ int cmd_drill(int argc, char **argv)
 		}
 		if (!nf)
 			break;
-		if (measure_level(k, &popts, frontier, nf, interval, threshold / 100, maxdepth, &child, command))
+		if (measure_level(k, &popts, frontier, nf, interval, threshold / 100, maxdepth, &run))
 			goto out;
 		if (level == 0 && !nodes[0].calls) {
 			cli_err("%s was not called in %.1f s: nothing to drill into", root->name, interval);
@@ -402,10 +394,7 @@ int cmd_drill(int argc, char **argv)
 	}
 	ret = CLI_OK;
 out:
-	if (child > 0) {
-		kill(child, SIGTERM);
-		waitpid(child, NULL, 0);
-	}
+	cli_run__cleanup(&run);
 	cli_close_kernel(k, dev);
 	return ret;
 }

@@ -363,7 +363,7 @@ int cmd_profile(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	double duration = 0, interval = 1, t0;
+	double duration = 0, interval = 1;
 	const char *command = NULL, *output = NULL;
 	bool json = false, hist = false, folded = false, live;
 	struct kinstr_timer_stats *st = NULL;
@@ -376,9 +376,9 @@ int cmd_profile(int argc, char **argv)
 	struct kinstr_kernel *k;
 	struct kinstr_dev *dev;
 	char err[512], *end;
-	int c, i, ret = CLI_FAIL, status = -1, release = -1, out_fd = -1;
+	int c, i, ret = CLI_FAIL, out_fd = -1;
 	long pid = 0;
-	pid_t child = 0;
+	struct cli_run run;
 
 	show_calls = false;
 	sort_key = "wall";
@@ -433,6 +433,7 @@ int cmd_profile(int argc, char **argv)
 				argv[i]);
 			return CLI_USAGE;
 		}
+	cli_run__init(&run, command, duration, true);
 	/* the output first: a file that cannot be written fails before anything is patched */
 	if (output) {
 		out_fd = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -486,14 +487,13 @@ int cmd_profile(int argc, char **argv)
 	st = calloc(ntimers, sizeof(*st));
 	if (!st)
 		goto out;
-	if (command) {
-		child = cli_spawn_gated(command, &release);
-		if (child < 0)
+	if (command) {	/* gated: the timers follow its process group from its first instruction */
+		if (cli_run__spawn(&run))
 			goto out;
-		pid = child;
+		pid = run.child;
 	}
 	c = kinstr_timers__create(dev, ntimers, (uint32_t)pid, (folded ? KINSTR_TIMERS_F_PATHS : 0) |
-				  (child > 0 ? KINSTR_TIMERS_F_PGRP : 0));
+				  (command ? KINSTR_TIMERS_F_PGRP : 0));
 	if (c) {
 		cli_err("cannot create %u timers: %s%s", ntimers, strerror(-c),
 			c == -EOPNOTSUPP ? " (the module found no sched_switch tracepoint)" : "");
@@ -513,21 +513,15 @@ int cmd_profile(int argc, char **argv)
 			n, np, kinds[KINSTR_PROBE_JUMP], kinds[KINSTR_PROBE_TRAP], kinds[KINSTR_PROBE_FTRACE],
 			command || duration > 0 ? "" : "; Ctrl-C to stop");
 	}
-	if (release >= 0) {
-		if (write(release, "g", 1) != 1)
-			cli_err("cannot start '%s'", command);
-		close(release);
-		release = -1;
-	}
-	t0 = cli_now();
+	cli_run__go(&run);
+	cli_run__begin(&run);
 	live = !json && !folded && !command && cli_term_ok();
 	{
 		struct live_ctx lc = { dev, pf, n, ntimers, st };
 
-		cli_run_until(duration, interval, child, &status, live ? live_tick : NULL, &lc);
+		cli_run__wait(&run, interval, live ? live_tick : NULL, &lc);
 	}
-	if (cli_stop && child > 0 && status < 0)	/* interrupted: CMD's group gets the signal too */
-		status = cli_stop_child(child, true);
+	cli_run__stop(&run);
 	/* probes out first: no call is half-timed in what we read */
 	kinstr_probeset__remove(ps);
 	if (kinstr_timers__read(dev, 0, ntimers, st)) {
@@ -543,7 +537,7 @@ int cmd_profile(int argc, char **argv)
 		if (print_folded(dev, pf, n))
 			goto out;
 	} else if (json) {
-		print_json(pf, n, st, cli_now() - t0, status);
+		print_json(pf, n, st, cli_now() - run.t0, run.status);
 	} else {
 		print_table(pf, n, st, hist);
 	}
@@ -551,14 +545,9 @@ int cmd_profile(int argc, char **argv)
 		cli_err("cannot write %s: %s", output ? output : "the totals", strerror(errno));
 		goto out;
 	}
-	ret = cli_run_status(command, child, status);
+	ret = cli_run__status(&run);
 out:
-	if (release >= 0)
-		close(release);	/* EOF: the command runs, and is stopped below */
-	if (child > 0 && status < 0) {
-		kill(-child, SIGTERM);	/* its process group */
-		waitpid(child, NULL, 0);
-	}
+	cli_run__cleanup(&run);
 	free(st);
 	for (i = 0; pf && i < (int)n; i++)
 		free(pf[i].sites);

@@ -100,26 +100,14 @@ struct tracer {
 	bool capped;
 	/* when to stop between two sub-buffers (not while draining after the stop) */
 	bool draining;
-	double deadline;		/* 0: none */
-	pid_t child;
-	int status;
+	struct cli_run *run;
 };
 
 #define TRACE_STOP 1	/* on_subbuf's "stop reading now": a deadline, a signal, the command's end */
 
 static bool trace_should_stop(struct tracer *tr)
 {
-	int st;
-
-	if (tr->draining)
-		return false;
-	if (cli_stop || (tr->deadline > 0 && cli_now() >= tr->deadline))
-		return true;
-	if (tr->child > 0 && tr->status < 0 && waitpid(tr->child, &st, WNOHANG) == tr->child) {
-		tr->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-		return true;
-	}
-	return false;
+	return !tr->draining && cli_run__done(tr->run);
 }
 
 static const char *const reg_names[KINSTR_REG_NR] = {
@@ -708,7 +696,7 @@ int cmd_trace(int argc, char **argv)
 	};
 	const char *dir = NULL, *command = NULL;
 	char dirbuf[64], err[512], specs_env[1024] = "";
-	double duration = 0, t0, last_flush;
+	double duration = 0, last_flush;
 	uint32_t bufsize = 1 << 20, subbuf = 64 << 10;
 	unsigned long long v, max_size = 0;
 	bool overwrite = false, user_max;
@@ -723,8 +711,8 @@ int cmd_trace(int argc, char **argv)
 	struct kinstr_btf *btf;
 	struct kinstr_kernel *k;
 	struct kinstr_dev *dev;
-	int c, i, ret = CLI_FAIL, status = -1, r;
-	pid_t child = 0;
+	int c, i, ret = CLI_FAIL, r;
+	struct cli_run run;
 	uint64_t total_rec = 0, total_lost = 0, missed = 0;
 	unsigned int cpu;
 
@@ -797,6 +785,8 @@ int cmd_trace(int argc, char **argv)
 		strftime(dirbuf, sizeof(dirbuf), "kinstr-trace-%Y%m%d-%H%M%S", localtime(&now_t));
 		dir = dirbuf;
 	}
+	cli_run__init(&run, command, duration, false);
+	tr.run = &run;
 	tr.ev = calloc(MAX_EVENTS, sizeof(*tr.ev));
 	if (!tr.ev)
 		return CLI_FAIL;
@@ -890,22 +880,17 @@ int cmd_trace(int argc, char **argv)
 	}
 	fprintf(stderr, "kinstr: tracing %zu probes (%u events) into %s%s\n", kinstr_probeset__cnt(ps), tr.nev, dir,
 		command || duration > 0 ? "" : "; Ctrl-C to stop");
-	t0 = last_flush = cli_now();
-	tr.deadline = duration > 0 ? t0 + duration : 0;
-	tr.status = -1;
-	if (command) {
-		child = cli_spawn(command);
-		if (child < 0)
-			goto out;
-		tr.child = child;
-	}
+	last_flush = cli_now();
+	cli_run__begin(&run);
+	if (command && cli_run__spawn(&run))
+		goto out;
 	/*
 	 * The deadline, a signal and the command's end are checked between every two sub-buffers
 	 * (trace_should_stop), not only when the buffers are empty: probes that fire as fast as
 	 * they are read (or on the reader's own work) never leave them empty.
 	 */
 	while (!trace_should_stop(&tr)) {
-		kinstr_trace__poll(t, child > 0 ? 20 : 100);
+		kinstr_trace__poll(t, command ? 20 : 100);
 		if (tr.live && cli_now() - last_flush >= 1) {
 			kinstr_trace__flush(t);
 			last_flush = cli_now();
@@ -919,9 +904,7 @@ int cmd_trace(int argc, char **argv)
 			break;
 	}
 	missed = recursion_missed(ps);
-	status = tr.status;
-	if (cli_stop && child > 0 && status < 0)	/* interrupted: CMD gets the signal too */
-		status = cli_stop_child(child, false);
+	cli_run__stop(&run);
 	/*
 	 * Probes out, every handler finished (quiescence), then what the buffers already hold: the
 	 * last partial sub-buffers, at most a buffer's worth per CPU.
@@ -984,12 +967,9 @@ int cmd_trace(int argc, char **argv)
 	if (missed)
 		fprintf(stderr, "kinstr: %llu hits not recorded: recursion (a probe hit inside kinstr's own "
 			"tracer, e.g. in the clock it reads)\n", (unsigned long long)missed);
-	ret = cli_run_status(command, child, status);
+	ret = cli_run__status(&run);
 out:
-	if (child > 0 && status < 0) {
-		kill(child, SIGTERM);
-		waitpid(child, NULL, 0);
-	}
+	cli_run__cleanup(&run);
 	if (tr.w)
 		kinstr_ctf__close(tr.w);
 	kinstr_plan__free(pl);

@@ -35,62 +35,6 @@ static void usage(FILE *f)
 		   "module loaded (insmod kmod/kinstr.ko).\n");
 }
 
-volatile sig_atomic_t cli_stop;
-
-static void on_signal(int sig)
-{
-	if (!cli_stop)
-		cli_stop = sig;
-}
-
-int cli_stop_status(void)
-{
-	return 128 + (cli_stop ? cli_stop : SIGINT);
-}
-
-int cli_run_status(const char *command, pid_t child, int status)
-{
-	if (cli_stop && child > 0) {
-		cli_err("interrupted; '%s' exited with status %d", command, status);
-		return cli_stop_status();
-	}
-	return child > 0 ? status : CLI_OK;
-}
-
-int cli_stop_child(pid_t child, bool group)
-{
-	int sig = cli_stop == SIGINT ? SIGINT : SIGTERM, st;
-	double t0 = cli_now();
-	pid_t r;
-
-	kill(group ? -child : child, sig);
-	while ((r = waitpid(child, &st, WNOHANG)) == 0) {
-		if (cli_now() - t0 > 5) {
-			kill(group ? -child : child, SIGKILL);
-			r = waitpid(child, &st, 0);
-			break;
-		}
-		usleep(10000);
-	}
-	if (r != child)
-		return -1;
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
-
-void cli_catch_signals(void)
-{
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
-}
-
-double cli_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 void cli_err(const char *fmt, ...)
 {
 	va_list ap;
