@@ -16,6 +16,7 @@
 #include <kinstr/x86.h>
 #include <kinstr/ctf.h>
 #include <kinstr/plan.h>
+#include <kinstr/record.h>
 #include <kinstr/trace.h>
 #include "cli.h"
 
@@ -69,40 +70,20 @@ static void trace_usage(FILE *f)
 		   "(SIGINT) or 143 (SIGTERM).\n", KINSTR_VALUE_STR_DEFAULT);
 }
 
-struct tevent {
-	char name[192];
-	int class_id;
-	unsigned int nvals;
-	struct kinstr_value vals[KINSTR_TRACE_MAX_VALS];
-	uint64_t count;
-};
-
 struct tracer {
-	struct tevent *ev;
+	struct kinstr_rec_event *ev;
 	unsigned int nev;
-	struct kinstr_ctf *w;
-	bool live;
-	unsigned int nr_cpus;
-	uint64_t *recorded, *last_discarded, *last_ts;
-	bool *has_packet;
-	int error;
-	/* --max-size: the stream files' bytes so far, the cap, room kept for the end's packets */
-	uint64_t written, max_size, reserve;
-	uint64_t *cut;			/* per CPU: events left out by the cap (counted as lost) */
-	bool capped;
-	/* when to stop between two sub-buffers (not while draining after the stop) */
-	bool draining;
 	struct cli_run *run;
 };
 
-#define TRACE_STOP 1	/* on_subbuf's "stop reading now": a deadline, a signal, the command's end */
-
-static bool trace_should_stop(struct tracer *tr)
+/* Between two sub-buffers: a deadline, a signal, the command's end (not only when the buffers are empty). */
+static bool trace_should_stop(void *ctx)
 {
-	return !tr->draining && cli_run__done(tr->run);
+	return cli_run__done(((struct tracer *)ctx)->run);
 }
 
-static void print_event(const struct tevent *e, unsigned int cpu, const struct kinstr_trace_rec *r,
+/* --live: each event as it is written */
+static void print_event(void *ctx, const struct kinstr_rec_event *e, unsigned int cpu, const struct kinstr_trace_rec *r,
 			const union kinstr_ctf_value *vals)
 {
 	unsigned int i;
@@ -122,128 +103,6 @@ static void print_event(const struct tevent *e, unsigned int cpu, const struct k
 			printf(" %s=%llu", t->name, (unsigned long long)vals[3 + i].u);
 	}
 	printf("\n");
-}
-
-static uint64_t narrow(const struct kinstr_value *t, uint64_t v)
-{
-	switch (t->type) {
-	case KINSTR_CTF_U8: return (uint8_t)v;
-	case KINSTR_CTF_U16: return (uint16_t)v;
-	case KINSTR_CTF_U32: return (uint32_t)v;
-	case KINSTR_CTF_S8: return (uint64_t)(int64_t)(int8_t)v;
-	case KINSTR_CTF_S16: return (uint64_t)(int64_t)(int16_t)v;
-	case KINSTR_CTF_S32: return (uint64_t)(int64_t)(int32_t)v;
-	default: return v;
-	}
-}
-
-/* One delivered sub-buffer into one CTF packet of the CPU's stream. */
-static int on_subbuf(void *ctx, unsigned int cpu, const struct kr_subbuf_hdr *h, const unsigned char *recs)
-{
-	struct tracer *tr = ctx;
-	uint64_t discarded = h->lost_full + h->lost_wrap + h->lost_big + h->lost_nest, nrec = 0;
-	uint32_t off, len;
-	size_t size;
-	int ret;
-
-	if (cpu >= tr->nr_cpus)
-		return -EINVAL;
-	discarded += tr->cut[cpu];
-	if (tr->capped) {	/* past --max-size: count what is left out, write nothing */
-		for (off = 0; off + sizeof(struct kinstr_trace_rec) <= h->data_size; off += KR_RECORD_SPAN(len)) {
-			len = ((const struct kinstr_trace_rec *)(recs + off))->len;
-			if (len < sizeof(struct kinstr_trace_rec) || off + len > h->data_size)
-				return -EBADMSG;
-			tr->cut[cpu]++;
-		}
-		return trace_should_stop(tr) ? TRACE_STOP : 0;
-	}
-	/*
-	 * Events lost before the first packet of a CPU (overwrite mode): an empty packet with none
-	 * lost goes first, so that readers count them (babeltrace2 counts differences).
-	 */
-	if (!tr->has_packet[cpu] && discarded) {
-		ret = kinstr_ctf__packet_begin(tr->w, cpu, h->ts_begin);
-		if (!ret) {
-			tr->written += kinstr_ctf__packet_size(tr->w, cpu);
-			ret = kinstr_ctf__packet_end(tr->w, cpu, h->ts_begin, 0);
-		}
-		if (ret)
-			return ret;
-		tr->has_packet[cpu] = true;
-	}
-	ret = kinstr_ctf__packet_begin(tr->w, cpu, h->ts_begin);
-	if (ret)
-		return ret;
-	for (off = 0; off + sizeof(struct kinstr_trace_rec) <= h->data_size; off += KR_RECORD_SPAN(len)) {
-		const struct kinstr_trace_rec *r = (const void *)(recs + off);
-		union kinstr_ctf_value vals[3 + KINSTR_TRACE_MAX_VALS];
-		const unsigned char *v = (const unsigned char *)(r + 1);
-		const struct tevent *e;
-		unsigned int i;
-
-		len = r->len;
-		if (len < sizeof(*r) || off + len > h->data_size)
-			return -EBADMSG;
-		if (r->event >= tr->nev)
-			return -EBADMSG;
-		e = &tr->ev[r->event];
-		vals[0].u = r->pid;
-		vals[1].u = r->tid;
-		vals[2].str = r->comm;
-		for (i = 0; i < e->nvals; i++) {
-			const struct kinstr_value *t = &e->vals[i];
-			uint64_t x;
-
-			if (t->v.kind == KINSTR_VAL_STR) {
-				size_t n = (t->v.size + 7u) & ~7u;
-
-				if (v + n > (const unsigned char *)r + len)
-					return -EBADMSG;
-				vals[3 + i].str = (const char *)v;
-				v += n;
-				continue;
-			}
-			if (v + 8 > (const unsigned char *)r + len)
-				return -EBADMSG;
-			memcpy(&x, v, 8);
-			vals[3 + i].u = narrow(t, x);
-			v += 8;
-		}
-		ret = kinstr_ctf__event(tr->w, cpu, (unsigned int)e->class_id, r->ts, vals);
-		if (ret)
-			return ret;
-		nrec++;
-		if (tr->live)
-			print_event(e, cpu, r, vals);
-	}
-	if (tr->live)
-		fflush(stdout);
-	size = kinstr_ctf__packet_size(tr->w, cpu);
-	if (tr->written + size + tr->reserve > tr->max_size) {
-		/* the cap: this packet and all that follow are left out, and counted as lost */
-		kinstr_ctf__packet_cancel(tr->w, cpu);
-		tr->cut[cpu] += nrec;
-		tr->capped = true;
-		fprintf(stderr, "kinstr: the trace reached --max-size (%llu bytes): later events are counted as "
-			"lost\n", (unsigned long long)tr->max_size);
-		return trace_should_stop(tr) ? TRACE_STOP : 0;
-	}
-	for (off = 0; off + sizeof(struct kinstr_trace_rec) <= h->data_size; off += KR_RECORD_SPAN(len)) {
-		const struct kinstr_trace_rec *r = (const void *)(recs + off);
-
-		len = r->len;
-		tr->ev[r->event].count++;
-	}
-	tr->recorded[cpu] += nrec;
-	tr->last_discarded[cpu] = discarded;
-	tr->last_ts[cpu] = h->ts_end;
-	tr->has_packet[cpu] = true;
-	tr->written += size;
-	ret = kinstr_ctf__packet_end(tr->w, cpu, h->ts_end, discarded);
-	if (ret)
-		return ret;
-	return trace_should_stop(tr) ? TRACE_STOP : 0;
 }
 
 static uint64_t now_ns(void)
@@ -281,7 +140,7 @@ static int setup_spec(struct tracer *tr, struct kinstr_probeset *ps, size_t n0, 
 			if (!strcmp(tr->ev[e].name, name))
 				break;
 		if (e == tr->nev) {
-			struct tevent *ev;
+			struct kinstr_rec_event *ev;
 
 			if (tr->nev == MAX_EVENTS) {
 				cli_err("more than %d events", MAX_EVENTS);
@@ -306,30 +165,6 @@ static int setup_spec(struct tracer *tr, struct kinstr_probeset *ps, size_t n0, 
 			spec.vals[j] = tr->ev[e].vals[j].v;
 		if (kinstr_probeset__set_trace(ps, i, &spec))
 			return -EINVAL;
-	}
-	return 0;
-}
-
-static int add_classes(struct tracer *tr)
-{
-	unsigned int e, i;
-
-	for (e = 0; e < tr->nev; e++) {
-		struct kinstr_ctf_field f[3 + KINSTR_TRACE_MAX_VALS] = {
-			{ .name = "pid", .type = KINSTR_CTF_U32 },
-			{ .name = "tid", .type = KINSTR_CTF_U32 },
-			{ .name = "comm", .type = KINSTR_CTF_CHARS, .len = 16 },
-		};
-		struct tevent *ev = &tr->ev[e];
-
-		for (i = 0; i < ev->nvals; i++)
-			f[3 + i] = (struct kinstr_ctf_field){ .name = ev->vals[i].name, .type = ev->vals[i].type,
-							      .hex = ev->vals[i].hex };
-		ev->class_id = kinstr_ctf__add_class(tr->w, ev->name, f, 3 + ev->nvals);
-		if (ev->class_id < 0) {
-			cli_err("%s: cannot describe the event: %s", ev->name, strerror(-ev->class_id));
-			return ev->class_id;
-		}
 	}
 	return 0;
 }
@@ -369,10 +204,13 @@ int cmd_trace(int argc, char **argv)
 	double duration = 0, last_flush;
 	uint32_t bufsize = 1 << 20, subbuf = 64 << 10;
 	unsigned long long v, max_size = 0;
-	bool overwrite = false, user_max;
+	bool overwrite = false, user_max, live = false, first;
 	struct kinstr_plan_opts popts = { .sz = sizeof(popts) };
 	struct kinstr_plan *pl = NULL;
 	struct tracer tr = { 0 };
+	struct kinstr_recorder_opts ropts = { .sz = sizeof(ropts), .should_stop = trace_should_stop, .ctx = &tr };
+	struct kinstr_recorder *rec = NULL;
+	struct kinstr_ctf *w = NULL;
 	struct kinstr_trace_opts topts = { .sz = sizeof(topts) };
 	struct kinstr_ctf_opts copts = { .sz = sizeof(copts) };
 	struct kinstr_ctf_env env[2];
@@ -384,7 +222,7 @@ int cmd_trace(int argc, char **argv)
 	int c, i, ret = CLI_FAIL, r;
 	struct cli_run run;
 	uint64_t total_rec = 0, total_lost = 0, missed = 0;
-	unsigned int cpu;
+	unsigned int cpu, nr_cpus;
 
 	while ((c = getopt_long(argc, argv, "+o:d:c:h", opts, NULL)) != -1) {
 		switch (c) {
@@ -394,7 +232,7 @@ int cmd_trace(int argc, char **argv)
 				return CLI_USAGE;
 			break;
 		case 'c': command = optarg; break;
-		case 'l': tr.live = true; break;
+		case 'l': live = true; break;
 		case 'B':
 			if (cli_parse_bytes("--buffer-size", optarg, 8 << 10, UINT32_MAX, &v))
 				return CLI_USAGE;
@@ -500,14 +338,7 @@ int cmd_trace(int argc, char **argv)
 			strerror(errno));
 		goto out;
 	}
-	tr.nr_cpus = kinstr_trace__nr_cpus(t);
-	tr.recorded = calloc(tr.nr_cpus, sizeof(uint64_t));
-	tr.last_discarded = calloc(tr.nr_cpus, sizeof(uint64_t));
-	tr.last_ts = calloc(tr.nr_cpus, sizeof(uint64_t));
-	tr.has_packet = calloc(tr.nr_cpus, sizeof(bool));
-	tr.cut = calloc(tr.nr_cpus, sizeof(uint64_t));
-	if (!tr.recorded || !tr.last_discarded || !tr.last_ts || !tr.has_packet || !tr.cut)
-		goto out;
+	nr_cpus = kinstr_trace__nr_cpus(t);
 	env[0] = (struct kinstr_ctf_env){ "kinstr_probes", specs_env };
 	env[1] = (struct kinstr_ctf_env){ "kinstr_mode", overwrite ? "overwrite" : "discard" };
 	copts.env = env;
@@ -518,14 +349,12 @@ int cmd_trace(int argc, char **argv)
 		copts.clock_name = "local";
 		copts.clock_description = "the kernel's local_clock()";
 	}
-	tr.w = kinstr_ctf__create(dir, &copts);
-	if (!tr.w) {
+	w = kinstr_ctf__create(dir, &copts);
+	if (!w) {
 		cli_err("%s: cannot create the trace: %s", dir, errno == EEXIST ? "it exists and is not empty" :
 			strerror(errno));
 		goto out;
 	}
-	if (add_classes(&tr))
-		goto out;
 	user_max = max_size != 0;
 	if (!max_size) {	/* min(1 GiB, half the free space of the output's file system) */
 		struct statvfs fs;
@@ -534,13 +363,17 @@ int cmd_trace(int argc, char **argv)
 		if (!statvfs(dir, &fs) && (unsigned long long)fs.f_bavail * fs.f_frsize / 2 < max_size)
 			max_size = (unsigned long long)fs.f_bavail * fs.f_frsize / 2;
 	}
-	tr.max_size = max_size;
-	/* each CPU may need two empty packets at the end (losses after its last one); 4 KiB each */
-	tr.reserve = 2ull * tr.nr_cpus * 4096;
-	if (tr.max_size < tr.reserve + 4096) {
+	ropts.max_size = max_size;
+	ropts.on_event = live ? print_event : NULL;
+	rec = kinstr_recorder__new(w, nr_cpus, tr.ev, tr.nev, &ropts);
+	if (!rec && errno == ENOSPC) {
 		cli_err("%s: --max-size %llu bytes leaves no room for the trace (%u CPUs need %llu bytes)%s", dir,
-			(unsigned long long)tr.max_size, tr.nr_cpus, (unsigned long long)tr.reserve + 4096,
+			max_size, nr_cpus, (unsigned long long)nr_cpus * KINSTR_RECORD_END_RESERVE + 4096,
 			user_max ? "" : " (the default is half the file system's free space)");
+		goto out;
+	}
+	if (!rec) {
+		cli_err("%s: cannot describe the events: %s", dir, strerror(errno));
 		goto out;
 	}
 	cli_catch_signals();
@@ -561,16 +394,21 @@ int cmd_trace(int argc, char **argv)
 	 */
 	while (!trace_should_stop(&tr)) {
 		kinstr_trace__poll(t, command ? 20 : 100);
-		if (tr.live && cli_now() - last_flush >= 1) {
+		if (live && cli_now() - last_flush >= 1) {
 			kinstr_trace__flush(t);
 			last_flush = cli_now();
 		}
-		r = kinstr_trace__consume(t, on_subbuf, &tr);
+		r = kinstr_trace__consume(t, kinstr_recorder__subbuf, rec);
+		if (live)
+			fflush(stdout);
+		if (kinstr_recorder__capped(rec, &first) && first)
+			fprintf(stderr, "kinstr: the trace reached --max-size (%llu bytes): later events are counted as "
+				"lost\n", max_size);
 		if (r < 0) {
 			cli_err("reading the trace buffers: %s", strerror(-r));
 			goto out;
 		}
-		if (r == TRACE_STOP)
+		if (r == KINSTR_RECORD_STOP)
 			break;
 	}
 	missed = recursion_missed(ps);
@@ -582,52 +420,43 @@ int cmd_trace(int argc, char **argv)
 	kinstr_probeset__remove(ps);
 	kinstr_dev__sync(dev);
 	kinstr_trace__flush(t);
-	tr.draining = true;
-	r = kinstr_trace__consume_max(t, on_subbuf, &tr, topts.num_subbufs + 1);
+	kinstr_recorder__drain(rec);
+	r = kinstr_trace__consume_max(t, kinstr_recorder__subbuf, rec, topts.num_subbufs + 1);
+	if (live)
+		fflush(stdout);
+	if (kinstr_recorder__capped(rec, &first) && first)
+		fprintf(stderr, "kinstr: the trace reached --max-size (%llu bytes): later events are counted as "
+			"lost\n", max_size);
 	if (r < 0) {
 		cli_err("reading the trace buffers: %s", strerror(-r));
 		goto out;
 	}
-	for (cpu = 0; cpu < tr.nr_cpus; cpu++) {
+	for (cpu = 0; cpu < nr_cpus; cpu++) {
 		struct kinstr_trace_stats st;
-		uint64_t lost;
+		struct kinstr_rec_cpu rc;
 
 		if (kinstr_trace__stats(t, cpu, &st))
 			continue;
-		lost = st.lost_full + st.lost_wrap + st.lost_big + st.lost_nest + tr.cut[cpu];
-		/* losses after the last delivered sub-buffer: an empty packet carries the total */
-		if (lost > tr.last_discarded[cpu]) {
-			uint64_t ts = tr.has_packet[cpu] ? tr.last_ts[cpu] : now_ns();
-
-			if (!tr.has_packet[cpu] &&	/* from none lost, as above */
-			    (kinstr_ctf__packet_begin(tr.w, cpu, ts) || kinstr_ctf__packet_end(tr.w, cpu, ts, 0))) {
-				cli_err("%s: cannot write the stream of cpu %u", dir, cpu);
-				goto out;
-			}
-
-			if (kinstr_ctf__packet_begin(tr.w, cpu, ts) ||
-			    kinstr_ctf__packet_end(tr.w, cpu, ts, lost)) {
-				cli_err("%s: cannot write the stream of cpu %u", dir, cpu);
-				goto out;
-			}
-			tr.last_discarded[cpu] = lost;
+		if (kinstr_recorder__finish_cpu(rec, cpu, &st, now_ns(), &rc)) {
+			cli_err("%s: cannot write the stream of cpu %u", dir, cpu);
+			goto out;
 		}
-		if (tr.recorded[cpu] || lost) {
+		if (rc.recorded || rc.lost) {
 			char cut[64] = "";
 
-			if (tr.cut[cpu])
-				snprintf(cut, sizeof(cut), ", over --max-size %llu", (unsigned long long)tr.cut[cpu]);
+			if (rc.cut)
+				snprintf(cut, sizeof(cut), ", over --max-size %llu", (unsigned long long)rc.cut);
 			fprintf(stderr, "kinstr: cpu %u: %llu events recorded, %llu lost (full %llu, overwritten %llu, "
-				"too big %llu, nested %llu%s)\n", cpu, (unsigned long long)tr.recorded[cpu],
-				(unsigned long long)lost, (unsigned long long)st.lost_full,
+				"too big %llu, nested %llu%s)\n", cpu, (unsigned long long)rc.recorded,
+				(unsigned long long)rc.lost, (unsigned long long)st.lost_full,
 				(unsigned long long)st.lost_wrap, (unsigned long long)st.lost_big,
 				(unsigned long long)st.lost_nest, cut);
 		}
-		total_rec += tr.recorded[cpu];
-		total_lost += lost;
+		total_rec += rc.recorded;
+		total_lost += rc.lost;
 	}
-	r = kinstr_ctf__close(tr.w);
-	tr.w = NULL;
+	r = kinstr_ctf__close(w);
+	w = NULL;
 	if (r) {
 		cli_err("%s: writing the trace failed: %s", dir, strerror(-r));
 		goto out;
@@ -640,18 +469,14 @@ int cmd_trace(int argc, char **argv)
 	ret = cli_run__status(&run);
 out:
 	cli_run__cleanup(&run);
-	if (tr.w)
-		kinstr_ctf__close(tr.w);
+	kinstr_recorder__free(rec);
+	if (w)
+		kinstr_ctf__close(w);
 	kinstr_plan__free(pl);
 	kinstr_probeset__free(ps);	/* removes the probes */
 	kinstr_trace__free(t);
 	kinstr_btf__close(btf);
 	cli_close_kernel(k, dev);
-	free(tr.recorded);
-	free(tr.last_discarded);
-	free(tr.last_ts);
-	free(tr.has_packet);
-	free(tr.cut);
 	free(tr.ev);
 	return ret;
 }

@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/*
+ * The recorder: the trace channel's sub-buffers (kinstr_trace__consume) into a CTF trace
+ * (kinstr_ctf), one packet per sub-buffer, every loss carried into the packets' discarded-event
+ * counts so that readers (babeltrace2, kinstr report) see it, and a cap on the trace's size
+ * whose cut events are counted as lost, never silent.
+ */
+#ifndef KINSTR_RECORD_H
+#define KINSTR_RECORD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <kinstr/ctf.h>
+#include <kinstr/plan.h>
+#include <kinstr/trace.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* An event class: what one probe spec's hits record. */
+struct kinstr_rec_event {
+	char name[192];
+	unsigned int nvals;
+	struct kinstr_value vals[KINSTR_TRACE_MAX_VALS];
+	uint64_t count;			/* events written */
+	int class_id;			/* set by kinstr_recorder__new */
+};
+
+struct kinstr_recorder_opts {
+	size_t sz;
+	uint64_t max_size;		/* the trace's bytes at most (0: no cap) */
+	/* Each event written (live printing); vals[0..2] pid, tid, comm, then the values. */
+	void (*on_event)(void *ctx, const struct kinstr_rec_event *e, unsigned int cpu,
+			 const struct kinstr_trace_rec *r, const union kinstr_ctf_value *vals);
+	/* Asked after each sub-buffer: stop reading now (a deadline, a signal)? Not while draining. */
+	bool (*should_stop)(void *ctx);
+	void *ctx;
+};
+
+/* Room the end needs per CPU: two empty packets (losses after the last one). */
+#define KINSTR_RECORD_END_RESERVE 8192
+
+struct kinstr_recorder;
+/*
+ * A recorder of the events ev[nev] (kept by the caller for the recorder's life) into w for
+ * nr_cpus streams; it adds the event classes to w. NULL with errno: EINVAL (opts), ENOSPC
+ * (max_size leaves no room for the end's packets), or the class's error.
+ */
+struct kinstr_recorder *kinstr_recorder__new(struct kinstr_ctf *w, unsigned int nr_cpus,
+					     struct kinstr_rec_event *ev, unsigned int nev,
+					     const struct kinstr_recorder_opts *opts);
+void kinstr_recorder__free(struct kinstr_recorder *rec);
+
+#define KINSTR_RECORD_STOP 1	/* kinstr_recorder__subbuf's "stop reading now" */
+/*
+ * A kinstr_trace_subbuf_fn (ctx: the recorder): one sub-buffer into a packet of cpu's stream.
+ * 0, KINSTR_RECORD_STOP, or -errno (-EBADMSG: a record does not parse).
+ */
+int kinstr_recorder__subbuf(void *rec, unsigned int cpu, const struct kr_subbuf_hdr *h, const unsigned char *recs);
+/* From now on never ask should_stop: what the buffers hold is read to the end. */
+void kinstr_recorder__drain(struct kinstr_recorder *rec);
+/* Did the cap cut the trace? *first (if not NULL) is true the first time it says so to a first. */
+bool kinstr_recorder__capped(struct kinstr_recorder *rec, bool *first);
+
+struct kinstr_rec_cpu {
+	uint64_t recorded;		/* events written */
+	uint64_t lost;			/* every loss: the channel's and the cap's */
+	uint64_t cut;			/* of those, left out by the cap */
+};
+/*
+ * After the last sub-buffer: cpu's losses since its last packet (st: the channel's totals for
+ * it) written as an empty packet at now_ns (or at the last packet's end), and its totals.
+ */
+int kinstr_recorder__finish_cpu(struct kinstr_recorder *rec, unsigned int cpu, const struct kinstr_trace_stats *st,
+				uint64_t now_ns, struct kinstr_rec_cpu *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
