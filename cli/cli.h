@@ -47,6 +47,11 @@ struct kinstr_plan;
  * why and returns -errno. A glob's refused functions are skipped and counted on stderr.
  */
 int cli_add_spec(struct kinstr_plan *pl, const char *spec);
+/* The same for a trace spec, SPEC(VALUE,...): kinstr_plan__add_trace, printing why. */
+struct kinstr_btf;
+struct kinstr_trace_event;
+int cli_add_trace(struct kinstr_plan *pl, const char *text, struct kinstr_btf *btf, struct kinstr_trace_event *ev,
+		  unsigned int *nev, unsigned int max);
 int cmd_profile(int argc, char **argv);
 int cmd_drill(int argc, char **argv);
 /*

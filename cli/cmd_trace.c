@@ -71,7 +71,7 @@ static void trace_usage(FILE *f)
 }
 
 struct tracer {
-	struct kinstr_rec_event *ev;
+	struct kinstr_trace_event *ev;
 	unsigned int nev;
 	struct cli_run *run;
 };
@@ -83,7 +83,7 @@ static bool trace_should_stop(void *ctx)
 }
 
 /* --live: each event as it is written */
-static void print_event(void *ctx, const struct kinstr_rec_event *e, unsigned int cpu, const struct kinstr_trace_rec *r,
+static void print_event(void *ctx, const struct kinstr_trace_event *e, unsigned int cpu, const struct kinstr_trace_rec *r,
 			const union kinstr_ctf_value *vals)
 {
 	unsigned int i;
@@ -111,62 +111,6 @@ static uint64_t now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-/* The SPEC's probes [n0, n1) of ps become trace probes of event classes of tr. */
-static int setup_spec(struct tracer *tr, struct kinstr_probeset *ps, size_t n0, const char *probe,
-		      const char *values, struct kinstr_btf *btf)
-{
-	bool at_return = strstr(probe, "%return") != NULL, offset = strchr(probe, '+') != NULL;
-	size_t i;
-	char err[512];
-
-	for (i = n0; i < kinstr_probeset__cnt(ps); i++) {
-		const struct kinstr_probe_info *p = kinstr_probeset__info(ps, i);
-		struct kinstr_trace_spec spec;
-		struct kinstr_proto proto, *pp = NULL;
-		char name[192];
-		unsigned int e, j;
-		bool at_entry = !at_return && !offset;
-
-		if (at_return)
-			snprintf(name, sizeof(name), "%s%%return", p->func->name);
-		else if (offset)
-			snprintf(name, sizeof(name), "%s+0x%llx", p->func->name,
-				 (unsigned long long)(p->addr - p->func->addr));
-		else
-			snprintf(name, sizeof(name), "%s", p->func->name);
-		for (e = 0; e < tr->nev; e++)
-			if (!strcmp(tr->ev[e].name, name))
-				break;
-		if (e == tr->nev) {
-			struct kinstr_rec_event *ev;
-
-			if (tr->nev == MAX_EVENTS) {
-				cli_err("more than %d events", MAX_EVENTS);
-				return -E2BIG;
-			}
-			ev = &tr->ev[tr->nev];
-			memset(ev, 0, sizeof(*ev));
-			snprintf(ev->name, sizeof(ev->name), "%s", name);
-			if (btf && kinstr_btf__proto(btf, p->func->name, &proto) == 0)
-				pp = &proto;
-			if (kinstr_values__parse(values, pp, at_entry, at_return, p->func->name, ev->vals, &ev->nvals,
-						 err, sizeof(err))) {
-				cli_err("%s: %s", name, err);
-				return -EINVAL;
-			}
-			tr->nev++;
-		}
-		memset(&spec, 0, sizeof(spec));
-		spec.event = (uint16_t)e;
-		spec.nvals = (uint8_t)tr->ev[e].nvals;
-		for (j = 0; j < tr->ev[e].nvals; j++)
-			spec.vals[j] = tr->ev[e].vals[j].v;
-		if (kinstr_probeset__set_trace(ps, i, &spec))
-			return -EINVAL;
-	}
-	return 0;
 }
 
 /* Hits whose record the recursion guard skipped, over every probe (0 if unknown). */
@@ -274,6 +218,10 @@ int cmd_trace(int argc, char **argv)
 			cli_err("%s", err);
 			return CLI_USAGE;
 		}
+		if (strchr(argv[i], '(') && argv[i][strlen(argv[i]) - 1] != ')') {
+			cli_err("%s: expected SPEC(VALUE,...)", argv[i]);
+			return CLI_USAGE;
+		}
 	}
 	if (subbuf < 4096 || (subbuf & (subbuf - 1))) {
 		cli_err("--subbuf-size: a power of two of at least 4K");
@@ -309,25 +257,7 @@ int cmd_trace(int argc, char **argv)
 	if (!pl)
 		goto out;
 	for (i = optind; i < argc; i++) {
-		char probe[512], *open;
-		const char *values = NULL;
-		size_t n0 = kinstr_probeset__cnt(ps);
-
-		snprintf(probe, sizeof(probe), "%s", argv[i]);
-		open = strchr(probe, '(');
-		if (open) {
-			size_t n = strlen(probe);
-
-			if (probe[n - 1] != ')') {
-				cli_err("%s: expected SPEC(VALUE,...)", argv[i]);
-				ret = CLI_USAGE;
-				goto out;
-			}
-			probe[n - 1] = 0;
-			*open = 0;
-			values = open + 1;
-		}
-		if (cli_add_spec(pl, probe) || setup_spec(&tr, ps, n0, probe, values, btf))
+		if (cli_add_trace(pl, argv[i], btf, tr.ev, &tr.nev, MAX_EVENTS))
 			goto out;
 		snprintf(specs_env + strlen(specs_env), sizeof(specs_env) - strlen(specs_env), "%s%s",
 			 i > optind ? " " : "", argv[i]);

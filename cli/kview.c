@@ -94,22 +94,46 @@ const struct kinstr_func *cli_find_func(const struct kinstr_kernel *k, const cha
 	return f;
 }
 
+/* A glob's refused functions, counted by rule, after it was planned. */
+static void print_glob(const char *spec, const struct kinstr_plan_glob *g)
+{
+	size_t i;
+
+	if (!strpbrk(spec, "*?[") || !g->refused)
+		return;
+	fprintf(stderr, "kinstr: %s: %zu functions probed, %zu refused", spec, g->probed, g->refused);
+	for (i = 0; i < g->nrules; i++)
+		fprintf(stderr, "%s %zu %s", i ? ";" : ":", g->rules[i].count, g->rules[i].why);
+	fprintf(stderr, "%s (see 'kinstr sites %s')\n", g->more ? "; ..." : "", spec);
+}
+
 int cli_add_spec(struct kinstr_plan *pl, const char *spec)
 {
 	struct kinstr_plan_glob g;
 	struct kinstr_why why;
-	size_t i;
 	int ret = kinstr_plan__add_spec(pl, spec, &why, &g);
+
+	if (ret)
+		cli_err("%s", why.msg);
+	else
+		print_glob(spec, &g);
+	return ret;
+}
+
+int cli_add_trace(struct kinstr_plan *pl, const char *text, struct kinstr_btf *btf, struct kinstr_trace_event *ev,
+		  unsigned int *nev, unsigned int max)
+{
+	struct kinstr_plan_glob g = { 0 };
+	struct kinstr_why why;
+	char probe[512];
+	int ret = kinstr_plan__add_trace(pl, text, btf, ev, nev, max, &why, &g);
 
 	if (ret) {
 		cli_err("%s", why.msg);
 		return ret;
 	}
-	if (strpbrk(spec, "*?[") && g.refused) {
-		fprintf(stderr, "kinstr: %s: %zu functions probed, %zu refused", spec, g.probed, g.refused);
-		for (i = 0; i < g.nrules; i++)
-			fprintf(stderr, "%s %zu %s", i ? ";" : ":", g.rules[i].count, g.rules[i].why);
-		fprintf(stderr, "%s (see 'kinstr sites %s')\n", g.more ? "; ..." : "", spec);
-	}
+	snprintf(probe, sizeof(probe), "%s", text);
+	probe[strcspn(probe, "(")] = 0;
+	print_glob(probe, &g);
 	return 0;
 }

@@ -520,3 +520,72 @@ int kinstr_plan__time_spec(struct kinstr_plan *pl, const char *spec, unsigned in
 			       *skipped);
 	return 0;
 }
+
+/* Probe i's event: found by name in ev[*nev], or made with its values. */
+static int trace_event(struct kinstr_plan *pl, size_t i, const char *values, bool at_return, bool offset,
+		       struct kinstr_btf *btf, struct kinstr_trace_event *ev, unsigned int *nev, unsigned int max,
+		       struct kinstr_why *why)
+{
+	const struct kinstr_probe_info *p = kinstr_probeset__info(pl->ps, i);
+	struct kinstr_proto proto, *pp = NULL;
+	struct kinstr_trace_spec spec;
+	char name[192], err[512];
+	unsigned int e, j;
+
+	if (at_return)
+		snprintf(name, sizeof(name), "%s%%return", p->func->name);
+	else if (offset)
+		snprintf(name, sizeof(name), "%s+0x%llx", p->func->name, (unsigned long long)(p->addr - p->func->addr));
+	else
+		snprintf(name, sizeof(name), "%s", p->func->name);
+	for (e = 0; e < *nev; e++)
+		if (!strcmp(ev[e].name, name))
+			break;
+	if (e == *nev) {
+		if (*nev == max)
+			return why_set(why, -E2BIG, p->func, p->addr, "more than %u events", max);
+		memset(&ev[e], 0, sizeof(ev[e]));
+		snprintf(ev[e].name, sizeof(ev[e].name), "%s", name);
+		if (btf && kinstr_btf__proto(btf, p->func->name, &proto) == 0)
+			pp = &proto;
+		if (kinstr_values__parse(values, pp, !at_return && !offset, at_return, p->func->name, ev[e].vals,
+					 &ev[e].nvals, err, sizeof(err)))
+			return why_set(why, -EINVAL, p->func, p->addr, "%s: %s", name, err);
+		++*nev;
+	}
+	memset(&spec, 0, sizeof(spec));
+	spec.event = (uint16_t)e;
+	spec.nvals = (uint8_t)ev[e].nvals;
+	for (j = 0; j < ev[e].nvals; j++)
+		spec.vals[j] = ev[e].vals[j].v;
+	if (kinstr_probeset__set_trace(pl->ps, i, &spec))
+		return why_set(why, -EINVAL, p->func, p->addr, "%s: cannot record these values", name);
+	return 0;
+}
+
+int kinstr_plan__add_trace(struct kinstr_plan *pl, const char *text, struct kinstr_btf *btf,
+			   struct kinstr_trace_event *ev, unsigned int *nev, unsigned int max, struct kinstr_why *why,
+			   struct kinstr_plan_glob *glob)
+{
+	char probe[512], *open;
+	const char *values = NULL;
+	size_t n0 = kinstr_probeset__cnt(pl->ps), i, n = strlen(text);
+	int ret;
+
+	snprintf(probe, sizeof(probe), "%s", text);
+	open = strchr(probe, '(');
+	if (open) {
+		if (n >= sizeof(probe) || probe[n - 1] != ')')
+			return why_set(why, -EINVAL, NULL, 0, "%.400s: expected SPEC(VALUE,...)", text);
+		probe[n - 1] = 0;
+		*open = 0;
+		values = open + 1;
+	}
+	ret = kinstr_plan__add_spec(pl, probe, why, glob);
+	for (i = n0; !ret && i < kinstr_probeset__cnt(pl->ps); i++)
+		ret = trace_event(pl, i, values, strstr(probe, "%return") != NULL, strchr(probe, '+') != NULL, btf, ev,
+				  nev, max, why);
+	if (ret)
+		kinstr_probeset__truncate(pl->ps, n0);
+	return ret;
+}

@@ -15,7 +15,7 @@ struct rec_cpu {
 struct kinstr_recorder {
 	struct kinstr_ctf *w;
 	unsigned int nr_cpus, nev;
-	struct kinstr_rec_event *ev;
+	struct kinstr_trace_event *ev;
 	struct kinstr_recorder_opts o;
 	uint64_t written;		/* the stream files' bytes so far */
 	bool capped, told, draining;
@@ -23,7 +23,7 @@ struct kinstr_recorder {
 };
 
 struct kinstr_recorder *kinstr_recorder__new(struct kinstr_ctf *w, unsigned int nr_cpus,
-					     struct kinstr_rec_event *ev, unsigned int nev,
+					     struct kinstr_trace_event *ev, unsigned int nev,
 					     const struct kinstr_recorder_opts *opts)
 {
 	struct kinstr_recorder *rec;
@@ -122,7 +122,7 @@ static int64_t count_records(const struct kr_subbuf_hdr *h, const unsigned char 
 }
 
 /* One record's values as the CTF writer takes them. */
-static int record_values(const struct kinstr_rec_event *e, const struct kinstr_trace_rec *r,
+static int record_values(const struct kinstr_trace_event *e, const struct kinstr_trace_rec *r,
 			 union kinstr_ctf_value *vals)
 {
 	const unsigned char *v = (const unsigned char *)(r + 1), *end = (const unsigned char *)r + r->len;

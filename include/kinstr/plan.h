@@ -141,6 +141,24 @@ struct kinstr_value {
 int kinstr_values__parse(const char *list, const struct kinstr_proto *proto, bool at_entry, bool at_return,
 			 const char *func, struct kinstr_value *vals, unsigned int *nvals, char *err, size_t errlen);
 
+/* An event class of a trace: what the hits of one probe spec's probes record. */
+struct kinstr_trace_event {
+	char name[192];			/* FUNC, FUNC+0xOFF or FUNC%return */
+	unsigned int nvals;
+	struct kinstr_value vals[KINSTR_TRACE_MAX_VALS];
+	uint64_t count;			/* events written (the recorder's) */
+	int class_id;			/* the trace's class (the recorder's) */
+};
+/*
+ * A trace spec, SPEC or SPEC(VALUE,...), into probes of the set that record into event classes:
+ * one per FUNC, FUNC+0xOFF or FUNC%return named (ev[*nev], at most max, made once each) with the
+ * values parsed for it (btf, may be NULL: arguments by name). glob as kinstr_plan__add_spec's.
+ * 0, or -errno and why.
+ */
+int kinstr_plan__add_trace(struct kinstr_plan *pl, const char *text, struct kinstr_btf *btf,
+			   struct kinstr_trace_event *ev, unsigned int *nev, unsigned int max, struct kinstr_why *why,
+			   struct kinstr_plan_glob *glob);
+
 #ifdef __cplusplus
 }
 #endif

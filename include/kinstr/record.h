@@ -19,20 +19,11 @@
 extern "C" {
 #endif
 
-/* An event class: what one probe spec's hits record. */
-struct kinstr_rec_event {
-	char name[192];
-	unsigned int nvals;
-	struct kinstr_value vals[KINSTR_TRACE_MAX_VALS];
-	uint64_t count;			/* events written */
-	int class_id;			/* set by kinstr_recorder__new */
-};
-
 struct kinstr_recorder_opts {
 	size_t sz;
 	uint64_t max_size;		/* the trace's bytes at most (0: no cap) */
 	/* Each event written (live printing); vals[0..2] pid, tid, comm, then the values. */
-	void (*on_event)(void *ctx, const struct kinstr_rec_event *e, unsigned int cpu,
+	void (*on_event)(void *ctx, const struct kinstr_trace_event *e, unsigned int cpu,
 			 const struct kinstr_trace_rec *r, const union kinstr_ctf_value *vals);
 	/* Asked after each sub-buffer: stop reading now (a deadline, a signal)? Not while draining. */
 	bool (*should_stop)(void *ctx);
@@ -49,7 +40,7 @@ struct kinstr_recorder;
  * (max_size leaves no room for the end's packets), or the class's error.
  */
 struct kinstr_recorder *kinstr_recorder__new(struct kinstr_ctf *w, unsigned int nr_cpus,
-					     struct kinstr_rec_event *ev, unsigned int nev,
+					     struct kinstr_trace_event *ev, unsigned int nev,
 					     const struct kinstr_recorder_opts *opts);
 void kinstr_recorder__free(struct kinstr_recorder *rec);
 

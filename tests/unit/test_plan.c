@@ -204,6 +204,37 @@ static void t_time(void)
 	kinstr_probeset__free(ps);
 }
 
+static void t_trace(void)
+{
+	struct kinstr_probeset *ps;
+	struct kinstr_plan *pl = plan(&ps, false);
+	struct kinstr_trace_event ev[2];
+	struct kinstr_why why;
+	unsigned int nev = 0;
+	size_t n0;
+
+	if (!pl)
+		SKIP("no snapshot");
+	CHECK(kinstr_plan__add_trace(pl, "vfs_read(%rdi, x=+8(%rsi):u32)", NULL, ev, &nev, 2, &why, NULL) == 0 &&
+	      nev == 1 && !strcmp(ev[0].name, "vfs_read") && ev[0].nvals == 2 && !strcmp(ev[0].vals[1].name, "x") &&
+	      kinstr_probeset__cnt(ps) == 1, "%s: %u events", why.msg, nev);
+	n0 = kinstr_probeset__cnt(ps);
+	CHECK(kinstr_plan__add_trace(pl, "vfs_read%return", NULL, ev, &nev, 2, &why, NULL) == 0 && nev == 2 &&
+	      !strcmp(ev[1].name, "vfs_read%return") && ev[1].nvals == 1 && !strcmp(ev[1].vals[0].name, "ret") &&
+	      kinstr_probeset__cnt(ps) > n0, "%s: %u events", why.msg, nev);
+	n0 = kinstr_probeset__cnt(ps);
+	CHECK(kinstr_plan__add_trace(pl, "vfs_write", NULL, ev, &nev, 2, &why, NULL) == -E2BIG &&
+	      !strcmp(why.msg, "more than 2 events") && kinstr_probeset__cnt(ps) == n0, "'%s'", why.msg);
+	nev = 0;
+	CHECK(kinstr_plan__add_trace(pl, "vfs_write(count)", NULL, ev, &nev, 2, &why, NULL) == -EINVAL &&
+	      !strcmp(why.msg, "vfs_write: 'count': no BTF prototype for vfs_write (use registers: %rdi, %rsi, ...)") &&
+	      kinstr_probeset__cnt(ps) == n0, "'%s'", why.msg);
+	CHECK(kinstr_plan__add_trace(pl, "vfs_write(%rdi", NULL, ev, &nev, 2, &why, NULL) == -EINVAL &&
+	      !strcmp(why.msg, "vfs_write(%rdi: expected SPEC(VALUE,...)"), "'%s'", why.msg);
+	kinstr_plan__free(pl);
+	kinstr_probeset__free(ps);
+}
+
 static void t_opts(void)
 {
 	struct {
@@ -240,6 +271,7 @@ int main(void)
 	RUN(t_entry_return_offset);
 	RUN(t_glob_every);
 	RUN(t_time);
+	RUN(t_trace);
 	RUN(t_opts);
 	return check_done();
 }

@@ -55,7 +55,7 @@ static const unsigned char *recs(void)
 	return buf + sizeof(struct kr_subbuf_hdr);
 }
 
-static struct kinstr_rec_event ev[2];
+static struct kinstr_trace_event ev[2];
 
 static struct kinstr_ctf *writer(const char *dir)
 {
