@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/*
+ * The drill: Paradyn's call-graph search on the live kernel. Level by level, each function of
+ * the frontier is timed (entry to every exit) with each of its call sites (the call to the
+ * instruction after it); the callees whose share of the root's time is above a threshold form
+ * the next frontier, to a depth. Each level's probes go in on a device of their own and are
+ * removed before the next level's, so the overhead stays bounded. The tree of nodes is the result.
+ */
+#ifndef KINSTR_DRILL_H
+#define KINSTR_DRILL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <kinstr/kernel.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define KINSTR_DRILL_MAX_NODES 4096
+
+struct kinstr_drill_node {
+	const struct kinstr_func *f;	/* NULL: indirect calls */
+	const char *label;		/* for f == NULL */
+	int parent, depth;		/* parent -1: the root */
+	double weight;			/* share of the root's time */
+	double share;			/* share of the parent's time */
+	bool measured;
+	char why[160];			/* why it was not measured or expanded */
+	uint64_t calls, time_ns;
+	double self;			/* share of its own time not in timed calls */
+};
+
+struct kinstr_drill_opts {
+	size_t sz;
+	double threshold;		/* descend into callees above this share of the root (0, 1); default 0.05 */
+	int max_depth;			/* levels below the root; default 4 */
+	bool oncpu;			/* split on-CPU time, not wall time */
+	bool no_ftrace;			/* as kinstr_plan_opts' */
+	/*
+	 * Called once a level's probes are in (nfuncs functions, nprobes probes): time the level
+	 * (run the workload, wait its interval). Non-zero: stop the search (e.g. interrupted).
+	 */
+	int (*wait)(void *ctx, int level, size_t nfuncs, size_t nprobes);
+	void *ctx;
+};
+
+struct kinstr_drill;
+/* A search from root over k. NULL with errno (EINVAL: opts or no wait). */
+struct kinstr_drill *kinstr_drill__new(const struct kinstr_kernel *k, const struct kinstr_func *root,
+				       const struct kinstr_drill_opts *opts);
+void kinstr_drill__free(struct kinstr_drill *d);
+/*
+ * Measure the next level: 1 when one was measured, 0 when the search is over (no frontier, the
+ * depth limit, or wait said stop), -errno with the reason in err.
+ */
+int kinstr_drill__step(struct kinstr_drill *d, char *err, size_t errlen);
+/* After the search: the nodes left unmeasured say why (below the threshold, at the depth limit). */
+void kinstr_drill__finish(struct kinstr_drill *d);
+int kinstr_drill__node_cnt(const struct kinstr_drill *d);
+const struct kinstr_drill_node *kinstr_drill__node(const struct kinstr_drill *d, int i);
+/* The hot path from the root: node ids into path[max]; how many. */
+int kinstr_drill__hot_path(const struct kinstr_drill *d, int *path, int max);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
