@@ -53,6 +53,22 @@ struct kinstr_trace_event;
 int cli_add_trace(struct kinstr_plan *pl, const char *text, struct kinstr_btf *btf, struct kinstr_trace_event *ev,
 		  unsigned int *nev, unsigned int max);
 int cmd_profile(int argc, char **argv);
+/* A timed function of kinstr profile, and its printers (cli/profile_out.c). */
+#define CLI_MAX_CALLS 256
+struct kinstr_callsite;
+struct kinstr_timer_stats;
+struct cli_pfunc {
+	const struct kinstr_func *f;
+	unsigned int exits;
+	struct kinstr_callsite *sites;	/* --calls */
+	unsigned int nsites;
+};
+void cli_profile__table(const struct cli_pfunc *pf, unsigned int n, const struct kinstr_timer_stats *st, bool hist,
+			bool show_calls, const char *key);
+void cli_profile__json(const struct cli_pfunc *pf, unsigned int n, const struct kinstr_timer_stats *st, double secs,
+		       int status, bool show_calls);
+/* Folded stacks of the device's timer paths on stdout: 0, or -errno (printed). */
+int cli_profile__folded(struct kinstr_dev *dev, const struct cli_pfunc *pf, unsigned int n);
 int cmd_drill(int argc, char **argv);
 /*
  * The kernel to analyse: the snapshot file if one is named, else the running kernel through
