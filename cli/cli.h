@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 struct cli_cmd {
@@ -28,6 +29,21 @@ int cmd_count(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_trace(int argc, char **argv);
+/* kinstr trace's printing besides the trace (cli/trace_out.c). */
+struct kinstr_trace_event;
+struct kinstr_trace_rec;
+struct kinstr_trace_stats;
+struct kinstr_rec_cpu;
+struct kinstr_recording;
+union kinstr_ctf_value;
+/* --live: an event as it is written (a kinstr_recording_opts on_event). */
+void cli_trace__event(void *ctx, const struct kinstr_trace_event *e, unsigned int cpu, const struct kinstr_trace_rec *r,
+		      const union kinstr_ctf_value *vals);
+/* The first time the trace is found cut by --max-size, say so. */
+void cli_trace__capped(struct kinstr_recording *rec);
+/* Each CPU's events recorded and lost, summed into the totals. */
+void cli_trace__cpus(const struct kinstr_rec_cpu *cpus, const struct kinstr_trace_stats *st, unsigned int nr_cpus,
+		     uint64_t *total_rec, uint64_t *total_lost);
 int cmd_batch(int argc, char **argv);
 /* main.c's dispatch of one command line, argv[0] the subcommand (or -l). */
 int cli_dispatch(int argc, char **argv);

@@ -1,13 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /* kinstr trace -o DIR SPEC[(VALUE,...)]...: record every hit, with values, as a CTF trace. */
-#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -82,51 +80,6 @@ static bool trace_should_stop(void *ctx)
 	return cli_run__done(((struct tracer *)ctx)->run);
 }
 
-/* --live: each event as it is written */
-static void print_event(void *ctx, const struct kinstr_trace_event *e, unsigned int cpu, const struct kinstr_trace_rec *r,
-			const union kinstr_ctf_value *vals)
-{
-	unsigned int i;
-
-	printf("[%llu.%09llu] cpu %u %.16s %u/%u %s:", (unsigned long long)(r->ts / 1000000000),
-	       (unsigned long long)(r->ts % 1000000000), cpu, r->comm, r->pid, r->tid, e->name);
-	for (i = 0; i < e->nvals; i++) {
-		const struct kinstr_value *t = &e->vals[i];
-
-		if (t->type == KINSTR_CTF_STRING)
-			printf(" %s=\"%s\"", t->name, vals[3 + i].str);
-		else if (t->hex)
-			printf(" %s=0x%llx", t->name, (unsigned long long)vals[3 + i].u);
-		else if (t->type >= KINSTR_CTF_S8 && t->type <= KINSTR_CTF_S64)
-			printf(" %s=%lld", t->name, (long long)vals[3 + i].s);
-		else
-			printf(" %s=%llu", t->name, (unsigned long long)vals[3 + i].u);
-	}
-	printf("\n");
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-/* Hits whose record the recursion guard skipped, over every probe (0 if unknown). */
-static uint64_t recursion_missed(struct kinstr_probeset *ps)
-{
-	size_t i, n = kinstr_probeset__cnt(ps);
-	uint64_t *c = calloc(n ? n : 1, sizeof(*c)), *m = calloc(n ? n : 1, sizeof(*m)), sum = 0;
-
-	if (c && m && !kinstr_probeset__counts_missed(ps, c, m))
-		for (i = 0; i < n; i++)
-			sum += m[i];
-	free(c);
-	free(m);
-	return sum;
-}
-
 int cmd_trace(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -145,28 +98,28 @@ int cmd_trace(int argc, char **argv)
 	};
 	const char *dir = NULL, *command = NULL;
 	char dirbuf[64], err[512], specs_env[1024] = "";
-	double duration = 0, last_flush;
+	double duration = 0;
 	uint32_t bufsize = 1 << 20, subbuf = 64 << 10;
 	unsigned long long v, max_size = 0;
-	bool overwrite = false, user_max, live = false, first;
+	bool overwrite = false, live = false;
 	struct kinstr_plan_opts popts = { .sz = sizeof(popts) };
 	struct kinstr_plan *pl = NULL;
 	struct tracer tr = { 0 };
-	struct kinstr_recorder_opts ropts = { .sz = sizeof(ropts), .should_stop = trace_should_stop, .ctx = &tr };
-	struct kinstr_recorder *rec = NULL;
-	struct kinstr_ctf *w = NULL;
 	struct kinstr_trace_opts topts = { .sz = sizeof(topts) };
-	struct kinstr_ctf_opts copts = { .sz = sizeof(copts) };
-	struct kinstr_ctf_env env[2];
+	struct kinstr_recording_opts ropts = { .sz = sizeof(ropts), .trace = &topts, .should_stop = trace_should_stop,
+					       .ctx = &tr };
+	struct kinstr_recording *rec = NULL;
+	struct kinstr_rec_cpu *cpus = NULL;
+	struct kinstr_trace_stats *st = NULL;
+	struct kinstr_ctf_env env[1];
 	struct kinstr_probeset *ps = NULL;
-	struct kinstr_trace *t = NULL;
 	struct kinstr_btf *btf;
 	struct kinstr_kernel *k;
 	struct kinstr_dev *dev;
 	int c, i, ret = CLI_FAIL, r;
 	struct cli_run run;
 	uint64_t total_rec = 0, total_lost = 0, missed = 0;
-	unsigned int cpu, nr_cpus;
+	unsigned int nr_cpus;
 
 	while ((c = getopt_long(argc, argv, "+o:d:c:h", opts, NULL)) != -1) {
 		switch (c) {
@@ -262,48 +215,14 @@ int cmd_trace(int argc, char **argv)
 		snprintf(specs_env + strlen(specs_env), sizeof(specs_env) - strlen(specs_env), "%s%s",
 			 i > optind ? " " : "", argv[i]);
 	}
-	t = kinstr_trace__create(dev, &topts);
-	if (!t) {
-		cli_err("cannot create the trace buffers (%u x %u bytes per CPU): %s", topts.num_subbufs, subbuf,
-			strerror(errno));
-		goto out;
-	}
-	nr_cpus = kinstr_trace__nr_cpus(t);
 	env[0] = (struct kinstr_ctf_env){ "kinstr_probes", specs_env };
-	env[1] = (struct kinstr_ctf_env){ "kinstr_mode", overwrite ? "overwrite" : "discard" };
-	copts.env = env;
-	copts.env_cnt = 2;
-	/* the module read the records' clock and the wall clock side by side */
-	copts.clock_offset_ns = kinstr_trace__clock_offset(t);
-	if (topts.local_clock) {
-		copts.clock_name = "local";
-		copts.clock_description = "the kernel's local_clock()";
-	}
-	w = kinstr_ctf__create(dir, &copts);
-	if (!w) {
-		cli_err("%s: cannot create the trace: %s", dir, errno == EEXIST ? "it exists and is not empty" :
-			strerror(errno));
-		goto out;
-	}
-	user_max = max_size != 0;
-	if (!max_size) {	/* min(1 GiB, half the free space of the output's file system) */
-		struct statvfs fs;
-
-		max_size = 1ull << 30;
-		if (!statvfs(dir, &fs) && (unsigned long long)fs.f_bavail * fs.f_frsize / 2 < max_size)
-			max_size = (unsigned long long)fs.f_bavail * fs.f_frsize / 2;
-	}
+	ropts.env = env;
+	ropts.env_cnt = 1;
 	ropts.max_size = max_size;
-	ropts.on_event = live ? print_event : NULL;
-	rec = kinstr_recorder__new(w, nr_cpus, tr.ev, tr.nev, &ropts);
-	if (!rec && errno == ENOSPC) {
-		cli_err("%s: --max-size %llu bytes leaves no room for the trace (%u CPUs need %llu bytes)%s", dir,
-			max_size, nr_cpus, (unsigned long long)nr_cpus * KINSTR_RECORD_END_RESERVE + 4096,
-			user_max ? "" : " (the default is half the file system's free space)");
-		goto out;
-	}
+	ropts.on_event = live ? cli_trace__event : NULL;
+	rec = kinstr_recording__new(dev, dir, tr.ev, tr.nev, &ropts, err, sizeof(err));
 	if (!rec) {
-		cli_err("%s: cannot describe the events: %s", dir, strerror(errno));
+		cli_err("%s", err);
 		goto out;
 	}
 	cli_catch_signals();
@@ -313,84 +232,32 @@ int cmd_trace(int argc, char **argv)
 	}
 	fprintf(stderr, "kinstr: tracing %zu probes (%u events) into %s%s\n", kinstr_probeset__cnt(ps), tr.nev, dir,
 		command || duration > 0 ? "" : "; Ctrl-C to stop");
-	last_flush = cli_now();
 	cli_run__begin(&run);
 	if (command && cli_run__spawn(&run))
 		goto out;
-	/*
-	 * The deadline, a signal and the command's end are checked between every two sub-buffers
-	 * (trace_should_stop), not only when the buffers are empty: probes that fire as fast as
-	 * they are read (or on the reader's own work) never leave them empty.
-	 */
-	while (!trace_should_stop(&tr)) {
-		kinstr_trace__poll(t, command ? 20 : 100);
-		if (live && cli_now() - last_flush >= 1) {
-			kinstr_trace__flush(t);
-			last_flush = cli_now();
-		}
-		r = kinstr_trace__consume(t, kinstr_recorder__subbuf, rec);
-		if (live)
-			fflush(stdout);
-		if (kinstr_recorder__capped(rec, &first) && first)
-			fprintf(stderr, "kinstr: the trace reached --max-size (%llu bytes): later events are counted as "
-				"lost\n", max_size);
-		if (r < 0) {
-			cli_err("reading the trace buffers: %s", strerror(-r));
-			goto out;
-		}
-		if (r == KINSTR_RECORD_STOP)
-			break;
+	r = kinstr_recording__run(rec, live, command ? 20 : 100, err, sizeof(err));
+	cli_trace__capped(rec);
+	if (r) {
+		cli_err("%s", err);
+		goto out;
 	}
-	missed = recursion_missed(ps);
+	missed = kinstr_probeset__missed_total(ps);
 	cli_run__stop(&run);
-	/*
-	 * Probes out, every handler finished (quiescence), then what the buffers already hold: the
-	 * last partial sub-buffers, at most a buffer's worth per CPU.
-	 */
+	/* probes out, every handler finished (quiescence), then what the buffers already hold */
 	kinstr_probeset__remove(ps);
 	kinstr_dev__sync(dev);
-	kinstr_trace__flush(t);
-	kinstr_recorder__drain(rec);
-	r = kinstr_trace__consume_max(t, kinstr_recorder__subbuf, rec, topts.num_subbufs + 1);
-	if (live)
-		fflush(stdout);
-	if (kinstr_recorder__capped(rec, &first) && first)
-		fprintf(stderr, "kinstr: the trace reached --max-size (%llu bytes): later events are counted as "
-			"lost\n", max_size);
-	if (r < 0) {
-		cli_err("reading the trace buffers: %s", strerror(-r));
+	nr_cpus = kinstr_recording__nr_cpus(rec);
+	cpus = calloc(nr_cpus, sizeof(*cpus));
+	st = calloc(nr_cpus, sizeof(*st));
+	if (!cpus || !st)
+		goto out;
+	r = kinstr_recording__drain(rec, cpus, st, err, sizeof(err));
+	cli_trace__capped(rec);
+	if (r || kinstr_recording__close(rec, err, sizeof(err))) {
+		cli_err("%s", err);
 		goto out;
 	}
-	for (cpu = 0; cpu < nr_cpus; cpu++) {
-		struct kinstr_trace_stats st;
-		struct kinstr_rec_cpu rc;
-
-		if (kinstr_trace__stats(t, cpu, &st))
-			continue;
-		if (kinstr_recorder__finish_cpu(rec, cpu, &st, now_ns(), &rc)) {
-			cli_err("%s: cannot write the stream of cpu %u", dir, cpu);
-			goto out;
-		}
-		if (rc.recorded || rc.lost) {
-			char cut[64] = "";
-
-			if (rc.cut)
-				snprintf(cut, sizeof(cut), ", over --max-size %llu", (unsigned long long)rc.cut);
-			fprintf(stderr, "kinstr: cpu %u: %llu events recorded, %llu lost (full %llu, overwritten %llu, "
-				"too big %llu, nested %llu%s)\n", cpu, (unsigned long long)rc.recorded,
-				(unsigned long long)rc.lost, (unsigned long long)st.lost_full,
-				(unsigned long long)st.lost_wrap, (unsigned long long)st.lost_big,
-				(unsigned long long)st.lost_nest, cut);
-		}
-		total_rec += rc.recorded;
-		total_lost += rc.lost;
-	}
-	r = kinstr_ctf__close(w);
-	w = NULL;
-	if (r) {
-		cli_err("%s: writing the trace failed: %s", dir, strerror(-r));
-		goto out;
-	}
+	cli_trace__cpus(cpus, st, nr_cpus, &total_rec, &total_lost);
 	fprintf(stderr, "kinstr: %llu events recorded, %llu lost, in %s\n", (unsigned long long)total_rec,
 		(unsigned long long)total_lost, dir);
 	if (missed)
@@ -399,14 +266,13 @@ int cmd_trace(int argc, char **argv)
 	ret = cli_run__status(&run);
 out:
 	cli_run__cleanup(&run);
-	kinstr_recorder__free(rec);
-	if (w)
-		kinstr_ctf__close(w);
+	kinstr_recording__free(rec);
 	kinstr_plan__free(pl);
 	kinstr_probeset__free(ps);	/* removes the probes */
-	kinstr_trace__free(t);
 	kinstr_btf__close(btf);
 	cli_close_kernel(k, dev);
 	free(tr.ev);
+	free(cpus);
+	free(st);
 	return ret;
 }

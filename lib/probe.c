@@ -559,6 +559,19 @@ void kinstr_probeset__set_async(struct kinstr_probeset *ps, bool async)
 	ps->async = async;
 }
 
+uint64_t kinstr_probeset__missed_total(struct kinstr_probeset *ps)
+{
+	size_t i, n = ps->n;
+	uint64_t *c = calloc(n ? n : 1, sizeof(*c)), *m = calloc(n ? n : 1, sizeof(*m)), sum = 0;
+
+	if (c && m && !kinstr_probeset__counts_missed(ps, c, m))
+		for (i = 0; i < n; i++)
+			sum += m[i];
+	free(c);
+	free(m);
+	return sum;
+}
+
 int kinstr_probeset__remove(struct kinstr_probeset *ps)
 {
 	struct kinstr_remove rm = { .size = sizeof(rm), .area = ps->area };

@@ -104,6 +104,8 @@ int kinstr_probeset__verify(struct kinstr_probeset *ps, size_t *refused, char *e
 int kinstr_probeset__counts(struct kinstr_probeset *ps, uint64_t *counts);
 /* The same, and per probe the actions its recursion guard skipped (missed[cnt], may be NULL). */
 int kinstr_probeset__counts_missed(struct kinstr_probeset *ps, uint64_t *counts, uint64_t *missed);
+/* Hits whose action the recursion guard skipped, over every probe (0 if unknown). */
+uint64_t kinstr_probeset__missed_total(struct kinstr_probeset *ps);
 int kinstr_probeset__remove(struct kinstr_probeset *ps);
 
 /* The stable text of a module refusal code (enum kinstr_refusal). */

@@ -67,6 +67,49 @@ struct kinstr_rec_cpu {
 int kinstr_recorder__finish_cpu(struct kinstr_recorder *rec, unsigned int cpu, const struct kinstr_trace_stats *st,
 				uint64_t now_ns, struct kinstr_rec_cpu *out);
 
+/*
+ * A recording (lib/recording.c): the trace channel on a device, the CTF trace in a folder and a
+ * recorder between them, run until asked to stop, then drained. Every failure comes back as
+ * -errno with a sentence in err.
+ */
+struct kinstr_recording_opts {
+	size_t sz;
+	const struct kinstr_trace_opts *trace;	/* the channel: geometry, mode, clock (NULL: defaults) */
+	uint64_t max_size;		/* 0: min(1 GiB, half the free space of the folder's file system) */
+	const struct kinstr_ctf_env *env;	/* the trace's environment, besides the module's own */
+	unsigned int env_cnt;
+	/* as kinstr_recorder_opts' */
+	void (*on_event)(void *ctx, const struct kinstr_trace_event *e, unsigned int cpu,
+			 const struct kinstr_trace_rec *r, const union kinstr_ctf_value *vals);
+	bool (*should_stop)(void *ctx);
+	void *ctx;
+};
+struct kinstr_recording;
+/* Events ev[nev] (the planner's, kept by the caller) of dev's probes into a new trace in dir. */
+struct kinstr_recording *kinstr_recording__new(struct kinstr_dev *dev, const char *dir, struct kinstr_trace_event *ev,
+					       unsigned int nev, const struct kinstr_recording_opts *opts, char *err,
+					       size_t errlen);
+/*
+ * Record until should_stop (checked between every two sub-buffers, so that probes that fire as
+ * fast as they are read still stop), waiting up to poll_ms for records: 0 or -errno. live: a
+ * partly filled sub-buffer goes out every second, and stdout is flushed after each read.
+ */
+int kinstr_recording__run(struct kinstr_recording *rec, bool live, int poll_ms, char *err, size_t errlen);
+/*
+ * Once the probes are out and every handler finished (kinstr_dev__sync): what the buffers hold,
+ * at most a buffer's worth per CPU, then each CPU's losses since its last packet; cpus[] (nr_cpus
+ * of them, may be NULL) gets each CPU's totals and st[] the channel's.
+ */
+int kinstr_recording__drain(struct kinstr_recording *rec, struct kinstr_rec_cpu *cpus, struct kinstr_trace_stats *st,
+			    char *err, size_t errlen);
+/* Write the trace's last bytes: 0 or -errno. */
+int kinstr_recording__close(struct kinstr_recording *rec, char *err, size_t errlen);
+void kinstr_recording__free(struct kinstr_recording *rec);
+unsigned int kinstr_recording__nr_cpus(const struct kinstr_recording *rec);
+uint64_t kinstr_recording__max_size(const struct kinstr_recording *rec);
+/* kinstr_recorder__capped of its recorder. */
+bool kinstr_recording__capped(struct kinstr_recording *rec, bool *first);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,217 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/* A recording: trace channel, CTF trace and recorder, run and drained (include/kinstr/record.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/statvfs.h>
+#include <time.h>
+
+#include <kinstr/record.h>
+#include "opts.h"
+
+struct kinstr_recording {
+	struct kinstr_dev *dev;
+	struct kinstr_trace *t;
+	struct kinstr_ctf *w;
+	struct kinstr_recorder *rec;
+	const char *dir;
+	unsigned int num_subbufs, nr_cpus;
+	uint64_t max_size;
+	bool (*should_stop)(void *ctx);
+	void *ctx;
+};
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* min(1 GiB, half the free space of dir's file system) */
+static uint64_t default_max(const char *dir)
+{
+	struct statvfs fs;
+	uint64_t max = 1ull << 30;
+
+	if (!statvfs(dir, &fs) && (uint64_t)fs.f_bavail * fs.f_frsize / 2 < max)
+		max = (uint64_t)fs.f_bavail * fs.f_frsize / 2;
+	return max;
+}
+
+struct kinstr_recording *kinstr_recording__new(struct kinstr_dev *dev, const char *dir, struct kinstr_trace_event *ev,
+					       unsigned int nev, const struct kinstr_recording_opts *opts, char *err,
+					       size_t errlen)
+{
+	const struct kinstr_trace_opts *topts = KINSTR_OPTS_GET(opts, trace, NULL);
+	struct kinstr_ctf_env env[16];
+	struct kinstr_ctf_opts copts = { .sz = sizeof(copts) };
+	struct kinstr_recorder_opts ropts = { .sz = sizeof(ropts) };
+	struct kinstr_recording *r;
+	unsigned int i, nenv = KINSTR_OPTS_GET(opts, env_cnt, 0);
+	bool user_max;
+	int e;
+
+	if (!dev || !dir || !KINSTR_OPTS_VALID(opts) || nenv > 15) {
+		snprintf(err, errlen, "bad recording options");
+		errno = EINVAL;
+		return NULL;
+	}
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return NULL;
+	r->dev = dev;
+	r->dir = dir;
+	r->should_stop = KINSTR_OPTS_GET(opts, should_stop, NULL);
+	r->ctx = KINSTR_OPTS_GET(opts, ctx, NULL);
+	r->t = kinstr_trace__create(dev, topts);
+	if (!r->t) {
+		e = errno;
+		snprintf(err, errlen, "cannot create the trace buffers (%u x %u bytes per CPU): %s",
+			 topts && topts->num_subbufs ? topts->num_subbufs : 16,
+			 topts && topts->subbuf_size ? topts->subbuf_size : 64 << 10, strerror(e));
+		goto fail;
+	}
+	r->nr_cpus = kinstr_trace__nr_cpus(r->t);
+	r->num_subbufs = topts && topts->num_subbufs ? topts->num_subbufs : 16;
+	for (i = 0; i < nenv; i++)
+		env[i] = opts->env[i];
+	env[nenv++] = (struct kinstr_ctf_env){ "kinstr_mode", topts && topts->overwrite ? "overwrite" : "discard" };
+	copts.env = env;
+	copts.env_cnt = nenv;
+	/* the module read the records' clock and the wall clock side by side */
+	copts.clock_offset_ns = kinstr_trace__clock_offset(r->t);
+	if (topts && topts->local_clock) {
+		copts.clock_name = "local";
+		copts.clock_description = "the kernel's local_clock()";
+	}
+	r->w = kinstr_ctf__create(dir, &copts);
+	if (!r->w) {
+		e = errno;
+		snprintf(err, errlen, "%s: cannot create the trace: %s", dir,
+			 e == EEXIST ? "it exists and is not empty" : strerror(e));
+		goto fail;
+	}
+	r->max_size = KINSTR_OPTS_GET(opts, max_size, 0);
+	user_max = r->max_size != 0;
+	if (!r->max_size)
+		r->max_size = default_max(dir);
+	ropts.max_size = r->max_size;
+	ropts.on_event = KINSTR_OPTS_GET(opts, on_event, NULL);
+	ropts.should_stop = r->should_stop;
+	ropts.ctx = r->ctx;
+	r->rec = kinstr_recorder__new(r->w, r->nr_cpus, ev, nev, &ropts);
+	if (!r->rec) {
+		e = errno;
+		if (e == ENOSPC)
+			snprintf(err, errlen, "%s: --max-size %llu bytes leaves no room for the trace (%u CPUs need %llu "
+				 "bytes)%s", dir, (unsigned long long)r->max_size, r->nr_cpus,
+				 (unsigned long long)r->nr_cpus * KINSTR_RECORD_END_RESERVE + 4096,
+				 user_max ? "" : " (the default is half the file system's free space)");
+		else
+			snprintf(err, errlen, "%s: cannot describe the events: %s", dir, strerror(e));
+		goto fail;
+	}
+	return r;
+fail:
+	kinstr_recording__free(r);
+	errno = e;
+	return NULL;
+}
+
+void kinstr_recording__free(struct kinstr_recording *r)
+{
+	if (!r)
+		return;
+	kinstr_recorder__free(r->rec);
+	if (r->w)
+		kinstr_ctf__close(r->w);
+	kinstr_trace__free(r->t);
+	free(r);
+}
+
+unsigned int kinstr_recording__nr_cpus(const struct kinstr_recording *r)
+{
+	return r->nr_cpus;
+}
+
+uint64_t kinstr_recording__max_size(const struct kinstr_recording *r)
+{
+	return r->max_size;
+}
+
+bool kinstr_recording__capped(struct kinstr_recording *r, bool *first)
+{
+	return kinstr_recorder__capped(r->rec, first);
+}
+
+int kinstr_recording__run(struct kinstr_recording *r, bool live, int poll_ms, char *err, size_t errlen)
+{
+	double last_flush = now_s();
+	int ret;
+
+	while (!(r->should_stop && r->should_stop(r->ctx))) {
+		kinstr_trace__poll(r->t, poll_ms);
+		if (live && now_s() - last_flush >= 1) {
+			kinstr_trace__flush(r->t);
+			last_flush = now_s();
+		}
+		ret = kinstr_trace__consume(r->t, kinstr_recorder__subbuf, r->rec);
+		if (live)
+			fflush(stdout);
+		if (ret < 0) {
+			snprintf(err, errlen, "reading the trace buffers: %s", strerror(-ret));
+			return ret;
+		}
+		if (ret == KINSTR_RECORD_STOP)
+			break;
+	}
+	return 0;
+}
+
+int kinstr_recording__drain(struct kinstr_recording *r, struct kinstr_rec_cpu *cpus, struct kinstr_trace_stats *st,
+			    char *err, size_t errlen)
+{
+	struct timespec ts;
+	unsigned int cpu;
+	int ret;
+
+	kinstr_trace__flush(r->t);
+	kinstr_recorder__drain(r->rec);
+	ret = kinstr_trace__consume_max(r->t, kinstr_recorder__subbuf, r->rec, r->num_subbufs + 1);
+	fflush(stdout);
+	if (ret < 0) {
+		snprintf(err, errlen, "reading the trace buffers: %s", strerror(-ret));
+		return ret;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	for (cpu = 0; cpu < r->nr_cpus; cpu++) {
+		struct kinstr_trace_stats s;
+		struct kinstr_rec_cpu c = { 0 };
+
+		memset(&s, 0, sizeof(s));
+		if (!kinstr_trace__stats(r->t, cpu, &s) &&
+		    kinstr_recorder__finish_cpu(r->rec, cpu, &s, (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec,
+						&c)) {
+			snprintf(err, errlen, "%s: cannot write the stream of cpu %u", r->dir, cpu);
+			return -EIO;
+		}
+		if (cpus)
+			cpus[cpu] = c;
+		if (st)
+			st[cpu] = s;
+	}
+	return 0;
+}
+
+int kinstr_recording__close(struct kinstr_recording *r, char *err, size_t errlen)
+{
+	int ret = kinstr_ctf__close(r->w);
+
+	r->w = NULL;
+	if (ret)
+		snprintf(err, errlen, "%s: writing the trace failed: %s", r->dir, strerror(-ret));
+	return ret;
+}
