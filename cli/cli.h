@@ -26,6 +26,13 @@ int cmd_disasm(int argc, char **argv);
 int cmd_sites(int argc, char **argv);
 int cmd_snapshot(int argc, char **argv);
 int cmd_count(int argc, char **argv);
+struct kinstr_kernel;
+/* kinstr count's printers (cli/count_out.c): the table (rates: HITS/S since prev over dt), JSON, the plan. */
+struct kinstr_probeset;
+void cli_count__table(const struct kinstr_probeset *ps, const uint64_t *hits, const uint64_t *prev, double dt,
+		      bool rates);
+void cli_count__json(const struct kinstr_probeset *ps, const uint64_t *hits, double secs, int status);
+void cli_count__plan(const struct kinstr_probeset *ps, const struct kinstr_kernel *k);
 int cmd_list(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_trace(int argc, char **argv);

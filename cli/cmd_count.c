@@ -46,76 +46,6 @@ static void count_usage(FILE *f)
 		   "or 143 (SIGTERM). The live table needs a terminal (not TERM=dumb).\n");
 }
 
-static void probe_name(const struct kinstr_probe_info *p, char *buf, size_t size)
-{
-	if (p->addr == p->func->addr)
-		snprintf(buf, size, "%s", p->func->name);
-	else
-		snprintf(buf, size, "%s+0x%llx", p->func->name, (unsigned long long)(p->addr - p->func->addr));
-}
-
-static void print_table(const struct kinstr_probeset *ps, const uint64_t *hits, const uint64_t *prev,
-			double dt, bool rates)
-{
-	size_t i;
-
-	printf("%-44s %-6s %-6s %14s%s\n", "PROBE", "CLASS", "ACTION", "HITS", rates ? "         HITS/S" : "");
-	for (i = 0; i < kinstr_probeset__cnt(ps); i++) {
-		const struct kinstr_probe_info *p = kinstr_probeset__info(ps, i);
-		char name[160];
-
-		probe_name(p, name, sizeof(name));
-		printf("%-44s %-6s %-6s %14llu", name, kinstr_probe_kind__str(p->kind),
-		       p->inline_count ? "inline" : "stub", (unsigned long long)hits[i]);
-		if (rates)
-			printf(" %14.0f", dt > 0 ? (hits[i] - prev[i]) / dt : 0.0);
-		printf("\n");
-	}
-	fflush(stdout);
-}
-
-static void print_json(const struct kinstr_probeset *ps, const uint64_t *hits, double secs, int status)
-{
-	size_t i;
-
-	printf("{\"seconds\":%.3f,", secs);
-	if (status >= 0)
-		printf("\"command_status\":%d,", status);
-	printf("\"probes\":[");
-	for (i = 0; i < kinstr_probeset__cnt(ps); i++) {
-		const struct kinstr_probe_info *p = kinstr_probeset__info(ps, i);
-		char name[160];
-
-		probe_name(p, name, sizeof(name));
-		printf("%s{\"probe\":", i ? "," : "");
-		cli_json_str(name);
-		printf(",\"addr\":\"0x%llx\",\"class\":\"%s\",\"action\":\"%s\",\"hits\":%llu}",
-		       (unsigned long long)p->addr, kinstr_probe_kind__str(p->kind),
-		       p->inline_count ? "inline" : "stub", (unsigned long long)hits[i]);
-	}
-	printf("]}\n");
-}
-
-static void print_plan(const struct kinstr_probeset *ps, const struct kinstr_kernel *k)
-{
-	size_t i, j;
-
-	printf("%-44s %-6s %-18s %s\n", "PROBE", "CLASS", "ADDRESS", "DISPLACED BYTES");
-	for (i = 0; i < kinstr_probeset__cnt(ps); i++) {
-		const struct kinstr_probe_info *p = kinstr_probeset__info(ps, i);
-		const unsigned char *b = kinstr_kernel__text(k, p->addr, p->displaced_len);
-		char name[160];
-
-		probe_name(p, name, sizeof(name));
-		printf("%-44s %-6s 0x%016llx ", name, kinstr_probe_kind__str(p->kind),
-		       (unsigned long long)p->addr);
-		for (j = 0; b && j < p->displaced_len; j++)
-			printf("%02x ", b[j]);
-		printf("\n");
-	}
-	printf("dry run: %zu probes, nothing patched\n", kinstr_probeset__cnt(ps));
-}
-
 struct live_ctx {
 	struct kinstr_probeset *ps;
 	uint64_t *hits, *prev;
@@ -128,7 +58,7 @@ static void live_tick(void *ctx, double dt)
 	memcpy(lc->prev, lc->hits, kinstr_probeset__cnt(lc->ps) * sizeof(*lc->hits));
 	if (kinstr_probeset__counts(lc->ps, lc->hits) == 0) {
 		printf("\033[H\033[2J");
-		print_table(lc->ps, lc->hits, lc->prev, dt, true);
+		cli_count__table(lc->ps, lc->hits, lc->prev, dt, true);
 	}
 }
 
@@ -214,7 +144,7 @@ int cmd_count(int argc, char **argv)
 		if (cli_add_spec(pl, argv[i]))
 			goto out;
 	if (dry) {
-		print_plan(ps, k);
+		cli_count__plan(ps, k);
 		ret = CLI_OK;
 		goto out;
 	}
@@ -247,9 +177,9 @@ int cmd_count(int argc, char **argv)
 		goto out;
 	}
 	if (json)
-		print_json(ps, hits, cli_now() - run.t0, run.status);
+		cli_count__json(ps, hits, cli_now() - run.t0, run.status);
 	else
-		print_table(ps, hits, prev, 0, false);
+		cli_count__table(ps, hits, prev, 0, false);
 	if (fflush(stdout) || ferror(stdout)) {
 		cli_err("cannot write %s: %s", output ? output : "the totals", strerror(errno));
 		goto out;
