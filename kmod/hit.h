@@ -10,7 +10,7 @@
 
 struct pt_regs;
 
-/* One installed probe, as probe context and the patching protocol (probe.c) see it. */
+/* One installed probe, as probe context and the patching protocol (patch.c) see it. */
 struct kprobe_k {
 	struct hlist_node hnode;	/* in kinstr_sites while published */
 	unsigned long site;

@@ -162,7 +162,7 @@ int kinstr_verify_probe(const struct kinstr_probe *p, unsigned long body_addr,
 bool kinstr_flags_dead_at(unsigned long site);
 bool kinstr_flags_dead_by_abi(unsigned long site);
 
-/* probe.c: sessions (one per open file), areas of probes, the int3 handler. */
+/* session.c: sessions (one per open file) and their ioctls; patch.c does the patching. */
 struct kinstr_session;
 struct kinstr_session *kinstr_session_new(void);
 void kinstr_session_free(struct kinstr_session *s);

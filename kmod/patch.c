@@ -1,0 +1,644 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The patching protocol: areas of slots in patch space, the int3 handler, and the worker that
+ * completes jumps and frees slots after quiescence (patch.h).
+ *
+ * Install a batch: write every slot and make the area read-only + executable; publish the
+ * probes for the int3 handler; write int3 on every site and sync all cores (from here a CPU
+ * hitting a site is sent into its slot); synchronize_rcu_tasks() so that no task is preempted
+ * inside a range about to be covered by a jmp; write bytes 1..4 of each jmp, sync; write byte
+ * 0, sync. Remove: int3 on byte 0, sync; restore bytes 1..4, sync; restore byte 0, sync;
+ * unpublish; synchronize_rcu() (int3 handlers in flight) and synchronize_rcu_tasks() (tasks
+ * preempted inside a slot) before freeing. One wait of each kind per batch.
+ *
+ * The waits are asynchronous, like the kprobe optimizer's: INSTALL returns once the int3s are
+ * in (the probes count from then on, through the int3 handler), and a worker completes the
+ * jumps after the rcu-tasks wait; REMOVE returns once the text is restored, and the worker
+ * frees the slots after both waits. One round of the worker serves every batch queued before
+ * it started waiting, so the removal of one batch and the install of the next share a wait.
+ */
+#include <linux/ftrace.h>
+#include <linux/hashtable.h>
+#include <linux/kdebug.h>
+#include <linux/lockdep.h>
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/percpu.h>
+#include <linux/rcupdate.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <linux/vmalloc.h>
+#include <linux/workqueue.h>
+#include <asm/text-patching.h>
+
+#include <uapi/linux/kinstr.h>
+#include "kinstr.h"
+#include "patch.h"
+#include "slot.h"
+
+#define SITE_HASH_BITS 12
+
+/*
+ * One patcher at a time, across sessions; also guards kinstr_sites, the worker's lists and
+ * every area's state. Taken before text_mutex.
+ */
+static DEFINE_MUTEX(kinstr_patch_mutex);
+static DEFINE_HASHTABLE(kinstr_sites, SITE_HASH_BITS);
+static LIST_HEAD(kinstr_arm_list);	/* areas whose jumps wait for an rcu-tasks wait */
+static LIST_HEAD(kinstr_free_list);	/* removed areas whose slots wait for quiescence */
+static void kinstr_worker_fn(struct work_struct *work);
+static DECLARE_DELAYED_WORK(kinstr_worker, kinstr_worker_fn);
+/* Let a few batches gather before a round (the kprobe optimizer waits 5 jiffies too). */
+#define WORKER_DELAY 5
+
+static struct kprobe_k *lookup_site(unsigned long site)
+{
+	struct kprobe_k *p;
+
+	hash_for_each_possible_rcu_notrace(kinstr_sites, p, hnode, site)
+		if (p->site == site)
+			return p;
+	return NULL;
+}
+
+/*
+ * int3 at one of our sites: resume in its slot, which does the action, the displaced
+ * instructions and the jump back. Runs with RCU watching (notify_die's chain is RCU-protected).
+ */
+static notrace int kinstr_int3_notify(struct notifier_block *nb, unsigned long val, void *data)
+{
+	struct die_args *args = data;
+	struct pt_regs *regs = args->regs;
+	struct kprobe_k *p;
+
+	if (val != DIE_INT3 || !regs || user_mode(regs))
+		return NOTIFY_DONE;
+	p = lookup_site(regs->ip - 1);
+	if (!p || p->kind == KINSTR_PROBE_FTRACE)	/* ftrace's int3s are ftrace's */
+		return NOTIFY_DONE;
+	regs->ip = (unsigned long)p->slot;
+	return NOTIFY_STOP;
+}
+
+static struct notifier_block kinstr_die_nb = {
+	.notifier_call = kinstr_int3_notify,
+	/* ahead of debuggers: our int3s are ours */
+	.priority = 0x7fffffff,
+};
+
+static void unpin_modules(struct kinstr_area *a)
+{
+	u32 i;
+
+	for (i = 0; i < a->count; i++) {
+		module_put(a->probes[i].mod);
+		a->probes[i].mod = NULL;
+	}
+}
+
+void kinstr_area_free(struct kinstr_area *a)
+{
+	u32 i;
+
+	for (i = 0; i < a->count; i++)
+		free_percpu(a->probes[i].hits);
+	kinstr_limit_release(KINSTR_RES_PROBES, a->count);
+	if (a->mem)
+		kinstr_ksyms.module_memfree(a->mem);	/* resets permissions (VM_FLUSH_RESET_PERMS) */
+	/* after quiescence (or before any patch): nothing runs in the slots or the module's sites */
+	unpin_modules(a);
+	kinstr_chan_put(a->chan);
+	kinstr_timers_put(a->timers);
+	kvfree(a);
+}
+
+struct kinstr_area *kinstr_area_alloc(u32 count)
+{
+	struct kinstr_area *a = kvzalloc(struct_size(a, probes, count), GFP_KERNEL);
+	unsigned long bytes;
+	u32 i;
+
+	if (!a) {
+		kinstr_limit_release(KINSTR_RES_PROBES, count);
+		return NULL;
+	}
+	a->count = count;	/* from here kinstr_area_free() gives the total back */
+	INIT_LIST_HEAD(&a->arm_node);
+	bytes = PAGE_ALIGN((unsigned long)count * KINSTR_SLOT_SIZE);
+	a->pages = bytes >> PAGE_SHIFT;
+	a->mem = kinstr_ksyms.module_alloc(bytes);
+	for (i = 0; a->mem && i < a->count; i++) {
+		a->probes[i].hits = __alloc_percpu(2 * sizeof(u64), sizeof(u64));
+		if (!a->probes[i].hits)
+			break;
+	}
+	if (!a->mem || i < a->count) {
+		kinstr_area_free(a);
+		return NULL;
+	}
+	return a;
+}
+
+static void poke(unsigned long addr, const void *bytes, size_t len)
+{
+	kinstr_ksyms.text_poke((void *)addr, bytes, len);
+}
+
+/* Undo the sites of probes [0, n): int3 first, then the tail, then byte 0. text_mutex held. */
+static void unpatch_locked(struct kinstr_area *a, u32 n)
+{
+	const u8 int3 = KINSTR_INT3;
+	u32 i;
+
+	lockdep_assert_held(kinstr_ksyms.text_mutex);
+	for (i = 0; i < n; i++)
+		if (a->probes[i].kind == KINSTR_PROBE_JUMP)
+			poke(a->probes[i].site, &int3, 1);
+	kinstr_ksyms.text_poke_sync();
+	for (i = 0; i < n; i++)
+		if (a->probes[i].kind == KINSTR_PROBE_JUMP)
+			poke(a->probes[i].site + 1, a->probes[i].orig + 1, 4);
+	kinstr_ksyms.text_poke_sync();
+	for (i = 0; i < n; i++)
+		if (a->probes[i].kind != KINSTR_PROBE_FTRACE)
+			poke(a->probes[i].site, a->probes[i].orig, 1);
+	kinstr_ksyms.text_poke_sync();
+}
+
+/* Take the ftrace direct calls of probes [0, n) out (ftrace patches; not under text_mutex). */
+static void unregister_direct(struct kinstr_area *a, u32 n)
+{
+	u32 i;
+
+	for (i = 0; i < n; i++)
+		if (a->probes[i].kind == KINSTR_PROBE_FTRACE && a->probes[i].direct) {
+			unregister_ftrace_direct(a->probes[i].site, (unsigned long)a->probes[i].slot);
+			a->probes[i].direct = false;
+		}
+}
+
+static void unpublish_locked(struct kinstr_area *a, u32 n)
+{
+	u32 i;
+
+	lockdep_assert_held(&kinstr_patch_mutex);
+	for (i = 0; i < n; i++)
+		hash_del_rcu(&a->probes[i].hnode);
+}
+
+static void unpublish(struct kinstr_area *a, u32 n)
+{
+	mutex_lock(&kinstr_patch_mutex);
+	unpublish_locked(a, n);
+	mutex_unlock(&kinstr_patch_mutex);
+}
+
+/*
+ * Fence the sites of probes [0, a->count) against kprobes, after checking once more, under
+ * kprobe_mutex, that no kprobe came since verification. -EBUSY with *bad the probe it hit.
+ */
+static int fence_area(struct kinstr_area *a, u32 *bad)
+{
+	u32 i;
+
+	kinstr_fence_lock();
+	for (i = 0; i < a->count; i++) {
+		struct kprobe_k *p = &a->probes[i];
+
+		if (p->kind == KINSTR_PROBE_FTRACE)
+			continue;	/* ftrace's text: ftrace arbitrates its users */
+		if (kinstr_fence_kprobed(p->site, p->displaced_len)) {
+			*bad = i;
+			while (i--)
+				kinstr_fence_del(&a->probes[i].fence);
+			kinstr_fence_unlock();
+			return -EBUSY;
+		}
+		kinstr_fence_add(&p->fence, p->site, p->displaced_len);
+	}
+	kinstr_fence_unlock();
+	return 0;
+}
+
+/* Unfence, once the text is restored; the entries are freed with the area, after quiescence. */
+static void unfence_area(struct kinstr_area *a)
+{
+	u32 i;
+
+	kinstr_fence_lock();
+	for (i = 0; i < a->count; i++)
+		kinstr_fence_del(&a->probes[i].fence);
+	kinstr_fence_unlock();
+}
+
+/* Both quiescence waits, once for a whole batch. */
+static void quiesce(void)
+{
+	synchronize_rcu();		/* int3 handlers that may still see the probes */
+	synchronize_rcu_tasks();	/* tasks preempted inside a slot or a displaced range */
+}
+
+/* Write the jmp of every jump probe of a; its int3s went in before an rcu-tasks wait. */
+static void complete_jumps_locked(struct kinstr_area *a)
+{
+	const u8 jmp = KINSTR_JMP32;
+	u32 i;
+
+	lockdep_assert_held(kinstr_ksyms.text_mutex);
+	lockdep_assert_held(&kinstr_patch_mutex);
+	for (i = 0; i < a->count; i++) {
+		struct kprobe_k *p = &a->probes[i];
+		u8 rel[4];
+
+		if (p->kind != KINSTR_PROBE_JUMP)
+			continue;
+		kinstr_put_rel32(rel, p->site + 5, (unsigned long)p->slot);
+		poke(p->site + 1, rel, 4);
+	}
+	kinstr_ksyms.text_poke_sync();
+	for (i = 0; i < a->count; i++)
+		if (a->probes[i].kind == KINSTR_PROBE_JUMP)
+			poke(a->probes[i].site, &jmp, 1);
+	kinstr_ksyms.text_poke_sync();
+}
+
+/*
+ * One round: take every armed and every removed area queued so far, wait once, then complete
+ * the armed ones' jumps (unless removed meanwhile) and free the removed ones.
+ */
+static void kinstr_worker_fn(struct work_struct *work)
+{
+	struct kinstr_area *a, *tmp;
+	LIST_HEAD(arm);
+	LIST_HEAD(dead);
+	bool more;
+
+	mutex_lock(&kinstr_patch_mutex);
+	list_splice_init(&kinstr_arm_list, &arm);
+	list_splice_init(&kinstr_free_list, &dead);
+	mutex_unlock(&kinstr_patch_mutex);
+	if (list_empty(&arm) && list_empty(&dead))
+		return;
+
+	/* removed areas need both waits; armed ones need the rcu-tasks one */
+	if (!list_empty(&dead))
+		synchronize_rcu();
+	synchronize_rcu_tasks();
+
+	mutex_lock(&kinstr_patch_mutex);
+	/* an area removed during the wait left this list (area_remove, under the same mutex) */
+	if (!list_empty(&arm)) {
+		mutex_lock(kinstr_ksyms.text_mutex);
+		list_for_each_entry_safe(a, tmp, &arm, arm_node) {
+			complete_jumps_locked(a);
+			list_del_init(&a->arm_node);
+			a->state = AREA_LIVE;
+		}
+		mutex_unlock(kinstr_ksyms.text_mutex);
+	}
+	more = !list_empty(&kinstr_arm_list) || !list_empty(&kinstr_free_list);
+	mutex_unlock(&kinstr_patch_mutex);
+
+	list_for_each_entry_safe(a, tmp, &dead, node) {
+		list_del(&a->node);
+		kinstr_area_free(a);
+	}
+	if (more)
+		mod_delayed_work(system_unbound_wq, &kinstr_worker, 0);
+}
+
+static void kick_worker(unsigned long delay)
+{
+	mod_delayed_work(system_unbound_wq, &kinstr_worker, delay);
+}
+
+void kinstr_patch_drain(void)
+{
+	bool busy;
+
+	do {
+		flush_delayed_work(&kinstr_worker);
+		mutex_lock(&kinstr_patch_mutex);
+		busy = !list_empty(&kinstr_arm_list) || !list_empty(&kinstr_free_list);
+		mutex_unlock(&kinstr_patch_mutex);
+		if (busy)
+			kick_worker(0);
+	} while (busy);
+}
+
+void kinstr_area_wait_live(struct kinstr_area *a)
+{
+	for (;;) {
+		bool live;
+
+		mutex_lock(&kinstr_patch_mutex);
+		live = a->state == AREA_LIVE;
+		mutex_unlock(&kinstr_patch_mutex);
+		if (live)
+			return;
+		kick_worker(0);
+		flush_delayed_work(&kinstr_worker);
+	}
+}
+
+/* Restore the text now; the slots are freed by the worker after quiescence. */
+void kinstr_area_remove(struct kinstr_area *a)
+{
+	if (a->state == AREA_NEW) {
+		kinstr_area_free(a);
+		return;
+	}
+	mutex_lock(&kinstr_patch_mutex);
+	if (a->state == AREA_ARMED)
+		list_del_init(&a->arm_node);	/* its jumps will not be written */
+	mutex_lock(kinstr_ksyms.text_mutex);
+	unpatch_locked(a, a->count);
+	mutex_unlock(kinstr_ksyms.text_mutex);
+	unregister_direct(a, a->count);
+	unpublish_locked(a, a->count);
+	unfence_area(a);	/* after the text: a kprobe accepted now sees the original bytes */
+	a->state = AREA_NEW;
+	list_add_tail(&a->node, &kinstr_free_list);
+	mutex_unlock(&kinstr_patch_mutex);
+	kick_worker(0);
+}
+
+/*
+ * The install, in phases (each a refusal names the probe and the rule). With i the probe a phase
+ * stopped at and v the verdict for it.
+ */
+
+/* Phase 1: a probe in a module's text holds the module: it cannot go away under the probe. */
+static int pin_modules(struct kinstr_area *a, const struct kinstr_probe *req, struct kinstr_verdict *v, u32 *at)
+{
+	u32 i;
+
+	for (i = 0; i < a->count; i++)
+		if (kinstr_module_pin(req[i].site, &a->probes[i].mod)) {
+			*v = (struct kinstr_verdict){ .refusal = KINSTR_REFUSE_RESERVED, .addr = req[i].site,
+						      .reasons = 1U << KINSTR_R_MODULE_STATE };
+			*at = i;
+			return -EPERM;
+		}
+	return 0;
+}
+
+/* Phase 2: every request verified on its own (verify.c), its action's object present, no two on one site. */
+static int verify_requests(struct kinstr_area *a, const struct kinstr_probe *req, const struct kinstr_trace_spec *specs,
+			   struct kinstr_chan *chan, struct kinstr_timers *timers, struct kinstr_verdict *v, u32 *at)
+{
+	u32 i, j;
+	int err;
+
+	for (i = 0; i < a->count; i++) {
+		unsigned long slot = (unsigned long)a->mem + (unsigned long)i * KINSTR_SLOT_SIZE;
+
+		cond_resched();	/* thousands of probes: let the rcu-tasks wait of a set before this one end */
+		*at = i;
+		err = kinstr_verify_probe(&req[i], slot + KINSTR_SLOT_BODY, v);
+		if (!err && req[i].action == KINSTR_ACTION_TRACE &&
+		    (!specs || !chan || !kinstr_trace_spec_len(&specs[i]))) {
+			*v = (struct kinstr_verdict){ .refusal = KINSTR_REFUSE_BAD_REQUEST, .addr = req[i].site };
+			err = !chan ? -ENODEV : -EINVAL;
+		}
+		if (!err && req[i].action >= KINSTR_ACTION_TIMER_START && req[i].arg >= kinstr_timers_count(timers)) {
+			*v = (struct kinstr_verdict){ .refusal = KINSTR_REFUSE_BAD_REQUEST, .addr = req[i].site };
+			err = !timers ? -ENODEV : -EINVAL;
+		}
+		for (j = 0; !err && j < i; j++)	/* two probes of one batch on one site */
+			if (req[j].site < req[i].site + req[i].displaced_len &&
+			    req[i].site < req[j].site + req[j].displaced_len) {
+				v->refusal = KINSTR_REFUSE_BUSY;
+				v->addr = req[i].site;
+				err = -EBUSY;
+			}
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* Phase 3: another probe of ours on one of these bytes: never stack two splices. */
+static int check_stacking_locked(struct kinstr_area *a, const struct kinstr_probe *req, struct kinstr_verdict *v,
+				 u32 *at)
+{
+	u32 i, j;
+
+	lockdep_assert_held(&kinstr_patch_mutex);
+	for (i = 0; i < a->count; i++)
+		for (j = 0; j < req[i].displaced_len + KINSTR_MAX_DISPLACED; j++) {
+			unsigned long site = req[i].site + req[i].displaced_len - 1 - j;
+			struct kprobe_k *o = lookup_site(site);
+
+			if (o && site + o->displaced_len > req[i].site) {
+				*v = (struct kinstr_verdict){ .refusal = KINSTR_REFUSE_BUSY, .addr = req[i].site };
+				*at = i;
+				return -EBUSY;
+			}
+		}
+	return 0;
+}
+
+/* Phase 4: every slot written, the area read-only and executable, the probes published for the int3 handler. */
+static void write_publish_locked(struct kinstr_area *a, const struct kinstr_probe *req,
+				 const struct kinstr_trace_spec *specs, struct kinstr_chan *chan,
+				 struct kinstr_timers *timers)
+{
+	u32 i;
+
+	lockdep_assert_held(&kinstr_patch_mutex);
+	for (i = 0; i < a->count; i++) {
+		struct kprobe_k *p = &a->probes[i];
+
+		p->site = req[i].site;
+		p->kind = req[i].kind;
+		p->displaced_len = req[i].displaced_len;
+		memcpy(p->orig, req[i].expected, KINSTR_MAX_DISPLACED);
+		p->slot = a->mem + (unsigned long)i * KINSTR_SLOT_SIZE;
+		if (req[i].action == KINSTR_ACTION_TRACE) {
+			p->spec = specs[i];
+			p->rec_len = kinstr_trace_spec_len(&specs[i]);
+			p->chan = chan;
+			if (!a->chan) {
+				a->chan = chan;
+				kinstr_chan_get(a->chan);
+			}
+		}
+		if (req[i].action >= KINSTR_ACTION_TIMER_START) {
+			p->timers = timers;
+			p->timer = req[i].arg;
+			p->timer_start = req[i].action == KINSTR_ACTION_TIMER_START;
+			if (!a->timers) {
+				a->timers = timers;
+				kinstr_timers_get(a->timers);
+			}
+		}
+		kinstr_slot_write(p->slot, &req[i], p);
+	}
+	kinstr_ksyms.set_memory_ro((unsigned long)a->mem, a->pages);
+	kinstr_ksyms.set_memory_x((unsigned long)a->mem, a->pages);
+	for (i = 0; i < a->count; i++)
+		hash_add_rcu(kinstr_sites, &a->probes[i].hnode, a->probes[i].site);
+}
+
+/*
+ * Phase 6: an int3 on every site but ftrace's, after a last look under text_mutex that nobody
+ * else patched these bytes since verification; then one sync of every core.
+ */
+static int arm_sites_locked(struct kinstr_area *a, const struct kinstr_probe *req, struct kinstr_verdict *v, u32 *at)
+{
+	const u8 int3 = KINSTR_INT3;
+	u32 i;
+
+	lockdep_assert_held(kinstr_ksyms.text_mutex);
+	for (i = 0; i < a->count; i++) {
+		u8 live[KINSTR_MAX_DISPLACED];
+
+		if (req[i].kind == KINSTR_PROBE_FTRACE)
+			continue;	/* ftrace's text: registered in phase 7 */
+		if (copy_from_kernel_nofault(live, (void *)req[i].site, req[i].displaced_len) ||
+		    memcmp(live, req[i].expected, req[i].displaced_len)) {
+			unpatch_locked(a, i);
+			*v = (struct kinstr_verdict){ .refusal = KINSTR_REFUSE_BYTES_DIFFER, .addr = req[i].site };
+			*at = i;
+			return -ESTALE;
+		}
+		poke(req[i].site, &int3, 1);
+	}
+	kinstr_ksyms.text_poke_sync();
+	return 0;
+}
+
+/* Phase 7: ftrace patches each ftrace probe's call in (text_poke_bp) and checks the site is its own. */
+static int register_directs(struct kinstr_area *a, struct kinstr_verdict *v, u32 *at)
+{
+	u32 i;
+	int err;
+
+	for (i = 0; i < a->count; i++) {
+		struct kprobe_k *p = &a->probes[i];
+
+		if (p->kind != KINSTR_PROBE_FTRACE)
+			continue;
+		err = register_ftrace_direct(p->site, (unsigned long)p->slot);
+		if (err) {
+			unregister_direct(a, i);
+			*v = (struct kinstr_verdict){ .refusal = err == -EBUSY ? KINSTR_REFUSE_BUSY : KINSTR_REFUSE_RESERVED,
+						      .addr = p->site, .reasons = err == -EBUSY ? 0 : 1U << KINSTR_R_FTRACE };
+			*at = i;
+			return err == -EBUSY ? err : -EPERM;
+		}
+		p->direct = true;
+	}
+	return 0;
+}
+
+/* Undo phases 4 and 5 after a later one failed: unpublished, unfenced, nothing in flight. */
+static void unpublish_unfence(struct kinstr_area *a)
+{
+	unpublish(a, a->count);
+	unfence_area(a);
+	quiesce();
+}
+
+int kinstr_area_install(struct kinstr_area *a, const struct kinstr_probe *req, const struct kinstr_trace_spec *specs,
+			struct kinstr_chan *chan, struct kinstr_timers *timers, struct kinstr_install *in)
+{
+	struct kinstr_verdict v = { 0 };
+	bool jumps = false;
+	u32 i = 0;
+	int err;
+
+	err = pin_modules(a, req, &v, &i);
+	if (!err)
+		err = verify_requests(a, req, specs, chan, timers, &v, &i);
+	if (err)
+		goto refused;
+	mutex_lock(&kinstr_patch_mutex);
+	err = check_stacking_locked(a, req, &v, &i);
+	if (err || (in->flags & KINSTR_INSTALL_F_VERIFY_ONLY)) {
+		mutex_unlock(&kinstr_patch_mutex);
+		if (err)
+			goto refused;
+		unpin_modules(a);
+		return 0;
+	}
+	write_publish_locked(a, req, specs, chan, timers);
+	mutex_unlock(&kinstr_patch_mutex);
+
+	/* phase 5, before the first byte changes: from here kprobes refuse these bytes */
+	err = fence_area(a, &i);
+	if (err) {
+		unpublish(a, a->count);
+		quiesce();
+		v = (struct kinstr_verdict){ .refusal = KINSTR_REFUSE_RESERVED, .addr = req[i].site,
+					     .reasons = 1U << KINSTR_R_KPROBE };
+		err = -EPERM;
+		goto refused;
+	}
+	mutex_lock(kinstr_ksyms.text_mutex);
+	err = arm_sites_locked(a, req, &v, &i);
+	mutex_unlock(kinstr_ksyms.text_mutex);
+	if (err) {
+		unpublish_unfence(a);
+		goto refused;
+	}
+	err = register_directs(a, &v, &i);
+	if (err) {
+		mutex_lock(kinstr_ksyms.text_mutex);
+		unpatch_locked(a, a->count);
+		mutex_unlock(kinstr_ksyms.text_mutex);
+		unpublish_unfence(a);
+		goto refused;
+	}
+
+	/* phase 8: no task may be preempted inside a range a jmp will cover, so the worker waits first */
+	for (i = 0; i < a->count; i++)
+		jumps |= a->probes[i].kind == KINSTR_PROBE_JUMP;
+	mutex_lock(&kinstr_patch_mutex);
+	if (jumps) {
+		a->state = AREA_ARMED;
+		list_add_tail(&a->arm_node, &kinstr_arm_list);
+	} else {
+		a->state = AREA_LIVE;
+	}
+	mutex_unlock(&kinstr_patch_mutex);
+	if (jumps)
+		kick_worker(WORKER_DELAY);
+	return 0;
+
+refused:
+	unpin_modules(a);
+	in->refused_index = i;
+	in->refusal = v.refusal;
+	in->refusal_reasons = v.reasons;
+	in->refusal_offset = v.offset;
+	in->refusal_addr = v.addr;
+	return err;
+}
+
+/* What probe context enters here, for the hit path's closure (hitpath.c). */
+size_t kinstr_patch_hit_roots(unsigned long *r)
+{
+	size_t n = 0;
+
+	r[n++] = (unsigned long)kinstr_int3_notify;
+	/* the kernel's int3 delivery up to kinstr_int3_notify (see hitpath.c) */
+	r[n++] = kinstr_ksyms.kallsyms_lookup_name("notify_die");	/* 0: incomplete */
+	return n;
+}
+
+int kinstr_patch_init(void)
+{
+	return register_die_notifier(&kinstr_die_nb);
+}
+
+void kinstr_patch_exit(void)
+{
+	/* no session is left (each held a module reference); finish what they queued */
+	kinstr_patch_drain();
+	unregister_die_notifier(&kinstr_die_nb);
+	/* the notifier chain is RCU: no handler runs past this */
+	synchronize_rcu();
+}

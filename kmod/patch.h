@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The patching protocol (patch.c): areas of slots, their install in phases (pin, verify, check
+ * stacking, write and publish, fence, arm with int3, ftrace direct calls, queue the jumps for
+ * the worker), their removal, and the worker that writes the jumps and frees slots after
+ * quiescence. Sessions (session.c) own areas; nothing here knows a session.
+ */
+#ifndef KINSTR_PATCH_H
+#define KINSTR_PATCH_H
+
+#include <linux/list.h>
+#include <linux/types.h>
+
+#include <uapi/linux/kinstr.h>
+#include "hit.h"
+
+enum area_state {
+	AREA_NEW,		/* slots reserved, nothing patched */
+	AREA_ARMED,		/* int3 on every site; jumps wait for the worker */
+	AREA_LIVE,		/* every jump in place */
+};
+
+struct kinstr_area {
+	struct list_head node;		/* in the session; then in the worker's free list */
+	struct list_head arm_node;	/* in the worker's arm list while AREA_ARMED */
+	u32 id, count;
+	enum area_state state;		/* under the patch mutex */
+	u8 *mem;			/* module_alloc'ed slots */
+	struct kinstr_chan *chan;	/* held while any probe may trace into it */
+	struct kinstr_timers *timers;	/* held while any probe may time into it */
+	unsigned long pages;
+	struct kprobe_k probes[];
+};
+
+/* count slots (charged against the total already) and their counters; NULL: -ENOMEM (released). */
+struct kinstr_area *kinstr_area_alloc(u32 count);
+/* An area never installed, or after quiescence: its memory, counters, pins and references. */
+void kinstr_area_free(struct kinstr_area *a);
+/*
+ * Install a's probes req[] (specs[] for trace probes) tracing into chan and timing into timers
+ * (either may be NULL). 0, or -errno with the refusal in in (which probe, which rule).
+ */
+int kinstr_area_install(struct kinstr_area *a, const struct kinstr_probe *req, const struct kinstr_trace_spec *specs,
+			struct kinstr_chan *chan, struct kinstr_timers *timers, struct kinstr_install *in);
+/* Until a's jumps are in (the caller keeps a alive). */
+void kinstr_area_wait_live(struct kinstr_area *a);
+/* Restore a's text now (a already off its session's list); the worker frees it after quiescence. */
+void kinstr_area_remove(struct kinstr_area *a);
+/* Until the worker has no work left: every queued jump is in, every removed slot freed. */
+void kinstr_patch_drain(void);
+/* What probe context enters here (the int3 notifier and the kernel's int3 delivery). */
+size_t kinstr_patch_hit_roots(unsigned long *r);
+int kinstr_patch_init(void);
+void kinstr_patch_exit(void);
+
+#endif

@@ -1,0 +1,318 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Sessions: what one open /dev/kinstr holds (its areas of probes, its trace channel, its timers)
+ * and the ioctls on it. Everything a file descriptor installed goes away when it closes; the
+ * patching itself is patch.c's.
+ */
+#include <linux/mutex.h>
+#include <linux/percpu.h>
+#include <linux/security.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <linux/vmalloc.h>
+
+#include <uapi/linux/kinstr.h>
+#include "kinstr.h"
+#include "abi.h"
+#include "hit.h"
+#include "patch.h"
+
+struct kinstr_session {
+	struct mutex lock;
+	struct list_head areas;
+	u32 next_id;
+	struct kinstr_chan *chan;	/* KINSTR_IOC_TRACE_CREATE */
+	struct kinstr_timers *timers;	/* KINSTR_IOC_TIMERS_CREATE */
+	u64 probes;			/* slots of its areas, against the limits */
+};
+
+static struct kinstr_area *find_area(struct kinstr_session *s, u32 id)
+{
+	struct kinstr_area *a;
+
+	list_for_each_entry(a, &s->areas, node)
+		if (a->id == id)
+			return a;
+	return NULL;
+}
+
+/* Off the session (and its share of the limits), then out of the text. */
+static int session_remove(struct kinstr_session *s, struct kinstr_area *a)
+{
+	list_del(&a->node);
+	kinstr_limit_release_fd(&s->probes, a->count);
+	kinstr_area_remove(a);
+	return 0;
+}
+
+static bool locked_down(void)
+{
+	return security_locked_down(LOCKDOWN_DBG_WRITE_KERNEL) ||
+	       security_locked_down(LOCKDOWN_KPROBES);
+}
+
+static long ioctl_alloc(struct kinstr_session *s, void __user *uarg)
+{
+	struct kinstr_alloc al;
+	struct kinstr_area *a;
+	int err;
+
+	err = kinstr_get_struct(&al, sizeof(al), uarg, KINSTR_ALLOC_SIZE_VER0);
+	if (err)
+		return err;
+	if (!al.count || al.count > KINSTR_AREA_MAX_PROBES || al.__reserved || al.area || al.addr)
+		return -EINVAL;
+	if (!kinstr_ksyms_can_patch())
+		return -EOPNOTSUPP;
+	if (locked_down())
+		return -EPERM;
+	err = kinstr_limit_charge(KINSTR_RES_PROBES, &s->probes, al.count);
+	if (err)
+		return err;
+	a = kinstr_area_alloc(al.count);
+	if (!a) {
+		kinstr_limit_release_fd(&s->probes, al.count);
+		return -ENOMEM;
+	}
+	a->id = ++s->next_id;
+	list_add_tail(&a->node, &s->areas);
+	al.area = a->id;
+	al.addr = (unsigned long)a->mem;
+	err = kinstr_put_struct(uarg, &al, sizeof(al), KINSTR_ALLOC_SIZE_VER0);
+	if (err) {
+		session_remove(s, a);
+		return err;
+	}
+	return 0;
+}
+
+static long ioctl_install(struct kinstr_session *s, void __user *uarg)
+{
+	struct kinstr_install in;
+	struct kinstr_trace_spec *specs = NULL;
+	struct kinstr_probe *req;
+	struct kinstr_area *a;
+	long err;
+
+	err = kinstr_get_struct(&in, sizeof(in), uarg, KINSTR_INSTALL_SIZE_VER0);
+	if (err)
+		return err;
+	if ((in.flags & ~(KINSTR_INSTALL_F_WAIT | KINSTR_INSTALL_F_VERIFY_ONLY)) || in.refused_index || in.refusal || in.refusal_reasons || in.refusal_offset ||
+	    in.refusal_addr)
+		return -EINVAL;
+	a = find_area(s, in.area);
+	if (!a)
+		return -ENOENT;
+	if (a->state != AREA_NEW)
+		return -EALREADY;
+	if (in.count != a->count)
+		return -EINVAL;
+	if (locked_down()) {
+		in.refusal = KINSTR_REFUSE_LOCKDOWN;
+		err = -EPERM;
+		goto out;
+	}
+	req = kvmalloc_array(in.count, sizeof(*req), GFP_KERNEL);
+	if (!req)
+		return -ENOMEM;
+	if (in.specs) {
+		specs = kvmalloc_array(in.count, sizeof(*specs), GFP_KERNEL);
+		if (!specs) {
+			kvfree(req);
+			return -ENOMEM;
+		}
+	}
+	if (copy_from_user(req, u64_to_user_ptr(in.probes), (size_t)in.count * sizeof(*req)) ||
+	    (specs && copy_from_user(specs, u64_to_user_ptr(in.specs), (size_t)in.count * sizeof(*specs))))
+		err = -EFAULT;
+	else
+		err = kinstr_area_install(a, req, specs, s->chan, s->timers, &in);
+	kvfree(specs);
+	kvfree(req);
+	if (!err && (in.flags & KINSTR_INSTALL_F_WAIT) && !(in.flags & KINSTR_INSTALL_F_VERIFY_ONLY))
+		kinstr_area_wait_live(a);
+out:
+	if (err && in.refusal) {
+		long perr = kinstr_put_struct(uarg, &in, sizeof(in), KINSTR_INSTALL_SIZE_VER0);
+
+		if (perr)
+			return perr;
+	}
+	return err;
+}
+
+static long ioctl_remove(struct kinstr_session *s, void __user *uarg)
+{
+	struct kinstr_remove rm;
+	struct kinstr_area *a;
+	int err;
+
+	err = kinstr_get_struct(&rm, sizeof(rm), uarg, KINSTR_REMOVE_SIZE_VER0);
+	if (err)
+		return err;
+	a = find_area(s, rm.area);
+	if (!a)
+		return -ENOENT;
+	return session_remove(s, a);
+}
+
+static long ioctl_counts(struct kinstr_session *s, void __user *uarg)
+{
+	struct kinstr_counts c;
+	struct kinstr_area *a;
+	u32 i;
+	int cpu, err;
+
+	err = kinstr_get_struct(&c, sizeof(c), uarg, KINSTR_COUNTS_SIZE_VER0);
+	if (err)
+		return err;
+	a = find_area(s, c.area);
+	if (!a)
+		return -ENOENT;
+	if (c.count > a->count || c.__reserved)
+		return -EINVAL;
+	for (i = 0; i < c.count; i++) {
+		u64 sum = 0, missed = 0;
+
+		for_each_possible_cpu(cpu) {
+			sum += per_cpu_ptr(a->probes[i].hits, cpu)[0];
+			missed += per_cpu_ptr(a->probes[i].hits, cpu)[1];
+		}
+		if (put_user(sum, (u64 __user *)u64_to_user_ptr(c.counts) + i))
+			return -EFAULT;
+		if (c.missed && put_user(missed, (u64 __user *)u64_to_user_ptr(c.missed) + i))
+			return -EFAULT;
+		if (c.flags && put_user(a->probes[i].inline_count ? KINSTR_PROBE_F_INLINE : 0,
+					(u32 __user *)u64_to_user_ptr(c.flags) + i))
+			return -EFAULT;
+	}
+	return 0;
+}
+
+static long ioctl_sync(void __user *uarg)
+{
+	struct kinstr_sync sy;
+	int err;
+
+	err = kinstr_get_struct(&sy, sizeof(sy), uarg, KINSTR_SYNC_SIZE_VER0);
+	if (err)
+		return err;
+	if (sy.flags)
+		return -EINVAL;
+	kinstr_patch_drain();
+	return 0;
+}
+
+long kinstr_session_ioctl(struct kinstr_session *s, unsigned int cmd, void __user *uarg)
+{
+	long err;
+
+	mutex_lock(&s->lock);
+	switch (cmd) {
+	case KINSTR_IOC_ALLOC:
+		err = ioctl_alloc(s, uarg);
+		break;
+	case KINSTR_IOC_INSTALL:
+		err = ioctl_install(s, uarg);
+		break;
+	case KINSTR_IOC_REMOVE:
+		err = ioctl_remove(s, uarg);
+		break;
+	case KINSTR_IOC_COUNTS:
+		err = ioctl_counts(s, uarg);
+		break;
+	case KINSTR_IOC_SYNC:
+		err = ioctl_sync(uarg);
+		break;
+	case KINSTR_IOC_TRACE_CREATE:
+		err = kinstr_trace_create(&s->chan, uarg);
+		break;
+	case KINSTR_IOC_TRACE_GET:
+	case KINSTR_IOC_TRACE_PUT:
+		err = kinstr_trace_subbuf(s->chan, cmd, uarg);
+		break;
+	case KINSTR_IOC_TRACE_FLUSH:
+		err = kinstr_trace_flush(s->chan, uarg);
+		break;
+	case KINSTR_IOC_TRACE_STATS:
+		err = kinstr_trace_stats(s->chan, uarg);
+		break;
+	case KINSTR_IOC_TIMERS_CREATE:
+		err = kinstr_timers_create(&s->timers, uarg);
+		break;
+	case KINSTR_IOC_TIMERS_READ:
+		err = kinstr_timers_read(s->timers, uarg);
+		break;
+	case KINSTR_IOC_TIMER_PATHS:
+		err = kinstr_timer_paths(s->timers, uarg);
+		break;
+	default:
+		err = -ENOTTY;
+	}
+	mutex_unlock(&s->lock);
+	return err;
+}
+
+struct kinstr_session *kinstr_session_new(void)
+{
+	struct kinstr_session *s = kzalloc(sizeof(*s), GFP_KERNEL);
+
+	if (!s)
+		return NULL;
+	mutex_init(&s->lock);
+	INIT_LIST_HEAD(&s->areas);
+	return s;
+}
+
+/* The file is closing (exit, kill -9, close): every probe it made goes. */
+void kinstr_session_free(struct kinstr_session *s)
+{
+	struct kinstr_area *a, *tmp;
+
+	mutex_lock(&s->lock);
+	list_for_each_entry_safe(a, tmp, &s->areas, node)
+		session_remove(s, a);
+	mutex_unlock(&s->lock);
+	/* the areas' references keep the buffers until the worker frees them after quiescence */
+	kinstr_chan_put(s->chan);
+	kinstr_timers_put(s->timers);
+	kfree(s);
+}
+
+int kinstr_session_mmap(struct kinstr_session *s, struct vm_area_struct *vma)
+{
+	int err;
+
+	mutex_lock(&s->lock);
+	err = kinstr_trace_mmap(s->chan, vma);
+	mutex_unlock(&s->lock);
+	return err;
+}
+
+__poll_t kinstr_session_poll(struct kinstr_session *s, struct file *file, struct poll_table_struct *pt)
+{
+	/* poll does not take the session lock: pairs with the release in kinstr_trace_create */
+	return kinstr_trace_poll(smp_load_acquire(&s->chan), file, pt);
+}
+
+/* What probe context enters here, for the hit path's closure (hitpath.c). */
+size_t kinstr_probes_hit_roots(unsigned long *r)
+{
+	size_t n = 0;
+
+	r[n++] = (unsigned long)kinstr_entry_stub;
+	r[n++] = (unsigned long)kinstr_entry_stub_nf;
+	r[n++] = (unsigned long)kinstr_trace_stub;
+	n += kinstr_hit_roots(r + n);
+	return n + kinstr_patch_hit_roots(r + n);
+}
+
+int kinstr_probes_init(void)
+{
+	return kinstr_patch_init();
+}
+
+void kinstr_probes_exit(void)
+{
+	kinstr_patch_exit();
+}
