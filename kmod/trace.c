@@ -36,7 +36,8 @@ struct kinstr_chan {
 	size_t buf_size;		/* one CPU's bytes in the mapping (page aligned) */
 	void *mem;			/* nr_cpus * buf_size, vmalloc_user */
 	struct kr_buf *bufs;		/* [nr_cpus] */
-	u64 (*clock)(void);		/* stamps records: chan_clock or chan_clock_local */
+	u64 (*clock)(void);		/* chan_clock or chan_clock_local: the slow paths' */
+	bool local_clock;		/* the record path picks one of the two as a constant */
 	struct mutex read_lock;		/* one reader at a time per channel */
 	wait_queue_head_t wq;
 	struct timer_list timer;
@@ -110,7 +111,7 @@ static bool is_pow2_in(u32 v, u32 lo, u32 hi)
 	return v >= lo && v <= hi && !(v & (v - 1));
 }
 
-/* What probe context enters here, for the hit path's closure; the clocks are called by pointer. */
+/* What probe context enters here, for the hit path's closure; the slow paths call the clocks by pointer. */
 size_t kinstr_trace_hit_roots(unsigned long *r)
 {
 	r[0] = (unsigned long)kinstr_trace_record;
@@ -172,7 +173,8 @@ long kinstr_trace_create(struct kinstr_chan **chp, void __user *uarg)
 	timer_setup(&ch->timer, chan_tick, 0);
 	mod_timer(&ch->timer, jiffies + READER_TICK);
 
-	ch->clock = (tc.flags & KINSTR_TRACE_F_LOCAL_CLOCK) ? chan_clock_local : chan_clock;
+	ch->local_clock = tc.flags & KINSTR_TRACE_F_LOCAL_CLOCK;
+	ch->clock = ch->local_clock ? chan_clock_local : chan_clock;
 	tc.nr_cpus = ch->nr_cpus;
 	tc.buf_mmap_size = ch->buf_size;
 	/* the two clocks side by side (no interrupt between them): user space's offset to wall time */
@@ -420,7 +422,9 @@ notrace void kinstr_trace_record(struct kinstr_chan *ch, const struct kinstr_tra
 	u32 i;
 
 	preempt_disable_notrace();
-	if (kr_reserve(&ch->bufs[raw_smp_processor_id()], &ctx, len, ch->clock))
+	/* each kr_reserve() expansion with its clock a constant: a direct call, as ring.h intends */
+	if (ch->local_clock ? kr_reserve(&ch->bufs[raw_smp_processor_id()], &ctx, len, chan_clock_local) :
+	    kr_reserve(&ch->bufs[raw_smp_processor_id()], &ctx, len, chan_clock))
 		goto out;
 	r = ctx.data;
 	r->event = spec->event;
