@@ -29,7 +29,8 @@ int cmd_version(int argc, char **argv)
 	struct kinstr_debug_info d;
 	struct kinstr_version v;
 	struct kinstr_dev *dev;
-	bool verbose = false, json = false;
+	bool verbose = false, json = false, first;
+	unsigned int i;
 	int c, err;
 
 	while ((c = getopt_long(argc, argv, "vh", opts, NULL)) != -1) {
@@ -77,6 +78,14 @@ int cmd_version(int argc, char **argv)
 		cli_json_str(v.module_version);
 		printf(",\"abi\":\"%u.%u\",\"kernel\":", v.abi_major, v.abi_minor);
 		cli_json_str(v.kernel_release);
+		printf(",\"features\":[");
+		for (i = 0, first = true; i < 64; i++)
+			if ((v.features >> i) & 1) {
+				printf("%s", first ? "" : ",");
+				cli_json_str(kinstr_feature__str(i) ? kinstr_feature__str(i) : "unknown");
+				first = false;
+			}
+		printf("]");
 		if (verbose)
 			printf(",\"kallsyms_lookup_name\":\"0x%llx\",\"stext\":\"0x%llx\",\"etext\":\"0x%llx\","
 			       "\"lockdown\":%s",
@@ -87,6 +96,11 @@ int cmd_version(int argc, char **argv)
 		printf("kinstr     %s\n", kinstr__version());
 		printf("kinstr.ko  %s (abi %u.%u)\n", v.module_version, v.abi_major, v.abi_minor);
 		printf("kernel     %s\n", v.kernel_release);
+		printf("features  ");
+		for (i = 0; i < 64; i++)
+			if ((v.features >> i) & 1)
+				printf(" %s", kinstr_feature__str(i) ? kinstr_feature__str(i) : "unknown");
+		printf("\n");
 		if (verbose) {
 			printf("kallsyms_lookup_name  0x%llx\n", (unsigned long long)d.kallsyms_lookup_name);
 			printf("kernel text           0x%llx-0x%llx (%llu KiB)\n",

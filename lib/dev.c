@@ -127,6 +127,16 @@ bool kinstr_dev__has(struct kinstr_dev *dev, uint64_t feature)
 	return (dev->features & feature) == feature;
 }
 
+const char *kinstr_feature__str(unsigned int bit)
+{
+	static const char *const names[] = {
+		"debug_info", "read", "check", "layout", "probes", "module_text", "ftrace_probes",
+		"ftrace_trace", "verify_only", "hit_path", "missed", "limits", "kprobe_fence",
+	};
+
+	return bit < sizeof(names) / sizeof(names[0]) ? names[bit] : NULL;
+}
+
 struct kinstr_span64 *kinstr_dev__hit_path(struct kinstr_dev *dev, size_t *n, bool *incomplete)
 {
 	struct kinstr_hit_path h = { .size = sizeof(h) };

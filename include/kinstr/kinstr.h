@@ -51,6 +51,8 @@ int kinstr_dev__module(struct kinstr_dev *dev, unsigned long long addr, struct k
 int kinstr_dev__sync(struct kinstr_dev *dev);
 /* Does the module offer every KINSTR_FEAT_* bit of feature? */
 bool kinstr_dev__has(struct kinstr_dev *dev, uint64_t feature);
+/* The name of feature bit `bit` (KINSTR_FEAT_PROBES is bit 4: "probes"), NULL past the last known. */
+const char *kinstr_feature__str(unsigned int bit);
 /*
  * The functions kinstr's own probe context reaches (KINSTR_R_HIT_PATH), sorted; free() the array.
  * *incomplete: the module could not compute them and refuses every range. NULL with errno set.

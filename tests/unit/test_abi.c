@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The ioctl ABI's layout is a promise: sizes and offsets of published versions never change. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <kinstr/kinstr.h>
@@ -74,6 +76,34 @@ static void t_open_missing_device_sets_errno(void)
 	CHECK(errno == ENOENT, "errno %d", errno);
 }
 
+/* Every KINSTR_FEAT_* the ABI header defines has its name (the suffix, lowercase) and no other bit has one. */
+static void t_every_feature_has_its_name(void)
+{
+	FILE *f = fopen("include/uapi/linux/kinstr.h", "r");
+	char line[512], name[64], want[64];
+	unsigned int bit, n = 0, i;
+	bool seen[64] = { false };
+
+	CHECK(f, "cannot read include/uapi/linux/kinstr.h");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "#define KINSTR_FEAT_%63s (1ULL << %u)", name, &bit) != 2 || bit >= 64)
+			continue;
+		for (i = 0; name[i]; i++)
+			want[i] = (char)(name[i] >= 'A' && name[i] <= 'Z' ? name[i] - 'A' + 'a' : name[i]);
+		want[i] = 0;
+		seen[bit] = true;
+		n++;
+		CHECK(kinstr_feature__str(bit) && !strcmp(kinstr_feature__str(bit), want), "bit %u: '%s', not '%s'", bit,
+		      kinstr_feature__str(bit) ? kinstr_feature__str(bit) : "(none)", want);
+	}
+	fclose(f);
+	CHECK(n >= 13, "only %u features read from the header", n);
+	for (bit = 0; bit < 64; bit++)
+		CHECK(seen[bit] || !kinstr_feature__str(bit), "bit %u has a name but no KINSTR_FEAT_", bit);
+}
+
 int main(void)
 {
 	RUN(t_version_struct_layout);
@@ -83,5 +113,6 @@ int main(void)
 	RUN(t_ioctl_numbers_carry_no_size);
 	RUN(t_open_hints_name_the_fix);
 	RUN(t_open_missing_device_sets_errno);
+	RUN(t_every_feature_has_its_name);
 	return check_done();
 }

@@ -35,11 +35,12 @@ EXPECT_NOT ^kinstr: timing
 EXPECT ^before-the-run$
 
 NAME input: SIGINT during count -c CMD reaches CMD, its status is reported, kinstr exits 130 with the totals
-SETUP insmod kmod/kinstr.ko
-RUN printf 'trap "echo child-got-INT; exit 5" INT\necho child-started\nwhile :; do sleep 0.1; done\n' > /tmp/child.sh; \
-	build/kinstr count -c 'sh /tmp/child.sh' vfs_read > /tmp/o 2>&1 & p=$!; \
-	i=0; while ! grep -q child-started /tmp/o && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done; \
-	kill -INT $p; wait $p; echo "rc=$?"; cat /tmp/o
+SETUP insmod kmod/kinstr.ko && \
+	printf 'trap "echo child-got-INT; exit 5" INT\necho child-started\nwhile :; do sleep 0.1; done\n' > /tmp/child.sh
+# Ctrl-C, once the child runs
+AFTER i=0; while ! grep -q child-started /tmp/o && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done; \
+	pkill -INT -x kinstr
+RUN build/kinstr count -c 'sh /tmp/child.sh' vfs_read > /tmp/o 2>&1; echo "rc=$?"; cat /tmp/o
 TIMEOUT 90
 EXPECT ^child-got-INT$
 EXPECT ^kinstr: interrupted; 'sh /tmp/child.sh' exited with status 5$

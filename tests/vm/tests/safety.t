@@ -56,6 +56,7 @@ EXPECT ^kinstr: [1-9][0-9]* hits not recorded: recursion
 EXPECT ^rc=0$
 
 NAME a kprobe added while kinstr holds a site is refused at, inside and just before it; after kinstr, the same kprobes are accepted and count exactly
+FEATURE kprobe_fence
 SETUP insmod kmod/kinstr.ko
 RUN python3 tests/vm/progs/kprobe_fence.py 2000 __x64_sys_getppid+0x5 __x64_sys_getppid+0xb '__x64_sys_getppid%return' && \
 	python3 tests/vm/progs/kprobe_fence.py 0 vfs_read 'vfs_read%return'

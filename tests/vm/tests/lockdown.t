@@ -1,4 +1,5 @@
-# Lockdown cannot be lifted once set: this file sorts last so that it runs last in the guest.
+# Lockdown cannot be lifted once set: this file runs after every other one (ORDER last).
+ORDER last
 
 NAME in a locked-down kernel kinstr reports the lockdown and refuses to patch, naming why
 SETUP insmod kmod/kinstr.ko
