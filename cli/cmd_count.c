@@ -33,6 +33,8 @@ static void count_usage(FILE *f)
 		   "  -c, --command CMD   run CMD, count while it runs, print the totals, exit with its\n"
 		   "                      status (plain words are exec'ed directly; anything with shell\n"
 		   "                      syntax runs under /bin/sh -c)\n"
+		   "  -k, --keep-going    a SPEC that is refused (or names nothing) is reported and left\n"
+		   "                      out; the others are counted (it fails if every one is)\n"
 		   "  -e, --every         probe each FUNC at every jump site that does not share bytes\n"
 		   "                      with the previous one (first to last), not just its entry\n"
 		   "  -i, --interval SEC  refresh the live table every SEC seconds (default 1)\n"
@@ -71,6 +73,7 @@ int cmd_count(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "dry-run", no_argument, NULL, 'n' },
 		{ "every", no_argument, NULL, 'e' },
+		{ "keep-going", no_argument, NULL, 'k' },
 		{ "no-ftrace", no_argument, NULL, 'N' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
@@ -78,7 +81,7 @@ int cmd_count(int argc, char **argv)
 	};
 	double duration = 0, interval = 1;
 	const char *command = NULL, *output = NULL;
-	bool json = false, dry = false, live;
+	bool json = false, dry = false, live, keep = false;
 	struct kinstr_plan_opts popts = { .sz = sizeof(popts) };
 	struct kinstr_probeset *ps = NULL;
 	struct kinstr_plan *pl = NULL;
@@ -89,7 +92,7 @@ int cmd_count(int argc, char **argv)
 	int c, i, ret = CLI_FAIL, out_fd = -1;
 	struct cli_run run;
 
-	while ((c = getopt_long(argc, argv, "+d:c:i:eo:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+d:c:i:eko:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
 			if (cli_parse_seconds("--duration", optarg, &duration))
@@ -103,6 +106,7 @@ int cmd_count(int argc, char **argv)
 		case 'j': json = true; break;
 		case 'n': dry = true; break;
 		case 'e': popts.every = true; break;
+		case 'k': keep = true; break;
 		case 'N': popts.no_ftrace = true; break;
 		case 'o': output = optarg; break;
 		case 'h': count_usage(stdout); return CLI_OK;
@@ -141,8 +145,12 @@ int cmd_count(int argc, char **argv)
 	if (!pl)
 		goto out;
 	for (i = optind; i < argc; i++)
-		if (cli_add_spec(pl, argv[i]))
+		if (cli_add_spec(pl, argv[i]) && !keep)
 			goto out;
+	if (!kinstr_probeset__cnt(ps)) {	/* --keep-going: each one said why */
+		cli_err("no spec left to count");
+		goto out;
+	}
 	if (dry) {
 		cli_count__plan(ps, k);
 		ret = CLI_OK;

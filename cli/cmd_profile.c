@@ -40,6 +40,8 @@ static void profile_usage(FILE *f)
 		   "                      time in microseconds, i.e. less the time of the timed\n"
 		   "                      functions it called (flamegraph.pl, speedscope, ...)\n"
 		   "  -o, --output FILE   write the totals to FILE, not stdout (which -c CMD shares)\n"
+		   "  -k, --keep-going    a FUNC that cannot be timed (or names nothing) is reported and\n"
+		   "                      left out; the others are timed (it fails if every one is)\n"
 		   "      --no-ftrace     where only an int3 fits after a function's ftrace NOP, start\n"
 		   "                      its timer with that int3, not with an ftrace direct call\n"
 		   "                      from the NOP (the default; as cheap as a jump)\n"
@@ -82,12 +84,13 @@ int cmd_profile(int argc, char **argv)
 		{ "folded", no_argument, NULL, 'F' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "no-ftrace", no_argument, NULL, 'N' },
+		{ "keep-going", no_argument, NULL, 'k' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	double duration = 0, interval = 1;
 	const char *command = NULL, *output = NULL;
-	bool json = false, hist = false, folded = false, live, show_calls = false;
+	bool json = false, hist = false, folded = false, live, show_calls = false, keep = false;
 	const char *sort_key = "wall";
 	struct kinstr_timer_stats *st = NULL;
 	struct kinstr_plan_opts popts = { .sz = sizeof(popts) };
@@ -103,7 +106,7 @@ int cmd_profile(int argc, char **argv)
 	long pid = 0;
 	struct cli_run run;
 
-	while ((c = getopt_long(argc, argv, "+d:c:p:i:s:o:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+d:c:p:i:s:o:kh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
 			if (cli_parse_seconds("--duration", optarg, &duration))
@@ -133,6 +136,7 @@ int cmd_profile(int argc, char **argv)
 		case 'F': folded = true; break;
 		case 'o': output = optarg; break;
 		case 'N': popts.no_ftrace = true; break;
+		case 'k': keep = true; break;
 		case 'h': profile_usage(stdout); return CLI_OK;
 		default: profile_usage(stderr); return CLI_USAGE;
 		}
@@ -180,6 +184,8 @@ int cmd_profile(int argc, char **argv)
 
 		if (kinstr_plan__time_spec(pl, argv[i], n, timed, KINSTR_AREA_MAX_PROBES / 2, &got, &skipped, &why)) {
 			cli_err("%s", why.msg);
+			if (keep)
+				continue;
 			goto out;
 		}
 		if (n + got > cap) {
@@ -197,6 +203,10 @@ int cmd_profile(int argc, char **argv)
 		if (skipped)
 			fprintf(stderr, "kinstr: %s: %zu functions timed, %zu could not be (every exit must be probeable)\n",
 				argv[i], got, skipped);
+	}
+	if (!n) {	/* --keep-going: each one said why */
+		cli_err("no function left to time");
+		goto out;
 	}
 	ntimers = n;
 	for (i = 0; show_calls && i < (int)n; i++) {

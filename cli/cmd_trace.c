@@ -57,6 +57,8 @@ static void trace_usage(FILE *f)
 		   "                        CPUs; local: the kernel's local_clock() (ftrace's \"local\"),\n"
 		   "                        cheaper where the clocksource is slow to read (HPET in an\n"
 		   "                        emulator), as synchronised across CPUs as the TSCs\n"
+		   "  -k, --keep-going      a SPEC that is refused (or names nothing) is reported and left\n"
+		   "                        out; the others are traced (it fails if every one is)\n"
 		   "      --no-ftrace       where only an int3 fits after a FUNC's ftrace NOP, record its\n"
 		   "                        entry with that int3, not with an ftrace direct call from the\n"
 		   "                        NOP (the default, as for 'kinstr count'; %%rip then reads\n"
@@ -91,6 +93,7 @@ int cmd_trace(int argc, char **argv)
 		{ "subbuf-size", required_argument, NULL, 'S' },
 		{ "overwrite", no_argument, NULL, 'O' },
 		{ "no-ftrace", no_argument, NULL, 'N' },
+		{ "keep-going", no_argument, NULL, 'k' },
 		{ "clock", required_argument, NULL, 'C' },
 		{ "max-size", required_argument, NULL, 'M' },
 		{ "help", no_argument, NULL, 'h' },
@@ -101,7 +104,7 @@ int cmd_trace(int argc, char **argv)
 	double duration = 0;
 	uint32_t bufsize = 1 << 20, subbuf = 64 << 10;
 	unsigned long long v, max_size = 0;
-	bool overwrite = false, live = false;
+	bool overwrite = false, live = false, keep = false;
 	struct kinstr_plan_opts popts = { .sz = sizeof(popts) };
 	struct kinstr_plan *pl = NULL;
 	struct tracer tr = { 0 };
@@ -121,7 +124,7 @@ int cmd_trace(int argc, char **argv)
 	uint64_t total_rec = 0, total_lost = 0, missed = 0;
 	unsigned int nr_cpus;
 
-	while ((c = getopt_long(argc, argv, "+o:d:c:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+o:d:c:kh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o': dir = optarg; break;
 		case 'd':
@@ -146,6 +149,7 @@ int cmd_trace(int argc, char **argv)
 			break;
 		case 'O': overwrite = true; break;
 		case 'N': popts.no_ftrace = true; break;
+		case 'k': keep = true; break;
 		case 'C':
 			if (strcmp(optarg, "mono") && strcmp(optarg, "local")) {
 				cli_err("--clock: mono or local, not '%s'", optarg);
@@ -210,10 +214,17 @@ int cmd_trace(int argc, char **argv)
 	if (!pl)
 		goto out;
 	for (i = optind; i < argc; i++) {
-		if (cli_add_trace(pl, argv[i], btf, tr.ev, &tr.nev, MAX_EVENTS))
+		if (cli_add_trace(pl, argv[i], btf, tr.ev, &tr.nev, MAX_EVENTS)) {
+			if (keep)
+				continue;
 			goto out;
+		}
 		snprintf(specs_env + strlen(specs_env), sizeof(specs_env) - strlen(specs_env), "%s%s",
-			 i > optind ? " " : "", argv[i]);
+			 specs_env[0] ? " " : "", argv[i]);
+	}
+	if (!kinstr_probeset__cnt(ps)) {	/* --keep-going: each one said why */
+		cli_err("no spec left to trace");
+		goto out;
 	}
 	env[0] = (struct kinstr_ctf_env){ "kinstr_probes", specs_env };
 	ropts.env = env;

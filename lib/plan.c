@@ -311,8 +311,7 @@ static int add_every(struct kinstr_plan *pl, const struct kinstr_func *f, struct
 	return 0;
 }
 
-int kinstr_plan__add_spec(struct kinstr_plan *pl, const char *spec, struct kinstr_why *why,
-			  struct kinstr_plan_glob *glob)
+static int add_spec(struct kinstr_plan *pl, const char *spec, struct kinstr_why *why, struct kinstr_plan_glob *glob)
 {
 	const struct kinstr_fn *fn;
 	const struct kinstr_func *f;
@@ -344,6 +343,18 @@ int kinstr_plan__add_spec(struct kinstr_plan *pl, const char *spec, struct kinst
 		ret = kinstr_probeset__add(pl->ps, f, f->addr, err, sizeof(err));
 		return ret ? why_probe(pl, why, ret, f, f->addr, NULL, err) : 0;
 	}
+}
+
+/* All or nothing: a spec refused halfway (a return site after others) leaves no probe behind. */
+int kinstr_plan__add_spec(struct kinstr_plan *pl, const char *spec, struct kinstr_why *why,
+			  struct kinstr_plan_glob *glob)
+{
+	size_t n0 = kinstr_probeset__cnt(pl->ps);
+	int ret = add_spec(pl, spec, why, glob);
+
+	if (ret)
+		kinstr_probeset__truncate(pl->ps, n0);
+	return ret;
 }
 
 /*

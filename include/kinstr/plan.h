@@ -83,7 +83,8 @@ void kinstr_plan__free(struct kinstr_plan *pl);
 /*
  * One spec into probes: FUNC its entry (every jump site with opts.every), FUNC+0xOFF that
  * instruction, FUNC%return every return site, GLOB the entries of every matching function
- * (those refused are skipped and counted into glob, if not NULL). 0, or -errno and why.
+ * (those refused are skipped and counted into glob, if not NULL). 0, or -errno and why, and then
+ * no probe of the spec is left in the set.
  */
 int kinstr_plan__add_spec(struct kinstr_plan *pl, const char *spec, struct kinstr_why *why,
 			  struct kinstr_plan_glob *glob);

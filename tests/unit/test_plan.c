@@ -100,6 +100,56 @@ static void t_entry_return_offset(void)
 	CHECK(kinstr_plan__add_spec(pl, "vfs_read%return", &why, NULL) == 0, "%s", why.msg);
 	CHECK(rets && kinstr_probeset__cnt(ps) - n0 == rets, "%zu return probes, %zu returns",
 	      kinstr_probeset__cnt(ps) - n0, rets);
+	/*
+	 * All or nothing: a function of the snapshot with several returns, its last one probed alone
+	 * first: FUNC%return then fails at that one, after the others, and leaves none of them.
+	 */
+	{
+		struct kinstr_probeset *ps2 = NULL;
+		struct kinstr_plan *pl2 = NULL;
+		const struct kinstr_func *g = NULL;
+		char spec[600], whole[600];
+		size_t k, grets = 0;
+
+		for (k = 0; k < kinstr_kernel__func_cnt(snap()) && !g; k++) {
+			const struct kinstr_func *c = kinstr_kernel__func(snap(), k);
+			const struct kinstr_fn *cf;
+			const struct kinstr_cfg *cc;
+			uint64_t last = 0;
+
+			kinstr_plan__free(pl2);
+			kinstr_probeset__free(ps2);
+			ps2 = kinstr_probeset__new(NULL, snap());
+			pl2 = ps2 ? kinstr_plan__new(ps2, NULL) : NULL;
+			cf = pl2 && kinstr_kernel__name_unique(snap(), c) ? kinstr_probeset__analysis(ps2, c) : NULL;
+			if (!cf)
+				continue;
+			cc = kinstr_fn__cfg(cf);
+			for (i = 0, grets = 0; i < kinstr_cfg__insn_cnt(cc); i++)
+				if (kinstr_cfg__insn(cc, i)->flags & KINSTR_CFG_I_RETURN) {
+					grets++;
+					last = kinstr_cfg__insn(cc, i)->x.addr;
+				}
+			snprintf(whole, sizeof(whole), "%s%%return", c->name);
+			snprintf(spec, sizeof(spec), "%s+0x%llx", c->name, (unsigned long long)(last - c->addr));
+			/* every return probeable (a trial on the fresh set), then the set made anew */
+			if (grets < 2 || kinstr_plan__add_spec(pl2, whole, &why, NULL))
+				continue;
+			kinstr_plan__free(pl2);
+			kinstr_probeset__free(ps2);
+			ps2 = kinstr_probeset__new(NULL, snap());
+			pl2 = ps2 ? kinstr_plan__new(ps2, NULL) : NULL;
+			if (pl2 && kinstr_plan__add_spec(pl2, spec, &why, NULL) == 0)
+				g = c;
+		}
+		CHECK(g, "no function of the snapshot has two probeable returns");
+		if (g)
+			CHECK(kinstr_plan__add_spec(pl2, whole, &why, NULL) == -EEXIST && kinstr_probeset__cnt(ps2) == 1,
+			      "%s: %zu probes left after a refused spec of %zu returns: %s", whole,
+			      kinstr_probeset__cnt(ps2), grets, why.msg);
+		kinstr_plan__free(pl2);
+		kinstr_probeset__free(ps2);
+	}
 	/* an offset inside the ftrace NOP: not a boundary, and the refusal says where */
 	CHECK(!kinstr_fn__site_at(fn, f->addr + 1), "vfs_read+0x1 is a boundary");
 	CHECK(kinstr_plan__add_spec(pl, "vfs_read+0x1", &why, NULL) == -EILSEQ && why.addr == f->addr + 1 &&

@@ -141,31 +141,49 @@ def stop_workload():
 atexit.register(stop_workload)  # also when a failure exits early
 
 failures, refusals = [], []
-spec_re = re.compile(r"^kinstr: ([^ :]+?)(?:%return)?(?:\+0x[0-9a-f]+)?: (.*)$")
+
+
+line_re = re.compile(r"^kinstr: ([^ :]+): (.*)$")
+
+
+def refused_in(out, names):
+    """The names the lines of out refuse, each with its reason: "kinstr: SPEC: why", where SPEC is
+    the name, or a site of it (NAME+0xOFF: its entry, else NAME%return) when that is not itself a
+    spec of the command."""
+    got = {}
+    for line in out:
+        m = line_re.match(line)
+        if not m:
+            continue
+        base = re.sub(r"(%return|\+0x[0-9a-f]+)$", "", m.group(1))
+        # a site of the name's (its entry, or a return: the module's refusal at install)
+        for name in (m.group(1), base, base + "%return"):
+            if name in names and name not in got:
+                got[name] = m.group(2)
+                break
+    return got
 
 
 def run_dropping(what, words_for, names, i):
-    """Run a command over names; where it fails naming a function, drop it (a refusal) and run again."""
+    """Run a command (with --keep-going: the library's refusals are reported and left out) over
+    names; where it still fails naming some (the module refused at install), drop them and run
+    again. Returns (output, the names it ran with), or (None, []) when every one was refused."""
     names = list(names)
-    for _ in range(200):
+    for _ in range(100):
         if not names:
             return None, names  # every one refused by name: nothing left to run (not a failure)
         rc, out = run(words_for(names))
+        bad = refused_in(out, names)
+        for name, why in bad.items():
+            refusals.append((i, what, name, why))
+            if logf:
+                logf.write("slice %d %s refused %s: %s\n" % (i, what, name, why))
+        names = [n for n in names if n not in bad]
         if rc == 0:
             return out, names
-        bad = None
-        for line in out:
-            m = spec_re.match(line)
-            if m and m.group(1) in names:
-                bad = m.group(1)
-                refusals.append((i, what, bad, m.group(2)))
-                if logf:
-                    logf.write("slice %d %s refused %s: %s\n" % (i, what, bad, m.group(2)))
-                break
         if not bad:
             failures.append("slice %d: %s failed (rc %d): %s" % (i, what, rc, " | ".join(out[-5:])))
             return None, names
-        names.remove(bad)
     failures.append("slice %d: %s: too many refusals" % (i, what))
     return None, names
 
@@ -201,32 +219,17 @@ for i in chosen:
     specs = [s for n in names for s in (n, n + "%return")]
     cjson = tmp + "/count.json"
     # FUNC%return refusals name the function: drop the spec that failed, not the function's entry
-    specs_left, cnt_probes, cnt_hits = list(specs), 0, 0
-    for _ in range(400):
-        rc, out = run(["count", "-d", "1", "--json", "-o", cjson] + specs_left)
-        if rc == 0:
-            d = json.load(open(cjson))
-            cnt_probes = len(d["probes"])
-            cnt_hits = sum(p["hits"] for p in d["probes"])
-            break
-        bad = None
-        for line in out:
-            m = re.match(r"^kinstr: ([^ :]+): (.*)$", line)
-            if m and m.group(1) in specs_left:
-                bad = m.group(1)
-                refusals.append((i, "count", bad, m.group(2)))
-                if logf:
-                    logf.write("slice %d count refused %s: %s\n" % (i, bad, m.group(2)))
-                break
-        if not bad:
-            failures.append("slice %d: count failed (rc %d): %s" % (i, rc, " | ".join(out[-5:])))
-            break
-        specs_left.remove(bad)
+    out, counted = run_dropping("count", lambda s: ["count", "-k", "-d", "1", "--json", "-o", cjson] + s, specs, i)
+    cnt_probes, cnt_hits = 0, 0
+    if out is not None:
+        d = json.load(open(cjson))
+        cnt_probes = len(d["probes"])
+        cnt_hits = sum(p["hits"] for p in d["probes"])
     if splat(i) or not text_ok(i, "count"):
         log("slice %d: FAIL after count" % i)
         break
     pjson = tmp + "/profile.json"
-    out, timed = run_dropping("profile", lambda s: ["profile", "-d", "1", "--json", "-o", pjson] + s, names, i)
+    out, timed = run_dropping("profile", lambda s: ["profile", "-k", "-d", "1", "--json", "-o", pjson] + s, names, i)
     calls = 0
     if out is not None:
         d = json.load(open(pjson))
@@ -238,7 +241,7 @@ for i in chosen:
     tdir = tmp + "/trace"
     shutil.rmtree(tdir, ignore_errors=True)
     sample = names[::args.trace_every]
-    out, traced = run_dropping("trace", lambda s: ["trace", "-d", "1", "-o", tdir] + s, sample, i)
+    out, traced = run_dropping("trace", lambda s: ["trace", "-k", "-d", "1", "-o", tdir] + s, sample, i)
     events = 0
     if out is not None:
         rc, rep = run(["report", tdir])
