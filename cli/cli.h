@@ -48,9 +48,9 @@ void cli_trace__event(void *ctx, const struct kinstr_trace_event *e, unsigned in
 		      const union kinstr_ctf_value *vals);
 /* The first time the trace is found cut by --max-size, say so. */
 void cli_trace__capped(struct kinstr_recording *rec);
-/* Each CPU's events recorded and lost, summed into the totals. */
-void cli_trace__cpus(const struct kinstr_rec_cpu *cpus, const struct kinstr_trace_stats *st, unsigned int nr_cpus,
-		     uint64_t *total_rec, uint64_t *total_lost);
+/* Each CPU's events recorded and lost, their totals, and the hits the recursion guard missed. */
+void cli_trace__summary(const struct kinstr_rec_cpu *cpus, const struct kinstr_trace_stats *st, unsigned int nr_cpus,
+			const char *dir, uint64_t missed);
 int cmd_batch(int argc, char **argv);
 /* main.c's dispatch of one command line, argv[0] the subcommand (or -l). */
 int cli_dispatch(int argc, char **argv);
@@ -138,6 +138,8 @@ struct cli_run {
 	double t0, deadline;	/* from cli_run__begin; deadline 0: none */
 };
 void cli_run__init(struct cli_run *r, const char *command, double duration, bool group);
+/* -o FILE opened (created, truncated) before anything is patched: its fd, or -1 (printed). */
+int cli_open_output(const char *path);
 /* Start CMD: 0, or -1 (printed). */
 int cli_run__spawn(struct cli_run *r);
 /* Let a gated CMD run: 0, or -1 (printed). */
@@ -162,6 +164,8 @@ void cli_run__cleanup(struct cli_run *r);
 int cli_parse_seconds(const char *opt, const char *s, double *out);	/* > 0 */
 int cli_parse_double(const char *opt, const char *s, double min, double max, double *out); /* (min, max) */
 int cli_parse_long(const char *opt, const char *s, long min, long max, long *out);	/* [min, max], base 10 */
+/* --pid PID: a number (-EINVAL, usage) naming a live process (-ESRCH); each printed, errno set too. */
+int cli_parse_pid(const char *s, long *pid);
 /* Bytes with an optional K, M or G suffix (powers of 1024), in [min, max]. */
 int cli_parse_bytes(const char *opt, const char *s, unsigned long long min, unsigned long long max,
 		    unsigned long long *out);

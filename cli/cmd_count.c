@@ -127,13 +127,8 @@ int cmd_count(int argc, char **argv)
 	}
 	cli_run__init(&run, command, duration, false);
 	/* the output first: a file that cannot be written fails before anything is patched */
-	if (output && !dry) {
-		out_fd = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-		if (out_fd < 0) {
-			cli_err("cannot write %s: %s", output, strerror(errno));
-			return CLI_FAIL;
-		}
-	}
+	if (output && !dry && (out_fd = cli_open_output(output)) < 0)
+		return CLI_FAIL;
 	k = cli_open_kernel(NULL, &dev);
 	if (!k) {
 		if (out_fd >= 0)

@@ -11,7 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <kinstr/plan.h>
+#include <kinstr/timing.h>
 #include "cli.h"
 
 static void profile_usage(FILE *f)
@@ -101,7 +101,7 @@ int cmd_profile(int argc, char **argv)
 	unsigned int n = 0, cap = 0, ntimers = 0;
 	struct kinstr_kernel *k;
 	struct kinstr_dev *dev;
-	char err[512], *end;
+	char err[512];
 	int c, i, ret = CLI_FAIL, out_fd = -1;
 	long pid = 0;
 	struct cli_run run;
@@ -114,16 +114,8 @@ int cmd_profile(int argc, char **argv)
 			break;
 		case 'c': command = optarg; break;
 		case 'p':
-			errno = 0;
-			pid = strtol(optarg, &end, 10);
-			if (end == optarg || *end || errno || pid <= 0 || pid > INT32_MAX) {
-				cli_err("--pid: not a process id: '%s'", optarg);
-				return CLI_USAGE;
-			}
-			if (kill((pid_t)pid, 0) && errno == ESRCH) {
-				cli_err("--pid: no process %ld", pid);
-				return CLI_FAIL;
-			}
+			if (cli_parse_pid(optarg, &pid))
+				return errno == ESRCH ? CLI_FAIL : CLI_USAGE;
 			break;
 		case 'i':
 			if (cli_parse_seconds("--interval", optarg, &interval))
@@ -147,8 +139,7 @@ int cmd_profile(int argc, char **argv)
 		profile_usage(stderr);
 		return CLI_USAGE;
 	}
-	if (strcmp(sort_key, "wall") && strcmp(sort_key, "oncpu") && strcmp(sort_key, "calls") &&
-	    strcmp(sort_key, "mean") && strcmp(sort_key, "max")) {
+	if (!kinstr_timing__key_known(sort_key)) {
 		cli_err("--sort: wall, oncpu, calls, mean or max, not '%s'", sort_key);
 		return CLI_USAGE;
 	}
@@ -160,13 +151,8 @@ int cmd_profile(int argc, char **argv)
 		}
 	cli_run__init(&run, command, duration, true);
 	/* the output first: a file that cannot be written fails before anything is patched */
-	if (output) {
-		out_fd = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-		if (out_fd < 0) {
-			cli_err("cannot write %s: %s", output, strerror(errno));
-			return CLI_FAIL;
-		}
-	}
+	if (output && (out_fd = cli_open_output(output)) < 0)
+		return CLI_FAIL;
 	k = cli_open_kernel(NULL, &dev);
 	if (!k) {
 		if (out_fd >= 0)

@@ -70,16 +70,10 @@ static void trace_usage(FILE *f)
 		   "(SIGINT) or 143 (SIGTERM).\n", KINSTR_VALUE_STR_DEFAULT);
 }
 
-struct tracer {
-	struct kinstr_trace_event *ev;
-	unsigned int nev;
-	struct cli_run *run;
-};
-
 /* Between two sub-buffers: a deadline, a signal, the command's end (not only when the buffers are empty). */
-static bool trace_should_stop(void *ctx)
+static bool trace_should_stop(void *run)
 {
-	return cli_run__done(((struct tracer *)ctx)->run);
+	return cli_run__done(run);
 }
 
 int cmd_trace(int argc, char **argv)
@@ -107,10 +101,12 @@ int cmd_trace(int argc, char **argv)
 	bool overwrite = false, live = false, keep = false;
 	struct kinstr_plan_opts popts = { .sz = sizeof(popts) };
 	struct kinstr_plan *pl = NULL;
-	struct tracer tr = { 0 };
+	struct kinstr_trace_event *ev = NULL;
+	unsigned int nev = 0;
 	struct kinstr_trace_opts topts = { .sz = sizeof(topts) };
+	struct cli_run run;
 	struct kinstr_recording_opts ropts = { .sz = sizeof(ropts), .trace = &topts, .should_stop = trace_should_stop,
-					       .ctx = &tr };
+					       .ctx = &run };
 	struct kinstr_recording *rec = NULL;
 	struct kinstr_rec_cpu *cpus = NULL;
 	struct kinstr_trace_stats *st = NULL;
@@ -120,8 +116,7 @@ int cmd_trace(int argc, char **argv)
 	struct kinstr_kernel *k;
 	struct kinstr_dev *dev;
 	int c, i, ret = CLI_FAIL, r;
-	struct cli_run run;
-	uint64_t total_rec = 0, total_lost = 0, missed = 0;
+	uint64_t missed = 0;
 	unsigned int nr_cpus;
 
 	while ((c = getopt_long(argc, argv, "+o:d:c:kh", opts, NULL)) != -1) {
@@ -167,16 +162,9 @@ int cmd_trace(int argc, char **argv)
 	}
 	for (i = optind; i < argc; i++) {	/* the specs' syntax before anything is opened */
 		struct kinstr_spec sp;
-		char probe[512];
 
-		snprintf(probe, sizeof(probe), "%s", argv[i]);
-		probe[strcspn(probe, "(")] = 0;
-		if (kinstr_spec__parse(probe, &sp, err, sizeof(err))) {
+		if (kinstr_spec__parse_trace(argv[i], &sp, err, sizeof(err))) {
 			cli_err("%s", err);
-			return CLI_USAGE;
-		}
-		if (strchr(argv[i], '(') && argv[i][strlen(argv[i]) - 1] != ')') {
-			cli_err("%s: expected SPEC(VALUE,...)", argv[i]);
 			return CLI_USAGE;
 		}
 	}
@@ -199,13 +187,12 @@ int cmd_trace(int argc, char **argv)
 		dir = dirbuf;
 	}
 	cli_run__init(&run, command, duration, false);
-	tr.run = &run;
-	tr.ev = calloc(MAX_EVENTS, sizeof(*tr.ev));
-	if (!tr.ev)
+	ev = calloc(MAX_EVENTS, sizeof(*ev));
+	if (!ev)
 		return CLI_FAIL;
 	k = cli_open_kernel(NULL, &dev);
 	if (!k) {
-		free(tr.ev);
+		free(ev);
 		return CLI_FAIL;
 	}
 	btf = kinstr_btf__open(NULL);	/* NULL: registers only */
@@ -214,7 +201,7 @@ int cmd_trace(int argc, char **argv)
 	if (!pl)
 		goto out;
 	for (i = optind; i < argc; i++) {
-		if (cli_add_trace(pl, argv[i], btf, tr.ev, &tr.nev, MAX_EVENTS)) {
+		if (cli_add_trace(pl, argv[i], btf, ev, &nev, MAX_EVENTS)) {
 			if (keep)
 				continue;
 			goto out;
@@ -231,7 +218,7 @@ int cmd_trace(int argc, char **argv)
 	ropts.env_cnt = 1;
 	ropts.max_size = max_size;
 	ropts.on_event = live ? cli_trace__event : NULL;
-	rec = kinstr_recording__new(dev, dir, tr.ev, tr.nev, &ropts, err, sizeof(err));
+	rec = kinstr_recording__new(dev, dir, ev, nev, &ropts, err, sizeof(err));
 	if (!rec) {
 		cli_err("%s", err);
 		goto out;
@@ -241,7 +228,7 @@ int cmd_trace(int argc, char **argv)
 		cli_err("%s", err);
 		goto out;
 	}
-	fprintf(stderr, "kinstr: tracing %zu probes (%u events) into %s%s\n", kinstr_probeset__cnt(ps), tr.nev, dir,
+	fprintf(stderr, "kinstr: tracing %zu probes (%u events) into %s%s\n", kinstr_probeset__cnt(ps), nev, dir,
 		command || duration > 0 ? "" : "; Ctrl-C to stop");
 	cli_run__begin(&run);
 	if (command && cli_run__spawn(&run))
@@ -268,12 +255,7 @@ int cmd_trace(int argc, char **argv)
 		cli_err("%s", err);
 		goto out;
 	}
-	cli_trace__cpus(cpus, st, nr_cpus, &total_rec, &total_lost);
-	fprintf(stderr, "kinstr: %llu events recorded, %llu lost, in %s\n", (unsigned long long)total_rec,
-		(unsigned long long)total_lost, dir);
-	if (missed)
-		fprintf(stderr, "kinstr: %llu hits not recorded: recursion (a probe hit inside kinstr's own "
-			"tracer, e.g. in the clock it reads)\n", (unsigned long long)missed);
+	cli_trace__summary(cpus, st, nr_cpus, dir, missed);
 	ret = cli_run__status(&run);
 out:
 	cli_run__cleanup(&run);
@@ -282,7 +264,7 @@ out:
 	kinstr_probeset__free(ps);	/* removes the probes */
 	kinstr_btf__close(btf);
 	cli_close_kernel(k, dev);
-	free(tr.ev);
+	free(ev);
 	free(cpus);
 	free(st);
 	return ret;

@@ -6,6 +6,8 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <signal.h>
+#include <stdint.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -103,6 +105,25 @@ int cli_parse_bytes(const char *opt, const char *s, unsigned long long min, unsi
 		return -ERANGE;
 	}
 	*out = v * mult;
+	return 0;
+}
+
+int cli_parse_pid(const char *s, long *pid)
+{
+	char *end;
+
+	errno = 0;
+	*pid = strtol(s, &end, 10);
+	if (end == s || *end || errno || *pid <= 0 || *pid > INT32_MAX) {
+		cli_err("--pid: not a process id: '%s'", s);
+		errno = EINVAL;
+		return -EINVAL;
+	}
+	if (kill((pid_t)*pid, 0) && errno == ESRCH) {
+		cli_err("--pid: no process %ld", *pid);
+		errno = ESRCH;
+		return -ESRCH;
+	}
 	return 0;
 }
 

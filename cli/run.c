@@ -5,6 +5,7 @@
  * end, the signal passed on to CMD, the exit status, and the clean-up on every error path.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -78,6 +79,15 @@ static pid_t spawn(const char *command, int gate, int other)
 	if (child < 0)
 		cli_err("cannot run '%s': %s", command, strerror(errno));
 	return child;
+}
+
+int cli_open_output(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+	if (fd < 0)
+		cli_err("cannot write %s: %s", path, strerror(errno));
+	return fd;
 }
 
 void cli_run__init(struct cli_run *r, const char *command, double duration, bool group)

@@ -37,9 +37,10 @@ void cli_trace__capped(struct kinstr_recording *rec)
 			(unsigned long long)kinstr_recording__max_size(rec));
 }
 
-void cli_trace__cpus(const struct kinstr_rec_cpu *cpus, const struct kinstr_trace_stats *st, unsigned int nr_cpus,
-		     uint64_t *total_rec, uint64_t *total_lost)
+void cli_trace__summary(const struct kinstr_rec_cpu *cpus, const struct kinstr_trace_stats *st, unsigned int nr_cpus,
+			const char *dir, uint64_t missed)
 {
+	uint64_t total_rec = 0, total_lost = 0;
 	unsigned int cpu;
 
 	for (cpu = 0; cpu < nr_cpus; cpu++) {
@@ -54,7 +55,12 @@ void cli_trace__cpus(const struct kinstr_rec_cpu *cpus, const struct kinstr_trac
 				(unsigned long long)st[cpu].lost_wrap, (unsigned long long)st[cpu].lost_big,
 				(unsigned long long)st[cpu].lost_nest, cut);
 		}
-		*total_rec += cpus[cpu].recorded;
-		*total_lost += cpus[cpu].lost;
+		total_rec += cpus[cpu].recorded;
+		total_lost += cpus[cpu].lost;
 	}
+	fprintf(stderr, "kinstr: %llu events recorded, %llu lost, in %s\n", (unsigned long long)total_rec,
+		(unsigned long long)total_lost, dir);
+	if (missed)
+		fprintf(stderr, "kinstr: %llu hits not recorded: recursion (a probe hit inside kinstr's own "
+			"tracer, e.g. in the clock it reads)\n", (unsigned long long)missed);
 }

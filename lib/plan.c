@@ -574,6 +574,22 @@ static int trace_event(struct kinstr_plan *pl, size_t i, const char *values, boo
 	return 0;
 }
 
+int kinstr_spec__parse_trace(const char *text, struct kinstr_spec *sp, char *err, size_t errlen)
+{
+	char probe[512];
+	size_t n = strlen(text);
+	int ret;
+
+	snprintf(probe, sizeof(probe), "%s", text);
+	probe[strcspn(probe, "(")] = 0;
+	ret = kinstr_spec__parse(probe, sp, err, errlen);
+	if (!ret && strchr(text, '(') && (n >= sizeof(probe) || text[n - 1] != ')')) {
+		snprintf(err, errlen, "%.400s: expected SPEC(VALUE,...)", text);
+		ret = -EINVAL;
+	}
+	return ret;
+}
+
 int kinstr_plan__add_trace(struct kinstr_plan *pl, const char *text, struct kinstr_btf *btf,
 			   struct kinstr_trace_event *ev, unsigned int *nev, unsigned int max, struct kinstr_why *why,
 			   struct kinstr_plan_glob *glob)

@@ -120,6 +120,12 @@ fail:
 	return ret;
 }
 
+bool kinstr_timing__key_known(const char *key)
+{
+	return !strcmp(key, "wall") || !strcmp(key, "oncpu") || !strcmp(key, "calls") || !strcmp(key, "mean") ||
+	       !strcmp(key, "max");
+}
+
 uint64_t kinstr_timing__key(const struct kinstr_timer_stats *s, const char *key)
 {
 	if (!strcmp(key, "oncpu"))

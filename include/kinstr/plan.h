@@ -30,6 +30,8 @@ struct kinstr_spec {
 };
 /* text into sp: 0, or -EINVAL with the reason in err (the whole word must be a spec). */
 int kinstr_spec__parse(const char *text, struct kinstr_spec *sp, char *err, size_t errlen);
+/* The same for a trace spec, SPEC or SPEC(VALUE,...) (the values are parsed when planned). */
+int kinstr_spec__parse_trace(const char *text, struct kinstr_spec *sp, char *err, size_t errlen);
 
 /* Why something was refused. */
 struct kinstr_why {

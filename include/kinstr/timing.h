@@ -7,6 +7,7 @@
 #ifndef KINSTR_TIMING_H
 #define KINSTR_TIMING_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <kinstr/plan.h>
 
@@ -41,6 +42,7 @@ int kinstr_timing__folded(struct kinstr_dev *dev, struct kinstr_folded **out, si
 
 /* The key a table sorts by: "wall", "oncpu", "calls", "mean" or "max" (else wall). */
 uint64_t kinstr_timing__key(const struct kinstr_timer_stats *s, const char *key);
+bool kinstr_timing__key_known(const char *key);
 
 #ifdef __cplusplus
 }

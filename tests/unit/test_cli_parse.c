@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stdint.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "cli/parse.c"
@@ -90,10 +91,25 @@ static void t_bytes(void)
 	CHECK(strstr(last_err, "--max-size: must be 65536 to ") == last_err, "'%s'", last_err);
 }
 
+static void t_pid(void)
+{
+	long pid;
+	char me[32];
+
+	snprintf(me, sizeof(me), "%d", (int)getpid());
+	CHECK(cli_parse_pid(me, &pid) == 0 && pid == getpid(), "own pid refused");
+	CHECK(cli_parse_pid("abc", &pid) == -EINVAL && !strcmp(last_err, "--pid: not a process id: 'abc'"), "'%s'",
+	      last_err);
+	CHECK(cli_parse_pid("0", &pid) == -EINVAL && cli_parse_pid("-5", &pid) == -EINVAL, "0 or -5 accepted");
+	CHECK(cli_parse_pid("2147483647", &pid) == -ESRCH && !strcmp(last_err, "--pid: no process 2147483647"),
+	      "'%s'", last_err);
+}
+
 int main(void)
 {
 	RUN(t_seconds);
 	RUN(t_double_long);
 	RUN(t_bytes);
+	RUN(t_pid);
 	return check_done();
 }

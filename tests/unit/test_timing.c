@@ -46,6 +46,8 @@ static void t_keys(void)
 	      kinstr_timing__key(&s, "max") == 300, "keys");
 	s.recursive = 10;
 	CHECK(kinstr_timing__key(&s, "mean") == 0, "mean of no outermost call");
+	CHECK(kinstr_timing__key_known("wall") && kinstr_timing__key_known("max") && !kinstr_timing__key_known("cpu") &&
+	      !kinstr_timing__key_known(""), "known keys");
 }
 
 int main(void)
