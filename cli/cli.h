@@ -92,6 +92,18 @@ void cli_profile__json(const struct cli_pfunc *pf, unsigned int n, const struct 
 		       int status, bool show_calls);
 /* Folded stacks of the device's timer paths on stdout: 0, or -errno (printed). */
 int cli_profile__folded(struct kinstr_dev *dev, const struct cli_pfunc *pf, unsigned int n);
+/* The live table, refreshed (a cli_run__wait tick; ctx a struct cli_profile_live). */
+struct cli_profile_live {
+	struct kinstr_dev *dev;
+	const struct cli_pfunc *pf;
+	unsigned int n, ntimers;
+	struct kinstr_timer_stats *st;
+	bool calls;
+	const char *key;
+};
+void cli_profile__live(void *ctx, double dt);
+/* "timing N functions with M probes (...)", and "; Ctrl-C to stop" unless the run ends by itself. */
+void cli_profile__installed(const struct kinstr_probeset *ps, unsigned int n, bool ends);
 int cmd_drill(int argc, char **argv);
 /*
  * The kernel to analyse: the snapshot file if one is named, else the running kernel through
@@ -140,6 +152,10 @@ struct cli_run {
 void cli_run__init(struct cli_run *r, const char *command, double duration, bool group);
 /* -o FILE opened (created, truncated) before anything is patched: its fd, or -1 (printed). */
 int cli_open_output(const char *path);
+/* The totals go to fd (>= 0: -o path) from here on, not stdout: 0, or -1 (printed). */
+int cli_output_begin(int fd, const char *path);
+/* Every byte of the totals written (to path, or stdout when NULL): 0, or -1 (printed). */
+int cli_output_end(const char *path);
 /* Start CMD: 0, or -1 (printed). */
 int cli_run__spawn(struct cli_run *r);
 /* Let a gated CMD run: 0, or -1 (printed). */

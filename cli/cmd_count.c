@@ -174,19 +174,14 @@ int cmd_count(int argc, char **argv)
 		cli_err("cannot read the counters: %s", strerror(errno));
 		goto out;
 	}
-	fflush(stdout);
-	if (out_fd >= 0 && dup2(out_fd, STDOUT_FILENO) < 0) {
-		cli_err("cannot write %s: %s", output, strerror(errno));
+	if (cli_output_begin(out_fd, output))
 		goto out;
-	}
 	if (json)
 		cli_count__json(ps, hits, cli_now() - run.t0, run.status);
 	else
 		cli_count__table(ps, hits, prev, 0, false);
-	if (fflush(stdout) || ferror(stdout)) {
-		cli_err("cannot write %s: %s", output ? output : "the totals", strerror(errno));
+	if (cli_output_end(output))
 		goto out;
-	}
 	ret = cli_run__status(&run);
 out:
 	cli_run__cleanup(&run);

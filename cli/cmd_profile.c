@@ -51,25 +51,6 @@ static void profile_usage(FILE *f)
 		   "The live table needs a terminal (not TERM=dumb).\n");
 }
 
-struct live_ctx {
-	struct kinstr_dev *dev;
-	const struct cli_pfunc *pf;
-	unsigned int n, ntimers;
-	struct kinstr_timer_stats *st;
-	bool calls;
-	const char *key;
-};
-
-static void live_tick(void *ctx, double dt)
-{
-	struct live_ctx *lc = ctx;
-
-	if (kinstr_timers__read(lc->dev, 0, lc->ntimers, lc->st) == 0) {
-		printf("\033[H\033[2J");
-		cli_profile__table(lc->pf, lc->n, lc->st, false, lc->calls, lc->key);
-	}
-}
-
 int cmd_profile(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -221,22 +202,15 @@ int cmd_profile(int argc, char **argv)
 		cli_err("%s", err);
 		goto out;
 	}
-	if (!json) {
-		size_t np = kinstr_probeset__cnt(ps), kinds[4] = { 0 }, j;
-
-		for (j = 0; j < np; j++)
-			kinds[kinstr_probeset__info(ps, j)->kind & 3]++;
-		fprintf(stderr, "kinstr: timing %u functions with %zu probes (%zu jump, %zu trap, %zu ftrace)%s\n",
-			n, np, kinds[KINSTR_PROBE_JUMP], kinds[KINSTR_PROBE_TRAP], kinds[KINSTR_PROBE_FTRACE],
-			command || duration > 0 ? "" : "; Ctrl-C to stop");
-	}
+	if (!json)
+		cli_profile__installed(ps, n, command || duration > 0);
 	cli_run__go(&run);
 	cli_run__begin(&run);
 	live = !json && !folded && !command && cli_term_ok();
 	{
-		struct live_ctx lc = { dev, pf, n, ntimers, st, show_calls, sort_key };
+		struct cli_profile_live lc = { dev, pf, n, ntimers, st, show_calls, sort_key };
 
-		cli_run__wait(&run, interval, live ? live_tick : NULL, &lc);
+		cli_run__wait(&run, interval, live ? cli_profile__live : NULL, &lc);
 	}
 	cli_run__stop(&run);
 	/* probes out first: no call is half-timed in what we read */
@@ -245,11 +219,8 @@ int cmd_profile(int argc, char **argv)
 		cli_err("cannot read the timers: %s", strerror(errno));
 		goto out;
 	}
-	fflush(stdout);
-	if (out_fd >= 0 && dup2(out_fd, STDOUT_FILENO) < 0) {
-		cli_err("cannot write %s: %s", output, strerror(errno));
+	if (cli_output_begin(out_fd, output))
 		goto out;
-	}
 	if (folded) {
 		if (cli_profile__folded(dev, pf, n))
 			goto out;
@@ -258,10 +229,8 @@ int cmd_profile(int argc, char **argv)
 	} else {
 		cli_profile__table(pf, n, st, hist, show_calls, sort_key);
 	}
-	if (fflush(stdout) || ferror(stdout)) {
-		cli_err("cannot write %s: %s", output ? output : "the totals", strerror(errno));
+	if (cli_output_end(output))
 		goto out;
-	}
 	ret = cli_run__status(&run);
 out:
 	cli_run__cleanup(&run);

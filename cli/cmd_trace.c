@@ -94,7 +94,7 @@ int cmd_trace(int argc, char **argv)
 		{ 0 },
 	};
 	const char *dir = NULL, *command = NULL;
-	char dirbuf[64], err[512], specs_env[1024] = "";
+	char err[512], specs_env[1024] = "";
 	double duration = 0;
 	uint32_t bufsize = 1 << 20, subbuf = 64 << 10;
 	unsigned long long v, max_size = 0;
@@ -168,24 +168,15 @@ int cmd_trace(int argc, char **argv)
 			return CLI_USAGE;
 		}
 	}
-	if (subbuf < 4096 || (subbuf & (subbuf - 1))) {
-		cli_err("--subbuf-size: a power of two of at least 4K");
+	r = kinstr_trace_opts__geometry(&topts, bufsize, subbuf);
+	if (r) {
+		if (r == -EDOM)
+			cli_err("--subbuf-size: a power of two of at least 4K");
+		else
+			cli_err("--buffer-size: 2 to 256 sub-buffers of %u bytes per CPU", subbuf);
 		return CLI_USAGE;
 	}
-	if (bufsize < 2 * subbuf || bufsize / subbuf > 256) {
-		cli_err("--buffer-size: 2 to 256 sub-buffers of %u bytes per CPU", subbuf);
-		return CLI_USAGE;
-	}
-	topts.subbuf_size = subbuf;
-	for (topts.num_subbufs = 2; topts.num_subbufs * 2 <= bufsize / subbuf; topts.num_subbufs *= 2)
-		;
 	topts.overwrite = overwrite;
-	if (!dir) {
-		time_t now_t = time(NULL);
-
-		strftime(dirbuf, sizeof(dirbuf), "kinstr-trace-%Y%m%d-%H%M%S", localtime(&now_t));
-		dir = dirbuf;
-	}
 	cli_run__init(&run, command, duration, false);
 	ev = calloc(MAX_EVENTS, sizeof(*ev));
 	if (!ev)
@@ -223,6 +214,7 @@ int cmd_trace(int argc, char **argv)
 		cli_err("%s", err);
 		goto out;
 	}
+	dir = kinstr_recording__dir(rec);
 	cli_catch_signals();
 	if (kinstr_probeset__install(ps, err, sizeof(err))) {
 		cli_err("%s", err);

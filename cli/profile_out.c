@@ -164,3 +164,24 @@ int cli_profile__folded(struct kinstr_dev *dev, const struct cli_pfunc *pf, unsi
 	free(all);
 	return 0;
 }
+
+void cli_profile__live(void *ctx, double dt)
+{
+	struct cli_profile_live *lc = ctx;
+
+	if (kinstr_timers__read(lc->dev, 0, lc->ntimers, lc->st) == 0) {
+		printf("\033[H\033[2J");
+		cli_profile__table(lc->pf, lc->n, lc->st, false, lc->calls, lc->key);
+	}
+}
+
+void cli_profile__installed(const struct kinstr_probeset *ps, unsigned int n, bool ends)
+{
+	size_t np = kinstr_probeset__cnt(ps), kinds[4] = { 0 }, j;
+
+	for (j = 0; j < np; j++)
+		kinds[kinstr_probeset__info(ps, j)->kind & 3]++;
+	fprintf(stderr, "kinstr: timing %u functions with %zu probes (%zu jump, %zu trap, %zu ftrace)%s\n", n, np,
+		kinds[KINSTR_PROBE_JUMP], kinds[KINSTR_PROBE_TRAP], kinds[KINSTR_PROBE_FTRACE],
+		ends ? "" : "; Ctrl-C to stop");
+}

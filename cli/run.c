@@ -90,6 +90,25 @@ int cli_open_output(const char *path)
 	return fd;
 }
 
+int cli_output_begin(int fd, const char *path)
+{
+	fflush(stdout);
+	if (fd >= 0 && dup2(fd, STDOUT_FILENO) < 0) {
+		cli_err("cannot write %s: %s", path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+int cli_output_end(const char *path)
+{
+	if (fflush(stdout) || ferror(stdout)) {
+		cli_err("cannot write %s: %s", path ? path : "the totals", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 void cli_run__init(struct cli_run *r, const char *command, double duration, bool group)
 {
 	memset(r, 0, sizeof(*r));

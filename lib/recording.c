@@ -16,6 +16,7 @@ struct kinstr_recording {
 	struct kinstr_ctf *w;
 	struct kinstr_recorder *rec;
 	const char *dir;
+	char dirbuf[64];		/* the default folder's name */
 	unsigned int num_subbufs, nr_cpus;
 	uint64_t max_size;
 	bool (*should_stop)(void *ctx);
@@ -54,7 +55,7 @@ struct kinstr_recording *kinstr_recording__new(struct kinstr_dev *dev, const cha
 	bool user_max;
 	int e;
 
-	if (!dev || !dir || !KINSTR_OPTS_VALID(opts) || nenv > 15) {
+	if (!dev || !KINSTR_OPTS_VALID(opts) || nenv > 15) {
 		snprintf(err, errlen, "bad recording options");
 		errno = EINVAL;
 		return NULL;
@@ -64,6 +65,12 @@ struct kinstr_recording *kinstr_recording__new(struct kinstr_dev *dev, const cha
 		return NULL;
 	r->dev = dev;
 	r->dir = dir;
+	if (!dir) {
+		time_t now = time(NULL);
+
+		strftime(r->dirbuf, sizeof(r->dirbuf), "kinstr-trace-%Y%m%d-%H%M%S", localtime(&now));
+		r->dir = dir = r->dirbuf;
+	}
 	r->should_stop = KINSTR_OPTS_GET(opts, should_stop, NULL);
 	r->ctx = KINSTR_OPTS_GET(opts, ctx, NULL);
 	r->t = kinstr_trace__create(dev, topts);
@@ -130,6 +137,11 @@ void kinstr_recording__free(struct kinstr_recording *r)
 		kinstr_ctf__close(r->w);
 	kinstr_trace__free(r->t);
 	free(r);
+}
+
+const char *kinstr_recording__dir(const struct kinstr_recording *r)
+{
+	return r->dir;
 }
 
 unsigned int kinstr_recording__nr_cpus(const struct kinstr_recording *r)

@@ -19,6 +19,18 @@ struct kinstr_trace {
 	unsigned char *map;
 };
 
+int kinstr_trace_opts__geometry(struct kinstr_trace_opts *o, uint64_t buffer, uint32_t subbuf)
+{
+	if (subbuf < 4096 || (subbuf & (subbuf - 1)))
+		return -EDOM;
+	if (buffer < 2ull * subbuf || buffer / subbuf > 256)
+		return -ERANGE;
+	o->subbuf_size = subbuf;
+	for (o->num_subbufs = 2; o->num_subbufs * 2ull <= buffer / subbuf; o->num_subbufs *= 2)
+		;
+	return 0;
+}
+
 struct kinstr_trace *kinstr_trace__create(struct kinstr_dev *dev, const struct kinstr_trace_opts *opts)
 {
 	struct kinstr_trace_create tc = { .size = sizeof(tc) };

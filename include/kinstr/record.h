@@ -85,7 +85,10 @@ struct kinstr_recording_opts {
 	void *ctx;
 };
 struct kinstr_recording;
-/* Events ev[nev] (the planner's, kept by the caller) of dev's probes into a new trace in dir. */
+/*
+ * Events ev[nev] (the planner's, kept by the caller) of dev's probes into a new trace in dir
+ * (NULL: kinstr-trace-YYYYmmdd-HHMMSS in the current folder, kinstr_recording__dir).
+ */
 struct kinstr_recording *kinstr_recording__new(struct kinstr_dev *dev, const char *dir, struct kinstr_trace_event *ev,
 					       unsigned int nev, const struct kinstr_recording_opts *opts, char *err,
 					       size_t errlen);
@@ -106,6 +109,7 @@ int kinstr_recording__drain(struct kinstr_recording *rec, struct kinstr_rec_cpu 
 int kinstr_recording__close(struct kinstr_recording *rec, char *err, size_t errlen);
 void kinstr_recording__free(struct kinstr_recording *rec);
 unsigned int kinstr_recording__nr_cpus(const struct kinstr_recording *rec);
+const char *kinstr_recording__dir(const struct kinstr_recording *rec);
 uint64_t kinstr_recording__max_size(const struct kinstr_recording *rec);
 /* kinstr_recorder__capped of its recorder. */
 bool kinstr_recording__capped(struct kinstr_recording *rec, bool *first);

@@ -29,6 +29,13 @@ struct kinstr_trace_opts {
 	bool local_clock;		/* stamp with local_clock(), not CLOCK_MONOTONIC (uapi header) */
 };
 
+/*
+ * A per-CPU buffer of about `buffer` bytes in sub-buffers of subbuf bytes: subbuf_size and the
+ * largest power-of-two num_subbufs that fits. -EDOM: subbuf is not a power of two of at least
+ * 4 KiB; -ERANGE: not 2 to 256 sub-buffers.
+ */
+int kinstr_trace_opts__geometry(struct kinstr_trace_opts *o, uint64_t buffer, uint32_t subbuf);
+
 /* NULL with errno on failure (EEXIST: the device has a channel already). */
 struct kinstr_trace *kinstr_trace__create(struct kinstr_dev *dev, const struct kinstr_trace_opts *opts);
 void kinstr_trace__free(struct kinstr_trace *t);

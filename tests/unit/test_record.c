@@ -213,10 +213,27 @@ static void t_cap_and_stop(void)
 		kinstr_ctf__close(w);
 }
 
+static void t_geometry(void)
+{
+	struct kinstr_trace_opts o = { .sz = sizeof(o) };
+
+	CHECK(kinstr_trace_opts__geometry(&o, 1 << 20, 64 << 10) == 0 && o.subbuf_size == 64 << 10 &&
+	      o.num_subbufs == 16, "1M of 64K: %u x %u", o.num_subbufs, o.subbuf_size);
+	CHECK(kinstr_trace_opts__geometry(&o, 1000000, 64 << 10) == 0 && o.num_subbufs == 8,
+	      "a power of two that fits: %u", o.num_subbufs);
+	CHECK(kinstr_trace_opts__geometry(&o, 1 << 20, 3000) == -EDOM &&
+	      kinstr_trace_opts__geometry(&o, 1 << 20, 12288) == -EDOM, "a bad sub-buffer size accepted");
+	CHECK(kinstr_trace_opts__geometry(&o, 4096, 4096) == -ERANGE &&
+	      kinstr_trace_opts__geometry(&o, 257ull * 4096, 4096) == -ERANGE &&
+	      kinstr_trace_opts__geometry(&o, 256ull * 4096, 4096) == 0 && o.num_subbufs == 256,
+	      "2 to 256 sub-buffers: %u", o.num_subbufs);
+}
+
 int main(void)
 {
 	RUN(t_events_and_losses);
 	RUN(t_babeltrace2);
 	RUN(t_cap_and_stop);
+	RUN(t_geometry);
 	return check_done();
 }
