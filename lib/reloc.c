@@ -15,6 +15,8 @@
 
 #include <Zydis/Zydis.h>
 
+#include "zydis_rules.h"
+
 #include <kinstr/reloc.h>
 
 static const char *const kind_names[] = {
@@ -96,6 +98,8 @@ static void put32(uint8_t *p, int32_t v)
 
 static int is_jcc_opcode(const ZydisDecodedInstruction *insn)
 {
+	if (insn->encoding != ZYDIS_INSTRUCTION_ENCODING_LEGACY)
+		return 0;	/* VEX.0F 8x is no jcc */
 	if (insn->opcode_map == ZYDIS_OPCODE_MAP_DEFAULT)
 		return (insn->opcode & 0xf0) == 0x70;
 	if (insn->opcode_map == ZYDIS_OPCODE_MAP_0F)
@@ -250,7 +254,7 @@ int kinstr_reloc__run(struct kinstr_reloc *r, const void *in, size_t in_len, uin
 			return fail(r, -EBADMSG, KINSTR_RELOC_TRUNCATED, n,
 				    "the run ends inside an instruction (%u bytes left)",
 				    (unsigned int)(in_len - off));
-		if (ZYAN_FAILED(st))
+		if (ZYAN_FAILED(st) || !kinstr_zydis__is_insn(&insn))
 			return fail(r, -EILSEQ, KINSTR_RELOC_UNDECODABLE, n,
 				    "undecodable bytes (%02x ...)", src[off]);
 		r->insns[n].old_len = insn.length;

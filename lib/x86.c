@@ -7,6 +7,7 @@
 
 #include <kinstr/x86.h>
 #include "rules/out_of_line.h"
+#include "zydis_rules.h"
 
 #define STATUS_FLAGS (ZYDIS_CPUFLAG_CF | ZYDIS_CPUFLAG_PF | ZYDIS_CPUFLAG_AF | \
 		      ZYDIS_CPUFLAG_ZF | ZYDIS_CPUFLAG_SF | ZYDIS_CPUFLAG_OF)
@@ -286,7 +287,7 @@ int kinstr_x86__decode(const void *code, size_t len, uint64_t addr, struct kinst
 	st = ZydisDecoderDecodeFull(&dec, code, len, &zi, ops);
 	if (st == ZYDIS_STATUS_NO_MORE_DATA)
 		return -ENODATA;
-	if (!ZYAN_SUCCESS(st))
+	if (!ZYAN_SUCCESS(st) || !kinstr_zydis__is_insn(&zi))
 		return -EILSEQ;
 
 	memset(insn, 0, sizeof(*insn));

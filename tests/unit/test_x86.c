@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include <kinstr/reloc.h>
 #include <kinstr/x86.h>
 #include "check.h"
 
@@ -256,9 +257,27 @@ static void t_names_and_format(void)
 	CHECK(!strcmp(kinstr_x86__reg_name(99), "?"), "out of range");
 }
 
+/*
+ * Xeon Phi (KNC) encodings Zydis decodes outside its KNC mode (jknzd is VEX.0F 85: a jcc to
+ * the eye) are #UD on every x86-64 CPU: undecodable for the decoder and for the relocator alike.
+ */
+static void t_knc_is_not_code(void)
+{
+	static const unsigned char jknzd[] = { 0xc5, 0xe4, 0x85, 0x36, 0x94, 0xeb, 0xdd, 0xc3 };
+	struct kinstr_x86_insn x;
+	struct kinstr_reloc r;
+	unsigned char out[64];
+
+	CHECK(kinstr_x86__decode(jknzd, sizeof(jknzd), 0xffffffff81000000ull, &x) == -EILSEQ,
+	      "jknzd decoded as %s", kinstr_x86__mnemonic_name(&x));
+	CHECK(kinstr_reloc__run(&r, jknzd, 7, 0xffffffff81000000ull, out, sizeof(out), 0xffffffffc0000000ull) ==
+	      -EILSEQ && r.reason == KINSTR_RELOC_UNDECODABLE, "relocated: reason %d", r.reason);
+}
+
 int main(void)
 {
 	RUN(t_lengths_flows_and_targets);
+	RUN(t_knc_is_not_code);
 	RUN(t_falls_through);
 	RUN(t_rip_relative);
 	RUN(t_register_sets);
