@@ -13,7 +13,9 @@ a splat).
            [--skip FILE] [--listing FILE] [--log FILE]
 
 --skip leaves out the functions FILE names (one a line: what an earlier run swept), so the slices
-are made over what remains; --listing writes every probeable function, in order, to FILE.
+are made over what remains; --listing writes every probeable function, in order, to FILE. Both,
+and the names lines of --log, give a function of a shared name as NAME#K (the K-th of that name in
+address order), which KASLR does not change; the commands get NAME@ADDR.
 """
 import argparse
 import atexit
@@ -89,6 +91,14 @@ for line in out:
     (by_addr if "@" in p[0] else funcs).append(p[0])
 nunique = len(funcs)
 funcs += by_addr
+# NAME@ADDR -> NAME#K and back: the address moves with KASLR from boot to boot, K does not
+canon, real, seen = {}, {}, {}
+for n in sorted(by_addr, key=lambda x: int(x.split("@")[1], 16)):
+    base = n.split("@")[0]
+    seen[base] = seen.get(base, 0) + 1
+    canon[n] = "%s#%d" % (base, seen[base])
+    real[canon[n]] = n
+funcs = [canon.get(n, n) for n in funcs]
 nlisted = len(funcs)
 if args.listing:
     with open(args.listing, "w") as f:
@@ -210,9 +220,9 @@ if rc:
 totals = {"probes": 0, "hits": 0, "timed": 0, "calls": 0, "events": 0}
 for i in chosen:
     t0 = time.time()
-    names = funcs[i * args.size:(i + 1) * args.size]
+    names = [real.get(n, n) for n in funcs[i * args.size:(i + 1) * args.size]]
     if logf:  # before anything runs: a slice that hangs or takes the guest down is known by its names
-        logf.write("slice %d names: %s\n" % (i, " ".join(names)))
+        logf.write("slice %d names: %s\n" % (i, " ".join(canon.get(n, n) for n in names)))
         logf.flush()
     nf0 = len(failures)
     # count: every entry and every return
