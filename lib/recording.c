@@ -55,9 +55,14 @@ struct kinstr_recording *kinstr_recording__new(struct kinstr_dev *dev, const cha
 	bool user_max;
 	int e;
 
-	if (!dev || !KINSTR_OPTS_VALID(opts) || nenv > 15) {
+	if (!KINSTR_OPTS_VALID(opts) || nenv > 15) {
 		snprintf(err, errlen, "bad recording options");
 		errno = EINVAL;
+		return NULL;
+	}
+	if (!dev) {
+		snprintf(err, errlen, "no device");
+		errno = ENODEV;
 		return NULL;
 	}
 	r = calloc(1, sizeof(*r));

@@ -87,7 +87,8 @@ struct kinstr_recording_opts {
 struct kinstr_recording;
 /*
  * Events ev[nev] (the planner's, kept by the caller) of dev's probes into a new trace in dir
- * (NULL: kinstr-trace-YYYYmmdd-HHMMSS in the current folder, kinstr_recording__dir).
+ * (NULL: kinstr-trace-YYYYmmdd-HHMMSS in the current folder, kinstr_recording__dir). NULL with
+ * errno and err: EINVAL (opts), ENODEV (no dev), or the channel's, the trace's, the recorder's.
  */
 struct kinstr_recording *kinstr_recording__new(struct kinstr_dev *dev, const char *dir, struct kinstr_trace_event *ev,
 					       unsigned int nev, const struct kinstr_recording_opts *opts, char *err,

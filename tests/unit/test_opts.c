@@ -15,6 +15,9 @@
 #include <kinstr/cfg.h>
 #include <kinstr/ctf.h>
 #include <kinstr/trace.h>
+#include <kinstr/drill.h>
+#include <kinstr/record.h>
+#include <glob.h>
 #include "check.h"
 
 /* A caller's struct of some size: ours at the front, then a tail it may set. */
@@ -23,6 +26,9 @@ struct bigger {
 		struct kinstr_cfg_opts cfg;
 		struct kinstr_ctf_opts ctf;
 		struct kinstr_trace_opts trace;
+		struct kinstr_recorder_opts rec;
+		struct kinstr_recording_opts recording;
+		struct kinstr_drill_opts drill;
 	} o;
 	unsigned char tail[64];
 };
@@ -115,10 +121,103 @@ static void t_trace_opts(void)
 	}
 }
 
+static void t_recorder_opts(void)
+{
+	enum shape sh;
+
+	for (sh = SHORTER; sh <= TOO_SMALL; sh++) {
+		char dir[] = "/tmp/kinstr-opts-XXXXXX", cmd[128];
+		struct kinstr_ctf_opts co = { .sz = sizeof(co) };
+		struct kinstr_ctf *w;
+		struct kinstr_recorder *r;
+		struct bigger b;
+
+		if (!mkdtemp(dir) || !(w = kinstr_ctf__create(dir, &co))) {
+			CHECK(0, "no CTF writer: %s", strerror(errno));
+			return;
+		}
+		memset(&b, 0, sizeof(b));
+		/* shorter: through max_size */
+		shape_it(&b, sizeof(b.o.rec), offsetof(struct kinstr_recorder_opts, max_size) + sizeof(uint64_t), sh);
+		errno = 0;
+		r = kinstr_recorder__new(w, 2, NULL, 0, &b.o.rec);
+		if (sh == SHORTER || sh == TAIL_ZERO)
+			CHECK(r != NULL, "%s: %s", shape_name[sh], strerror(errno));
+		else
+			CHECK(!r && errno == EINVAL, "%s: %p, errno %d", shape_name[sh], (void *)r, errno);
+		kinstr_recorder__free(r);
+		kinstr_ctf__close(w);
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+		if (system(cmd))
+			CHECK(0, "could not remove %s", dir);
+	}
+}
+
+/* Without a device the struct is checked first: EINVAL for a bad one, ENODEV once it passes. */
+static void t_recording_opts(void)
+{
+	enum shape sh;
+
+	for (sh = SHORTER; sh <= TOO_SMALL; sh++) {
+		struct bigger b;
+		char err[128];
+
+		memset(&b, 0, sizeof(b));
+		shape_it(&b, sizeof(b.o.recording), offsetof(struct kinstr_recording_opts, max_size) + sizeof(uint64_t),
+			 sh);
+		errno = 0;
+		CHECK(!kinstr_recording__new(NULL, "/nonexistent", NULL, 0, &b.o.recording, err, sizeof(err)) &&
+		      errno == (sh == SHORTER || sh == TAIL_ZERO ? ENODEV : EINVAL), "%s: errno %d", shape_name[sh],
+		      errno);
+	}
+}
+
+static int no_wait(void *ctx, int level, size_t nfuncs, size_t nprobes)
+{
+	return 1;
+}
+
+static void t_drill_opts(void)
+{
+	struct kinstr_kernel *k = NULL;
+	const struct kinstr_func *root;
+	enum shape sh;
+	glob_t g;
+
+	if (glob("tests/data/sample-*.snap", 0, NULL, &g) == 0 && g.gl_pathc) {
+		k = kinstr_kernel__open_snapshot(g.gl_pathv[0]);
+		globfree(&g);
+	}
+	root = k ? kinstr_kernel__find_func(k, "vfs_read") : NULL;
+	CHECK(root, "no snapshot with vfs_read");
+	if (!root)
+		return;
+	for (sh = SHORTER; sh <= TOO_SMALL; sh++) {
+		struct kinstr_drill *d;
+		struct bigger b;
+
+		memset(&b, 0, sizeof(b));
+		/* shorter: through wait, the one field a caller must give */
+		shape_it(&b, sizeof(b.o.drill), offsetof(struct kinstr_drill_opts, wait) + sizeof(void *), sh);
+		b.o.drill.wait = no_wait;
+		errno = 0;
+		d = kinstr_drill__new(k, root, &b.o.drill);
+		if (sh == SHORTER || sh == TAIL_ZERO)
+			CHECK(d && kinstr_drill__node_cnt(d) == 1, "%s: %s", shape_name[sh], strerror(errno));
+		else
+			CHECK(!d && errno == EINVAL, "%s: %p, errno %d", shape_name[sh], (void *)d, errno);
+		kinstr_drill__free(d);
+	}
+	kinstr_kernel__close(k);
+}
+
 int main(void)
 {
 	RUN(t_cfg_opts);
 	RUN(t_ctf_opts);
 	RUN(t_trace_opts);
+	RUN(t_recorder_opts);
+	RUN(t_recording_opts);
+	RUN(t_drill_opts);
 	return check_done();
 }
