@@ -98,3 +98,15 @@ EXPECT ^pdumb-esc 0$
 EXPECT ^notty-esc 0$
 EXPECT ^/tmp/tty-dumb:1$
 EXPECT ^/tmp/tty-pdumb:1$
+
+NAME input: count -k reports each refused spec with its reason and counts the others; when every one is refused it fails
+SETUP insmod kmod/kinstr.ko
+RUN build/kinstr count -k -d 1 vfs_read nosuch_fn_zz entry_SYSCALL_64 2>&1; echo "rc=$?"; \
+	build/kinstr count -k -d 1 nosuch_fn_zz 2>&1; echo "rc=$?"
+EXPECT ^kinstr: nosuch_fn_zz: no function 'nosuch_fn_zz' in the kernel's symbols$
+EXPECT ^kinstr: entry_SYSCALL_64(\+0x[0-9a-f]+)?: refused: 
+EXPECT ^vfs_read\+0x5 +jump
+EXPECT_NOT ^entry_SYSCALL_64 +(jump|trap)
+EXPECT ^rc=0$
+EXPECT ^kinstr: no spec left to count$
+EXPECT ^rc=1$
