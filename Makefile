@@ -1,9 +1,12 @@
 # kinstr: `make` builds kinstr.ko against the target kernel's headers, libkinstr and the kinstr CLI.
 #   make            everything          make kmod     the module only
 #   make user       library + CLI       make test     the whole test suite (tests/run)
-#   KINSTR_KERNEL=RELEASE selects another installed kernel (default: scripts/kernel-release).
+#   make kmods      the modules for every kernel of the test matrix (tests/kernels), each in
+#                   build/kmod/RELEASE (scripts/build-kmod), as the VM suite boots them
+#   make KINSTR_KERNEL=RELEASE   the module for another installed kernel (default: scripts/kernel-release)
 VERSION   := $(shell cat VERSION)
-KVER      ?= $(shell scripts/kernel-release)
+# a command-line KINSTR_KERNEL reaches $(shell) only when passed on explicitly
+KVER      ?= $(shell KINSTR_KERNEL='$(KINSTR_KERNEL)' scripts/kernel-release)
 KDIR      ?= /lib/modules/$(KVER)/build
 B         := build
 
@@ -23,7 +26,7 @@ PROG_SRCS := $(wildcard tests/vm/progs/*.c)
 PROG_BINS := $(PROG_SRCS:%.c=$(B)/%)
 LIBS      := -lZydis -lbpf -lelf -lz
 
-.PHONY: all user kmod testmods test clean
+.PHONY: all user kmod kmods testmods test clean
 all: user kmod testmods
 user: $(B)/kinstr $(UNIT_BINS) $(PROG_BINS)
 
@@ -51,6 +54,12 @@ kmod:
 	@test -d $(KDIR) || { echo "no kernel headers at $(KDIR): run scripts/setup" >&2; exit 1; }
 	$(MAKE) -C $(KDIR) M=$(CURDIR)/kmod KINSTR_VERSION=$(VERSION) modules
 
+MATRIX_RELEASES = $(shell sed -e 's/\#.*//' -e '/^[[:space:]]*$$/d' tests/kernels | \
+	while read -r s f _; do KINSTR_KERNEL_SERIES=$$s KINSTR_KERNEL_FLAVOUR=$$f scripts/kernel-release 2>/dev/null; done)
+kmods:
+	@test -n "$(MATRIX_RELEASES)" || { echo "no kernel of tests/kernels is installed: run scripts/setup --matrix" >&2; exit 1; }
+	@for r in $(MATRIX_RELEASES); do echo "  KMOD    $$r"; scripts/build-kmod $$r || exit 1; done
+
 # Test-only modules (e.g. one that WARNs, to prove the harness's splat scan fails a run).
 testmods:
 	@test -d $(KDIR) || { echo "no kernel headers at $(KDIR): run scripts/setup" >&2; exit 1; }
@@ -63,6 +72,7 @@ clean:
 	rm -rf $(B)
 	-$(MAKE) -C $(KDIR) M=$(CURDIR)/kmod clean
 	-$(MAKE) -C $(KDIR) M=$(CURDIR)/tests/vm/modules clean
+	rm -rf $(B)/kmod
 
 # every target's header dependencies (-MMD): editing ring/ring.h rebuilds the ring tests too
 -include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(UNIT_BINS:=.d) $(PROG_BINS:=.d)

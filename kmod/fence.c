@@ -32,7 +32,7 @@ static DEFINE_HASHTABLE(fences, FENCE_HASH_BITS);
 
 bool kinstr_fence_available(void)
 {
-	return kinstr_ksyms.kprobe_blacklist && kinstr_ksyms.kprobe_mutex && kinstr_ksyms.get_kprobe;
+	return kinstr_ksyms.kprobe_blacklist && kinstr_ksyms.kprobe_mutex && kinstr_khas(get_kprobe);
 }
 
 void kinstr_fence_lock(void)
@@ -53,7 +53,7 @@ bool kinstr_fence_kprobed(unsigned long a, unsigned int len)
 
 	rcu_read_lock();
 	for (p = a - KINSTR_MAX_DISPLACED; p < a + len && !hit; p++) {
-		struct kprobe *kp = kinstr_ksyms.get_kprobe((void *)p);
+		struct kprobe *kp = kinstr_kcall(get_kprobe)((void *)p);
 
 		/* a kprobe through ftrace patches only the ftrace site, which is reserved anyway */
 		hit = kp && !(kp->flags & KPROBE_FLAG_FTRACE);
@@ -72,7 +72,7 @@ void kinstr_fence_add(struct kinstr_fence *f, unsigned long site, unsigned int l
 	unsigned long start = site - FENCE_BEFORE, size, off;
 
 	lockdep_assert_held(kinstr_ksyms.kprobe_mutex);
-	if (kinstr_ksyms.kallsyms_lookup_size_offset(start, &size, &off) && !off)
+	if (kinstr_kcall(kallsyms_lookup_size_offset)(start, &size, &off) && !off)
 		start++;
 	f->e.start_addr = start;
 	f->e.end_addr = site + len;
@@ -112,7 +112,7 @@ bool kinstr_fence_blacklisted(unsigned long a)
 	struct kprobe_blacklist_entry *e;
 	bool mine = false, theirs = false;
 
-	if (!kinstr_ksyms.within_kprobe_blacklist(a))
+	if (!kinstr_kcall(within_kprobe_blacklist)(a))
 		return false;
 	if (!kinstr_fence_available())
 		return true;

@@ -7,6 +7,7 @@
 
 #include <uapi/linux/kinstr.h>
 #include "kinstr.h"
+#include "compat.h"
 
 struct pt_regs;
 
@@ -17,7 +18,7 @@ struct kprobe_k {
 	u8 *slot;
 	u8 kind, displaced_len;
 	bool inline_count;		/* fast path: no call, flags dead at the site */
-	bool direct;			/* KINSTR_PROBE_FTRACE: registered with ftrace */
+	struct kinstr_direct direct;	/* KINSTR_PROBE_FTRACE: ftrace's call of the slot */
 	u8 orig[KINSTR_MAX_DISPLACED];
 	u64 __percpu *hits;		/* [0] hits, [1] actions skipped by the recursion guard */
 	struct kinstr_fence fence;	/* kprobes keep off the site's bytes (not on ftrace probes) */

@@ -95,7 +95,7 @@ static void hp_add(struct hp_build *b, unsigned long a)
 {
 	unsigned long size, off;
 
-	if (!in_text(a) || !kinstr_ksyms.kallsyms_lookup_size_offset(a, &size, &off) || !size)
+	if (!in_text(a) || !kinstr_kcall(kallsyms_lookup_size_offset)(a, &size, &off) || !size)
 		return;
 	a -= off;
 	if (hp_known(b, a) || not_followed(a))
@@ -124,7 +124,7 @@ static void hp_scan(struct hp_build *b, struct kinstr_span f)
 		u8 op;
 
 		if (copy_from_kernel_nofault(buf, (void *)a, len) ||
-		    kinstr_ksyms.insn_decode(&insn, buf, len, INSN_MODE_64) < 0 || !insn.length)
+		    kinstr_kcall(insn_decode)(&insn, buf, len, INSN_MODE_64) < 0 || !insn.length)
 			return;	/* the function is in the set whole; what follows a bad decode is not seen */
 		op = insn.opcode.bytes[0];
 		if (op == 0xe8 || op == 0xe9 || op == 0xeb || (op >= 0x70 && op <= 0x7f) ||
@@ -151,12 +151,12 @@ int kinstr_hitpath_init(const unsigned long *roots, size_t nroots)
 	size_t i, j;
 
 	hp_incomplete = true;
-	if (!kinstr_ksyms.insn_decode || !kinstr_ksyms.kallsyms_lookup_size_offset)
+	if (!kinstr_khas(insn_decode) || !kinstr_khas(kallsyms_lookup_size_offset))
 		return 0;	/* unverifiable: kinstr_hitpath_has() refuses every range */
 	for (i = 0; i < ARRAY_SIZE(not_followed_names); i++)
-		not_followed_addrs[i] = kinstr_ksyms.kallsyms_lookup_name(not_followed_names[i]);
+		not_followed_addrs[i] = kinstr_kcall(kallsyms_lookup_name)(not_followed_names[i]);
 	for (i = 0; i < ARRAY_SIZE(not_scanned_names); i++)
-		not_scanned_addrs[i] = kinstr_ksyms.kallsyms_lookup_name(not_scanned_names[i]);
+		not_scanned_addrs[i] = kinstr_kcall(kallsyms_lookup_name)(not_scanned_names[i]);
 	b.fns = vmalloc(HITPATH_MAX * sizeof(*b.fns));
 	if (!b.fns)
 		return -ENOMEM;

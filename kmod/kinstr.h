@@ -7,6 +7,16 @@
 #include <linux/percpu.h>
 #include <linux/preempt.h>
 #include <linux/types.h>
+#include <linux/bug.h>
+#include <linux/extable.h>
+#include <linux/ftrace.h>
+#include <linux/jump_label.h>
+#include <linux/kallsyms.h>
+#include <linux/module.h>
+#include <linux/static_call.h>
+#include <asm/alternative.h>
+#include <asm/insn.h>
+#include <asm/text-patching.h>
 
 #define KINSTR_PR_PREFIX "kinstr: "
 
@@ -25,31 +35,31 @@ struct kinstr_span {
 };
 
 /*
- * ksym.c: what kinstr needs but 6.1 does not export to modules, resolved once at load through
- * kallsyms_lookup_name. Only kallsyms_lookup_name and the text bounds are required; a missing
- * predicate makes every range it would decide unverifiable (refused), never unchecked.
+ * ksym.c: what kinstr needs but the kernel does not export to modules, resolved once at load
+ * through kallsyms_lookup_name. Only kallsyms_lookup_name and the text bounds are required; a
+ * missing predicate makes every range it would decide unverifiable (refused), never unchecked.
+ *
+ * The resolved functions are called through static calls, kinstr_kcall(NAME)(...): once
+ * resolved, a direct call. A call through a pointer to a function whose ENDBR the kernel sealed
+ * (every one not address-taken, on an IBT kernel) faults with #CP on IBT hardware.
  */
+#define KINSTR_KFUNCS(X) X(kallsyms_lookup_name) X(ftrace_text_reserved) X(jump_label_text_reserved) \
+	X(static_call_text_reserved) X(alternatives_text_reserved) X(search_exception_tables) X(find_bug) \
+	X(within_kprobe_blacklist) X(insn_decode) X(kallsyms_lookup_size_offset) X(text_poke) \
+	X(text_poke_sync) X(get_kprobe) X(__module_address)
+#define KINSTR_KFUNC_DECLARE(f) DECLARE_STATIC_CALL(kinstr_k_##f, f);
+KINSTR_KFUNCS(KINSTR_KFUNC_DECLARE)
+#define kinstr_kcall(f) static_call(kinstr_k_##f)
+#define kinstr_khas(f) (static_call_query(kinstr_k_##f) != NULL)
+#define kinstr_kaddr(f) ((unsigned long)static_call_query(kinstr_k_##f))
+
 struct kinstr_ksyms {
-	unsigned long (*kallsyms_lookup_name)(const char *name);
-	int (*ftrace_text_reserved)(const void *start, const void *end);
-	int (*jump_label_text_reserved)(void *start, void *end);
-	int (*static_call_text_reserved)(void *start, void *end);
-	int (*alternatives_text_reserved)(void *start, void *end);
-	const struct exception_table_entry *(*search_exception_tables)(unsigned long addr);
-	struct bug_entry *(*find_bug)(unsigned long addr);
-	bool (*within_kprobe_blacklist)(unsigned long addr);
 	struct mutex *text_mutex;
-	int (*insn_decode)(struct insn *insn, const void *kaddr, int buf_len, enum insn_mode m);
-	int (*kallsyms_lookup_size_offset)(unsigned long addr, unsigned long *size, unsigned long *off);
-	void *(*text_poke)(void *addr, const void *opcode, size_t len);
-	void (*text_poke_sync)(void);
-	void *(*module_alloc)(unsigned long size);
-	void (*module_memfree)(void *region);
-	int (*set_memory_ro)(unsigned long addr, int numpages);
-	int (*set_memory_x)(unsigned long addr, int numpages);
+	/* where a relocated return goes (x86_return_thunk's value; 0: a bare ret) */
 	unsigned long return_thunk;
-	struct kprobe *(*get_kprobe)(void *addr);	/* __x86_return_thunk, 0 if the kernel has none */
-	struct module *(*module_address)(unsigned long addr);	/* __module_address, not exported */
+	/* __x86_return_thunk, the thunk the compiler's returns name before the kernel patches them */
+	unsigned long return_thunk_sym;
+	bool return_thunk_its;		/* return_thunk is its_return_thunk: it depends on the address */
 	struct list_head *kprobe_blacklist;	/* kernel/kprobes.c's list, written under kprobe_mutex */
 	struct mutex *kprobe_mutex;
 	struct atomic_notifier_head *die_chain;	/* kernel/notifier.c's, which notify_die() calls */

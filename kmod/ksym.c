@@ -11,11 +11,16 @@
 #include <linux/module.h>
 #include <linux/bsearch.h>
 #include <linux/sort.h>
+#include <linux/uaccess.h>
 #include <linux/vmalloc.h>
+#include <asm/cpufeature.h>
 
 #include "kinstr.h"
+#include "compat.h"
 
 struct kinstr_ksyms kinstr_ksyms;
+#define KINSTR_KFUNC_DEFINE(f) DEFINE_STATIC_CALL_NULL(kinstr_k_##f, f);
+KINSTR_KFUNCS(KINSTR_KFUNC_DEFINE)
 
 static unsigned long resolve_kallsyms_lookup_name(void)
 {
@@ -35,7 +40,7 @@ static unsigned long resolve_kallsyms_lookup_name(void)
 
 static unsigned long lookup(const char *name)
 {
-	return kinstr_ksyms.kallsyms_lookup_name(name);
+	return kinstr_kcall(kallsyms_lookup_name)(name);
 }
 
 static void span(struct kinstr_span *s, const char *start, const char *end)
@@ -76,16 +81,16 @@ bool kinstr_ksyms_is_bug(unsigned long addr)
 
 	if (k->bug_addrs && kinstr_span_has(&k->text, addr, 1))
 		return bsearch(&addr, k->bug_addrs, k->nbug_addrs, sizeof(addr), cmp_ulong) != NULL;
-	return k->find_bug && k->find_bug(addr);
+	return kinstr_khas(find_bug) && kinstr_kcall(find_bug)(addr);
 }
 
 bool kinstr_ksyms_can_patch(void)
 {
 	const struct kinstr_ksyms *k = &kinstr_ksyms;
 
-	return k->text_mutex && k->insn_decode && k->kallsyms_lookup_size_offset && k->text_poke &&
-	       k->text_poke_sync && k->module_alloc && k->module_memfree && k->set_memory_ro &&
-	       k->set_memory_x && k->kprobe_blacklist && k->kprobe_mutex && k->get_kprobe;
+	return k->text_mutex && kinstr_khas(insn_decode) && kinstr_khas(kallsyms_lookup_size_offset) &&
+	       kinstr_khas(text_poke) && kinstr_khas(text_poke_sync) && kinstr_text_alloc_resolved() &&
+	       k->kprobe_blacklist && k->kprobe_mutex && kinstr_khas(get_kprobe);
 }
 
 /* Self-relative __s32 at off in each entry of a table, as an address. */
@@ -115,6 +120,26 @@ hit:
 	return true;
 }
 
+/*
+ * Where the kernel sends a return, as its own patch_return() does: nowhere (0, a bare `ret`)
+ * when the CPU needs no return thunk, else the thunk it chose at boot (x86_return_thunk's
+ * value: __x86_return_thunk, or srso_return_thunk, retbleed_return_thunk, ...). Returns of
+ * compiled code name __x86_return_thunk; the kernel rewrote each to this at boot, and on 6.12
+ * __x86_return_thunk itself WARNs when run. ITS thunks depend on the return's address: where
+ * the kernel chose one, relocated returns are refused (return_thunk_its).
+ */
+static unsigned long effective_return_thunk(struct kinstr_ksyms *k)
+{
+	unsigned long var = lookup("x86_return_thunk"), its = lookup("its_return_thunk"), t;
+
+	if (!cpu_feature_enabled(X86_FEATURE_RETHUNK))
+		return 0;
+	if (!var || copy_from_kernel_nofault(&t, (void *)var, sizeof(t)) || !t)
+		t = k->return_thunk_sym;
+	k->return_thunk_its = its && t == its;
+	return t;
+}
+
 void kinstr_ksyms_exit(void)
 {
 	vfree(kinstr_ksyms.bug_addrs);
@@ -128,32 +153,33 @@ int kinstr_ksyms_init(void)
 
 	if (!addr)
 		return -ENOENT;
-	k->kallsyms_lookup_name = (void *)addr;
+	static_call_update(kinstr_k_kallsyms_lookup_name, (typeof(&kallsyms_lookup_name))addr);
+	/* kprobes skip an ENDBR (addr may be sym+4): kallsyms itself knows the symbol's start */
+	addr = lookup("kallsyms_lookup_name");
+	if (!addr)
+		return -ENOENT;
+	static_call_update(kinstr_k_kallsyms_lookup_name, (typeof(&kallsyms_lookup_name))addr);
 	span(&k->text, "_stext", "_etext");
 	if (!k->text.start) {
 		pr_err(KINSTR_PR_PREFIX "kallsyms_lookup_name gave no kernel text bounds\n");
 		return -ENOENT;
 	}
-	k->ftrace_text_reserved = (void *)lookup("ftrace_text_reserved");
-	k->jump_label_text_reserved = (void *)lookup("jump_label_text_reserved");
-	k->static_call_text_reserved = (void *)lookup("static_call_text_reserved");
-	k->alternatives_text_reserved = (void *)lookup("alternatives_text_reserved");
-	k->search_exception_tables = (void *)lookup("search_exception_tables");
-	k->find_bug = (void *)lookup("find_bug");
-	k->within_kprobe_blacklist = (void *)lookup("within_kprobe_blacklist");
+#define KINSTR_KFUNC_RESOLVE(f) static_call_update(kinstr_k_##f, (typeof(&f))lookup(#f));
+	KINSTR_KFUNCS(KINSTR_KFUNC_RESOLVE)
+	{
+		struct kinstr_compat_syms cs = {
+			.text_alloc = lookup(KINSTR_TEXT_ALLOC_NAME),
+			.text_free = lookup(KINSTR_TEXT_FREE_NAME),
+			.set_memory_ro = lookup("set_memory_ro"),
+			.set_memory_x = lookup("set_memory_x"),
+		};
+
+		kinstr_compat_resolve(&cs);
+	}
 	k->text_mutex = (void *)lookup("text_mutex");
-	k->insn_decode = (void *)lookup("insn_decode");
-	k->kallsyms_lookup_size_offset = (void *)lookup("kallsyms_lookup_size_offset");
-	k->text_poke = (void *)lookup("text_poke");
-	k->text_poke_sync = (void *)lookup("text_poke_sync");
-	k->module_alloc = (void *)lookup("module_alloc");
-	k->module_memfree = (void *)lookup("module_memfree");
-	k->set_memory_ro = (void *)lookup("set_memory_ro");
-	k->set_memory_x = (void *)lookup("set_memory_x");
-	k->return_thunk = lookup("__x86_return_thunk");
+	k->return_thunk_sym = lookup("__x86_return_thunk");
+	k->return_thunk = effective_return_thunk(k);
 	k->die_chain = (void *)lookup("die_chain");
-	k->get_kprobe = (void *)lookup("get_kprobe");
-	k->module_address = (void *)lookup("__module_address");
 	/* kernel/kprobes.c's statics (CONFIG_KALLSYMS_ALL): without both, no fence, no patching */
 	k->kprobe_blacklist = (void *)lookup("kprobe_blacklist");
 	k->kprobe_mutex = (void *)lookup("kprobe_mutex");

@@ -172,7 +172,7 @@ static long kinstr_ioctl_version(void __user *uarg)
 			    KINSTR_FEAT_LAYOUT | KINSTR_FEAT_PROBES | KINSTR_FEAT_FTRACE_PROBES |
 			    KINSTR_FEAT_FTRACE_TRACE | KINSTR_FEAT_VERIFY_ONLY | KINSTR_FEAT_HIT_PATH |
 			    KINSTR_FEAT_MISSED | KINSTR_FEAT_LIMITS | KINSTR_FEAT_KPROBE_FENCE |
-			    (kinstr_ksyms.module_address ? KINSTR_FEAT_MODULE_TEXT : 0),
+			    (kinstr_khas(__module_address) ? KINSTR_FEAT_MODULE_TEXT : 0),
 	};
 
 	strscpy(v.module_version, KINSTR_VERSION, sizeof(v.module_version));
@@ -183,13 +183,21 @@ static long kinstr_ioctl_version(void __user *uarg)
 static long kinstr_ioctl_debug_info(void __user *uarg)
 {
 	struct kinstr_debug_info d = {
-		.kallsyms_lookup_name = (unsigned long)kinstr_ksyms.kallsyms_lookup_name,
+		.kallsyms_lookup_name = kinstr_kaddr(kallsyms_lookup_name),
 		.stext = kinstr_ksyms.text.start,
 		.etext = kinstr_ksyms.text.end,
+		.return_thunk = kinstr_ksyms.return_thunk,
+		.return_thunk_sym = kinstr_ksyms.return_thunk_sym,
 	};
 
 	if (security_locked_down(LOCKDOWN_DEV_MEM))
 		d.flags |= KINSTR_DEBUG_LOCKDOWN;
+	if (!kinstr_ksyms.return_thunk)
+		d.flags |= KINSTR_DEBUG_RET_BARE;
+	if (kinstr_ksyms.return_thunk_its)
+		d.flags |= KINSTR_DEBUG_RET_ITS;
+	if (IS_ENABLED(CONFIG_X86_KERNEL_IBT))
+		d.flags |= KINSTR_DEBUG_IBT;
 	return kinstr_put_struct(uarg, &d, sizeof(d), KINSTR_DEBUG_INFO_SIZE_VER0);
 }
 

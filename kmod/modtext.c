@@ -19,13 +19,14 @@
 #include <uapi/linux/kinstr.h>
 #include "kinstr.h"
 #include "abi.h"
+#include "compat.h"
 
 #define R(x) (1U << KINSTR_R_##x)
 
 /* The module holding a (any part of it), or NULL. Preemption disabled. */
 static struct module *module_at(unsigned long a)
 {
-	return kinstr_ksyms.module_address ? kinstr_ksyms.module_address(a) : NULL;
+	return kinstr_khas(__module_address) ? kinstr_kcall(__module_address)(a) : NULL;
 }
 
 static bool within(unsigned long a, unsigned long len, unsigned long start, unsigned long size)
@@ -35,7 +36,10 @@ static bool within(unsigned long a, unsigned long len, unsigned long start, unsi
 
 static bool in_core_text(const struct module *mod, unsigned long a, unsigned long len)
 {
-	return within(a, len, (unsigned long)mod->core_layout.base, mod->core_layout.text_size);
+	unsigned long base, size;
+
+	kinstr_module_core_text(mod, &base, &size);
+	return within(a, len, base, size);
 }
 
 static bool overlaps(unsigned long a, unsigned long len, const void *start, unsigned long size)
@@ -202,6 +206,7 @@ static void table(struct kinstr_table *t, const struct kinstr_span *s, u32 entry
 int kinstr_module_info(struct kinstr_module_info *mi)
 {
 	struct kinstr_span ex, jl, sc, bug;
+	unsigned long base, size;
 	struct module *mod;
 	int err = 0;
 
@@ -216,7 +221,8 @@ int kinstr_module_info(struct kinstr_module_info *mi)
 		mi->flags |= KINSTR_MODULE_LIVE;
 	if (mod == THIS_MODULE)
 		mi->flags |= KINSTR_MODULE_OWN;
-	span64(&mi->text, mod->core_layout.base, mod->core_layout.text_size);
+	kinstr_module_core_text(mod, &base, &size);
+	span64(&mi->text, (void *)base, size);
 	span64(&mi->noinstr_text, mod->noinstr_text_start, mod->noinstr_text_size);
 #ifdef CONFIG_KPROBES
 	span64(&mi->kprobes_text, mod->kprobes_text_start, mod->kprobes_text_size);

@@ -34,6 +34,7 @@
 
 #include <uapi/linux/kinstr.h>
 #include "kinstr.h"
+#include "compat.h"
 #include "patch.h"
 #include "slot.h"
 
@@ -105,7 +106,7 @@ void kinstr_area_free(struct kinstr_area *a)
 		free_percpu(a->probes[i].hits);
 	kinstr_limit_release(KINSTR_RES_PROBES, a->count);
 	if (a->mem)
-		kinstr_ksyms.module_memfree(a->mem);	/* resets permissions (VM_FLUSH_RESET_PERMS) */
+		kinstr_text_free(a->mem);	/* resets permissions (VM_FLUSH_RESET_PERMS) */
 	/* after quiescence (or before any patch): nothing runs in the slots or the module's sites */
 	unpin_modules(a);
 	kinstr_chan_put(a->chan);
@@ -127,7 +128,7 @@ struct kinstr_area *kinstr_area_alloc(u32 count)
 	INIT_LIST_HEAD(&a->arm_node);
 	bytes = PAGE_ALIGN((unsigned long)count * KINSTR_SLOT_SIZE);
 	a->pages = bytes >> PAGE_SHIFT;
-	a->mem = kinstr_ksyms.module_alloc(bytes);
+	a->mem = kinstr_text_alloc(bytes);
 	for (i = 0; a->mem && i < a->count; i++) {
 		a->probes[i].hits = __alloc_percpu(2 * sizeof(u64), sizeof(u64));
 		if (!a->probes[i].hits)
@@ -142,7 +143,7 @@ struct kinstr_area *kinstr_area_alloc(u32 count)
 
 static void poke(unsigned long addr, const void *bytes, size_t len)
 {
-	kinstr_ksyms.text_poke((void *)addr, bytes, len);
+	kinstr_kcall(text_poke)((void *)addr, bytes, len);
 }
 
 /* Undo the sites of probes [0, n): int3 first, then the tail, then byte 0. text_mutex held. */
@@ -155,27 +156,21 @@ static void unpatch_locked(struct kinstr_area *a, u32 n)
 	for (i = 0; i < n; i++)
 		if (a->probes[i].kind == KINSTR_PROBE_JUMP)
 			poke(a->probes[i].site, &int3, 1);
-	kinstr_ksyms.text_poke_sync();
+	kinstr_kcall(text_poke_sync)();
 	for (i = 0; i < n; i++)
 		if (a->probes[i].kind == KINSTR_PROBE_JUMP)
 			poke(a->probes[i].site + 1, a->probes[i].orig + 1, 4);
-	kinstr_ksyms.text_poke_sync();
+	kinstr_kcall(text_poke_sync)();
 	for (i = 0; i < n; i++)
 		if (a->probes[i].kind != KINSTR_PROBE_FTRACE)
 			poke(a->probes[i].site, a->probes[i].orig, 1);
-	kinstr_ksyms.text_poke_sync();
+	kinstr_kcall(text_poke_sync)();
 }
 
 /* Take the ftrace direct calls of probes [0, n) out (ftrace patches; not under text_mutex). */
 static void unregister_direct(struct kinstr_area *a, u32 n)
 {
-	u32 i;
-
-	for (i = 0; i < n; i++)
-		if (a->probes[i].kind == KINSTR_PROBE_FTRACE && a->probes[i].direct) {
-			unregister_ftrace_direct(a->probes[i].site, (unsigned long)a->probes[i].slot);
-			a->probes[i].direct = false;
-		}
+	kinstr_direct_del_all(&a->probes[0].direct, n, sizeof(a->probes[0]));
 }
 
 static void unpublish_locked(struct kinstr_area *a, u32 n)
@@ -256,11 +251,11 @@ static void complete_jumps_locked(struct kinstr_area *a)
 		kinstr_put_rel32(rel, p->site + 5, (unsigned long)p->slot);
 		poke(p->site + 1, rel, 4);
 	}
-	kinstr_ksyms.text_poke_sync();
+	kinstr_kcall(text_poke_sync)();
 	for (i = 0; i < a->count; i++)
 		if (a->probes[i].kind == KINSTR_PROBE_JUMP)
 			poke(a->probes[i].site, &jmp, 1);
-	kinstr_ksyms.text_poke_sync();
+	kinstr_kcall(text_poke_sync)();
 }
 
 /*
@@ -476,8 +471,7 @@ static void write_publish_locked(struct kinstr_area *a, const struct kinstr_prob
 		}
 		kinstr_slot_write(p->slot, &req[i], p);
 	}
-	kinstr_ksyms.set_memory_ro((unsigned long)a->mem, a->pages);
-	kinstr_ksyms.set_memory_x((unsigned long)a->mem, a->pages);
+	kinstr_text_seal(a->mem, a->pages);
 	for (i = 0; i < a->count; i++)
 		hash_add_rcu(kinstr_sites, &a->probes[i].hnode, a->probes[i].site);
 }
@@ -506,7 +500,7 @@ static int arm_sites_locked(struct kinstr_area *a, const struct kinstr_probe *re
 		}
 		poke(req[i].site, &int3, 1);
 	}
-	kinstr_ksyms.text_poke_sync();
+	kinstr_kcall(text_poke_sync)();
 	return 0;
 }
 
@@ -521,7 +515,7 @@ static int register_directs(struct kinstr_area *a, struct kinstr_verdict *v, u32
 
 		if (p->kind != KINSTR_PROBE_FTRACE)
 			continue;
-		err = register_ftrace_direct(p->site, (unsigned long)p->slot);
+		err = kinstr_direct_add(&p->direct, p->site, (unsigned long)p->slot);
 		if (err) {
 			unregister_direct(a, i);
 			*v = (struct kinstr_verdict){ .refusal = err == -EBUSY ? KINSTR_REFUSE_BUSY : KINSTR_REFUSE_RESERVED,
@@ -529,7 +523,6 @@ static int register_directs(struct kinstr_area *a, struct kinstr_verdict *v, u32
 			*at = i;
 			return err == -EBUSY ? err : -EPERM;
 		}
-		p->direct = true;
 	}
 	return 0;
 }
@@ -625,7 +618,7 @@ size_t kinstr_patch_hit_roots(unsigned long *r)
 
 	r[n++] = (unsigned long)kinstr_int3_notify;
 	/* the kernel's int3 delivery up to kinstr_int3_notify (see hitpath.c) */
-	r[n++] = kinstr_ksyms.kallsyms_lookup_name("notify_die");	/* 0: incomplete */
+	r[n++] = kinstr_kcall(kallsyms_lookup_name)("notify_die");	/* 0: incomplete */
 	return n;
 }
 

@@ -17,6 +17,7 @@
 #include <uapi/linux/kinstr.h>
 #include "kinstr.h"
 #include "abi.h"
+#include "../rules/entry.h"
 
 #define R(x) (1U << KINSTR_R_##x)
 
@@ -43,6 +44,25 @@ static bool is_cfi_symbol(unsigned long a)
 	return !strncmp(name, "__cfi_", 6) || !strncmp(name, "__pfx_", 6);
 }
 
+/* Does byte a hold part of its function's ENDBR (rules/entry.h)? */
+static bool in_endbr(unsigned long a)
+{
+	unsigned long size, off;
+	u8 b[KINSTR_ENDBR_LEN];
+
+	if (!kinstr_kcall(kallsyms_lookup_size_offset)(a, &size, &off) || off >= KINSTR_ENDBR_LEN)
+		return false;
+	return !copy_from_kernel_nofault(b, (void *)(a - off), sizeof(b)) && kinstr_entry_endbr_len(b);
+}
+
+/* An indirect call lands on a function's ENDBR: never displaced, never trapped. */
+static u32 endbr(unsigned long a, unsigned int len)
+{
+	if (!kinstr_khas(kallsyms_lookup_size_offset))
+		return R(UNVERIFIABLE);
+	return in_endbr(a) || in_endbr(a + len - 1) ? R(ENDBR) : 0;
+}
+
 /* The *_text_reserved() predicates take an inclusive end, as kprobes passes them. */
 static u32 reserved_by_patchers(unsigned long a, unsigned int len)
 {
@@ -50,18 +70,18 @@ static u32 reserved_by_patchers(unsigned long a, unsigned int len)
 	void *s = (void *)a, *e = (void *)(a + len - 1);
 	u32 r = 0;
 
-	if (!k->ftrace_text_reserved || !k->jump_label_text_reserved || !k->static_call_text_reserved)
+	if (!kinstr_khas(ftrace_text_reserved) || !kinstr_khas(jump_label_text_reserved) || !kinstr_khas(static_call_text_reserved))
 		r |= R(UNVERIFIABLE);
-	if (k->ftrace_text_reserved && k->ftrace_text_reserved(s, e))
+	if (kinstr_khas(ftrace_text_reserved) && kinstr_kcall(ftrace_text_reserved)(s, e))
 		r |= R(FTRACE);
-	if (k->jump_label_text_reserved && k->jump_label_text_reserved(s, e))
+	if (kinstr_khas(jump_label_text_reserved) && kinstr_kcall(jump_label_text_reserved)(s, e))
 		r |= R(JUMP_LABEL);
-	if (k->static_call_text_reserved && k->static_call_text_reserved(s, e))
+	if (kinstr_khas(static_call_text_reserved) && kinstr_kcall(static_call_text_reserved)(s, e))
 		r |= R(STATIC_CALL);
 	/* alternatives_text_reserved() wants text_mutex, which nests inside the other patchers' locks */
-	if (k->alternatives_text_reserved && k->text_mutex) {
+	if (kinstr_khas(alternatives_text_reserved) && k->text_mutex) {
 		mutex_lock(k->text_mutex);
-		if (k->alternatives_text_reserved(s, e))
+		if (kinstr_kcall(alternatives_text_reserved)(s, e))
 			r |= R(ALTERNATIVE);
 		mutex_unlock(k->text_mutex);
 	} else {
@@ -77,10 +97,10 @@ static u32 reserved_per_byte(unsigned long a, unsigned int len)
 	unsigned int i;
 	u32 r = 0;
 
-	if (!k->search_exception_tables || (!k->find_bug && !k->bug_addrs))
+	if (!kinstr_khas(search_exception_tables) || (!kinstr_khas(find_bug) && !k->bug_addrs))
 		r |= R(UNVERIFIABLE);
 	for (i = 0; i < len; i++) {
-		if (k->search_exception_tables && k->search_exception_tables(a + i))
+		if (kinstr_khas(search_exception_tables) && kinstr_kcall(search_exception_tables)(a + i))
 			r |= R(EXTABLE);
 		if (kinstr_ksyms_is_bug(a + i))
 			r |= R(BUG);
@@ -95,9 +115,7 @@ static u32 reserved_per_byte(unsigned long a, unsigned int len)
  */
 static u32 blacklisted(unsigned long a, unsigned int len)
 {
-	const struct kinstr_ksyms *k = &kinstr_ksyms;
-
-	if (!k->within_kprobe_blacklist)
+	if (!kinstr_khas(within_kprobe_blacklist))
 		return R(UNVERIFIABLE);
 	if (kinstr_fence_blacklisted(a) || kinstr_fence_blacklisted(a + len - 1))
 		return R(KPROBE_BLACKLIST);
@@ -107,7 +125,7 @@ static u32 blacklisted(unsigned long a, unsigned int len)
 /* A kprobe on these bytes, or one up to 16 bytes before whose optimized jump may cover them. */
 static u32 kprobed(unsigned long a, unsigned int len)
 {
-	if (!kinstr_ksyms.get_kprobe)
+	if (!kinstr_khas(get_kprobe))
 		return R(UNVERIFIABLE);
 	return kinstr_fence_kprobed(a, len) ? R(KPROBE) : 0;
 }
@@ -129,13 +147,13 @@ static u32 die_notifier(unsigned long a, unsigned int len)
 	struct notifier_block *nb;
 	u32 r = 0;
 
-	if (!k->die_chain || !k->kallsyms_lookup_size_offset)
+	if (!k->die_chain || !kinstr_khas(kallsyms_lookup_size_offset))
 		return R(UNVERIFIABLE);
 	rcu_read_lock();
 	for (nb = rcu_dereference(k->die_chain->head); nb && !r; nb = rcu_dereference(nb->next)) {
 		unsigned long fn = (unsigned long)nb->notifier_call, size, off;
 
-		if (!k->kallsyms_lookup_size_offset(fn, &size, &off))
+		if (!kinstr_kcall(kallsyms_lookup_size_offset)(fn, &size, &off))
 			continue;
 		fn -= off;
 		if (a < fn + size && a + len > fn)
@@ -168,6 +186,7 @@ u32 kinstr_policy_check(unsigned long addr, unsigned int len)
 	}
 	if (is_cfi_symbol(addr) || is_cfi_symbol(addr + len - 1))
 		r |= R(CFI_SYMBOL);
+	r |= endbr(addr, len);
 	r |= reserved_by_patchers(addr, len);
 	r |= reserved_per_byte(addr, len);
 	r |= blacklisted(addr, len);

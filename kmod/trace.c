@@ -25,6 +25,7 @@
 #include <uapi/linux/kinstr.h>
 #include "../ring/ring.h"
 #include "kinstr.h"
+#include "compat.h"
 #include "abi.h"
 
 #define READER_TICK (HZ / 10)
@@ -304,7 +305,7 @@ int kinstr_trace_mmap(struct kinstr_chan *ch, struct vm_area_struct *vma)
 	/* read-only: what the reader sees must be what the probes wrote */
 	if (vma->vm_flags & VM_WRITE)
 		return -EPERM;
-	vma->vm_flags &= ~VM_MAYWRITE;
+	kinstr_vma_clear_flags(vma, VM_MAYWRITE);
 	err = remap_vmalloc_range(vma, ch->mem, vma->vm_pgoff);
 	if (err)
 		return err;

@@ -14,6 +14,7 @@
 #include <uapi/linux/kinstr.h>
 #include "kinstr.h"
 #include "../rules/out_of_line.h"
+#include "../rules/entry.h"
 
 #define MAX_FUNC_SIZE (1U << 20)
 
@@ -24,7 +25,7 @@ static int decode(struct insn *insn, unsigned long addr)
 	if (copy_from_kernel_nofault(buf, (void *)addr, sizeof(buf)))
 		return -EFAULT;
 	/* decode a copy: insn_decode() reads through kaddr, which must stay valid */
-	if (kinstr_ksyms.insn_decode(insn, buf, sizeof(buf), INSN_MODE_64) < 0 || !insn->length)
+	if (kinstr_kcall(insn_decode)(insn, buf, sizeof(buf), INSN_MODE_64) < 0 || !insn->length)
 		return -EILSEQ;
 	insn->kaddr = NULL;
 	insn->next_byte = NULL;
@@ -34,7 +35,7 @@ static int decode(struct insn *insn, unsigned long addr)
 
 static int decode_buf(struct insn *insn, const u8 *buf, int len)
 {
-	if (len <= 0 || kinstr_ksyms.insn_decode(insn, buf, len, INSN_MODE_64) < 0 || !insn->length)
+	if (len <= 0 || kinstr_kcall(insn_decode)(insn, buf, len, INSN_MODE_64) < 0 || !insn->length)
 		return -EILSEQ;
 	return 0;
 }
@@ -133,6 +134,7 @@ bool kinstr_flags_dead_at(unsigned long site)
 }
 
 static bool function_of(unsigned long site, unsigned long *start, unsigned long *size);
+static unsigned long fentry_of(unsigned long start);
 
 /*
  * Are the flags dead at site by the C calling convention? No flags pass into or out of a C
@@ -142,17 +144,29 @@ static bool function_of(unsigned long site, unsigned long *start, unsigned long 
  */
 bool kinstr_flags_dead_by_abi(unsigned long site)
 {
-	unsigned long start, size;
+	unsigned long start, size, nop;
 	struct insn insn;
 
-	if (!kinstr_ksyms.ftrace_text_reserved || !function_of(site, &start, &size) ||
-	    !kinstr_ksyms.ftrace_text_reserved((void *)start, (void *)start) || decode(&insn, site))
+	if (!kinstr_khas(ftrace_text_reserved) || !function_of(site, &start, &size))
 		return false;
-	if (site == start || site == start + 5)	/* an ftrace probe's site, or the one after the NOP */
+	nop = fentry_of(start);
+	if (!kinstr_kcall(ftrace_text_reserved)((void *)nop, (void *)nop) || decode(&insn, site))
+		return false;
+	if (site == nop || site == nop + 5)	/* an ftrace probe's site, or the one after the NOP */
 		return true;
 	return (insn.length == 1 && insn.opcode.bytes[0] == 0xc3) ||
 	       (insn.opcode.bytes[0] == 0xe9 && kinstr_ksyms.return_thunk &&
 		branch_target(&insn, site) == kinstr_ksyms.return_thunk);
+}
+
+/* Where a function's fentry NOP would be: after its ENDBR, if it has one (rules/entry.h). */
+static unsigned long fentry_of(unsigned long start)
+{
+	u8 b[KINSTR_ENDBR_LEN];
+
+	if (copy_from_kernel_nofault(b, (void *)start, sizeof(b)))
+		return start;
+	return start + kinstr_entry_endbr_len(b);
 }
 
 static void refuse(struct kinstr_verdict *v, u32 why, unsigned long addr)
@@ -166,8 +180,8 @@ static bool function_of(unsigned long site, unsigned long *start, unsigned long 
 {
 	unsigned long off;
 
-	if (!kinstr_ksyms.kallsyms_lookup_size_offset ||
-	    !kinstr_ksyms.kallsyms_lookup_size_offset(site, size, &off))
+	if (!kinstr_khas(kallsyms_lookup_size_offset) ||
+	    !kinstr_kcall(kallsyms_lookup_size_offset)(site, size, &off))
 		return false;
 	*start = site - off;
 	return *size && *size <= MAX_FUNC_SIZE;
@@ -252,9 +266,14 @@ static bool relocation_ok(const struct kinstr_probe *p, unsigned long live_end, 
 		if (ko == BR_LOOP)
 			return false;	/* expansions are not verified yet: refuse */
 		if (o.opcode.bytes[0] == 0xc3 && o.length == 1) {
-			/* a bare ret moves as `jmp __x86_return_thunk`, as the compiler emits returns */
-			if (!kinstr_ksyms.return_thunk || r.opcode.bytes[0] != 0xe9 ||
-			    branch_target(&r, b) != kinstr_ksyms.return_thunk)
+			/*
+			 * a bare ret moves as the kernel's patch_return() would write it there: `jmp`
+			 * to the thunk it chose, or a bare ret where the CPU needs none
+			 */
+			if (kinstr_ksyms.return_thunk_its)
+				return false;
+			if (!kinstr_ksyms.return_thunk ? r.length != 1 || r.opcode.bytes[0] != 0xc3 :
+			    r.opcode.bytes[0] != 0xe9 || branch_target(&r, b) != kinstr_ksyms.return_thunk)
 				return false;
 		} else if (ko == BR_CALL) {
 			struct insn j;
@@ -317,12 +336,12 @@ static int verify_ftrace_probe(const struct kinstr_probe *p, struct kinstr_verdi
 		v->reasons = r;
 		return r & (1U << KINSTR_R_NOT_TEXT) ? -EFAULT : -EPERM;
 	}
-	if (!function_of(p->site, &start, &size) || start != p->site) {
+	if (!function_of(p->site, &start, &size) || fentry_of(start) != p->site) {
 		refuse(v, KINSTR_REFUSE_NOT_BOUNDARY, p->site);
 		return -EILSEQ;
 	}
-	if (!kinstr_ksyms.ftrace_text_reserved ||
-	    !kinstr_ksyms.ftrace_text_reserved((void *)p->site, (void *)p->site)) {
+	if (!kinstr_khas(ftrace_text_reserved) ||
+	    !kinstr_kcall(ftrace_text_reserved)((void *)p->site, (void *)p->site)) {
 		refuse(v, KINSTR_REFUSE_BAD_REQUEST, p->site);	/* no ftrace site there */
 		return -EINVAL;
 	}
@@ -354,7 +373,7 @@ int kinstr_verify_probe(const struct kinstr_probe *p, unsigned long body_addr, s
 		v->reasons = r;
 		return r & (1U << KINSTR_R_NOT_TEXT) ? -EFAULT : -EPERM;
 	}
-	if (!kinstr_ksyms.insn_decode || !function_of(p->site, &start, &size)) {
+	if (!kinstr_khas(insn_decode) || !function_of(p->site, &start, &size)) {
 		refuse(v, KINSTR_REFUSE_RESERVED, p->site);
 		v->reasons = 1U << KINSTR_R_UNVERIFIABLE;
 		return -EPERM;

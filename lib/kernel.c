@@ -14,6 +14,7 @@
 
 #include <bpf/btf.h>
 #include <kinstr/kernel.h>
+#include "rules/entry.h"
 
 struct text_chunk {
 	unsigned long long addr;
@@ -30,7 +31,10 @@ struct kmod_text {
 struct kinstr_kernel {
 	char release[65];
 	struct kinstr_layout layout;
-	unsigned long long return_thunk;
+	unsigned long long return_thunk;	/* a jmp there is a return */
+	/* where a relocated bare ret jumps (0: it stays a bare ret), as the module reports */
+	unsigned long long ret_to;
+	unsigned long long ret_flags;		/* KINSTR_DEBUG_RET_* */
 
 	struct kinstr_func *funcs;	/* sorted by addr */
 	size_t nfuncs;
@@ -666,6 +670,27 @@ static int cmp_str(const void *a, const void *b)
 }
 
 /*
+ * Each function's ENDBR (rules/entry.h), which its fentry NOP follows; reserved (reserve) when
+ * the view is made from the live kernel (a snapshot holds its reservations already).
+ */
+static int mark_endbr(struct kinstr_kernel *k, bool reserve)
+{
+	size_t i;
+	int err = 0;
+
+	for (i = 0; i < k->nfuncs && !err; i++) {
+		struct kinstr_func *f = &k->funcs[i];
+		const unsigned char *b = f->size >= KINSTR_ENDBR_LEN ? kinstr_kernel__text(k, f->addr, KINSTR_ENDBR_LEN) : NULL;
+
+		f->endbr = b && strncmp(f->name, "__pfx_", 6) && strncmp(f->name, "__cfi_", 6) ?
+			   (unsigned char)kinstr_entry_endbr_len(b) : 0;
+		if (f->endbr && reserve && (i == 0 || k->funcs[i - 1].addr != f->addr))
+			err = res_add(k, f->addr, f->endbr, KINSTR_R_ENDBR);
+	}
+	return err;
+}
+
+/*
  * ftrace sites: core-kernel __mcount_loc is init data, freed after boot, so a site is a function
  * that tracefs lists as traceable and whose live text starts with the 5-byte NOP (or the call)
  * ftrace put there.
@@ -696,7 +721,7 @@ static int add_ftrace(struct kinstr_kernel *k)
 	qsort(names, n, sizeof(*names), cmp_str);
 	for (i = 0; i < k->nfuncs; i++) {
 		const struct kinstr_func *f = &k->funcs[i];
-		const unsigned char *b = kinstr_kernel__text(k, f->addr, 5);
+		const unsigned char *b = kinstr_kernel__text(k, f->addr + f->endbr, 5);
 		char key[600];
 		const char *kp = key;
 
@@ -710,7 +735,7 @@ static int add_ftrace(struct kinstr_kernel *k)
 		/* without tracefs, every function that starts like an ftrace site counts as one */
 		if (buf && !bsearch(&kp, names, n, sizeof(*names), cmp_str))
 			continue;
-		err = res_add(k, f->addr, 5, KINSTR_R_FTRACE);
+		err = res_add(k, f->addr + f->endbr, 5, KINSTR_R_FTRACE);
 		if (err)
 			break;
 	}
@@ -761,9 +786,16 @@ static int add_stray_ftrace(struct kinstr_kernel *k, struct kinstr_dev *dev)
 			continue;
 		last = f->addr;
 		for (a = (f->addr + 16) & ~15ULL; a + 5 <= f->addr + f->size; a += 16) {
-			const unsigned char *b = kinstr_kernel__text(k, a, 5);
+			const unsigned char *b = kinstr_kernel__text(k, a, 5), *e;
+			unsigned long long at = a;
 
-			if (!b || memcmp(b, nop5, 5) || res_starts_at(k, a))
+			/* a stray body's NOP follows its ENDBR, as a function's does */
+			if (b && kinstr_entry_endbr_len(b) && a + 9 <= f->addr + f->size &&
+			    (e = kinstr_kernel__text(k, a + KINSTR_ENDBR_LEN, 5))) {
+				at = a + KINSTR_ENDBR_LEN;
+				b = e;
+			}
+			if (!b || memcmp(b, nop5, 5) || res_starts_at(k, at))
 				continue;
 			if (n == cap) {
 				void *p = realloc(r, (cap = cap ? cap * 2 : 1024) * sizeof(*r));
@@ -774,7 +806,7 @@ static int add_stray_ftrace(struct kinstr_kernel *k, struct kinstr_dev *dev)
 				}
 				r = p;
 			}
-			r[n++] = (struct kinstr_check_range){ .addr = a, .len = 5 };
+			r[n++] = (struct kinstr_check_range){ .addr = at, .len = 5 };
 		}
 	}
 	/* an older module, or none: nothing more is known (the module still refuses these) */
@@ -1060,6 +1092,32 @@ static int add_symbol_rules(struct kinstr_kernel *k)
 }
 
 /*
+ * Where returns go, as the module saw the kernel patch them at boot (ABI 0.6): the thunk it
+ * chose, or none (bare rets). An older module says nothing: returns then move as the compiler
+ * wrote them, `jmp __x86_return_thunk`.
+ */
+static void learn_returns(struct kinstr_kernel *k, struct kinstr_dev *dev)
+{
+	struct kinstr_debug_info d;
+
+	k->ret_to = k->return_thunk;
+	if (kinstr_dev__debug_info(dev, &d) || d.size < KINSTR_DEBUG_INFO_SIZE_VER1)
+		return;
+	k->ret_flags = d.flags & (KINSTR_DEBUG_RET_BARE | KINSTR_DEBUG_RET_ITS);
+	k->ret_to = d.flags & KINSTR_DEBUG_RET_BARE ? 0 : d.return_thunk;
+	if (d.return_thunk)
+		k->return_thunk = d.return_thunk;
+}
+
+int kinstr_kernel__ret_relocation(const struct kinstr_kernel *k, unsigned long long *to)
+{
+	*to = k->ret_to;
+	if (k->ret_flags & KINSTR_DEBUG_RET_ITS)
+		return -EPERM;
+	return k->ret_to || (k->ret_flags & KINSTR_DEBUG_RET_BARE) ? 0 : -ENOENT;
+}
+
+/*
  * The text of every live module the view keeps, read through the module, with the reservations
  * its own tables and sections make (kinstr.ko's own text is all reserved: never patched).
  */
@@ -1154,6 +1212,8 @@ struct kinstr_kernel *kinstr_kernel__open_live(struct kinstr_dev *dev)
 	if (!err)
 		err = add_table(k, dev, &k->layout.jump_table, &k->layout.text, KINSTR_R_JUMP_LABEL, len_jump_label);
 	if (!err)
+		err = mark_endbr(k, true);
+	if (!err)
 		err = add_ftrace(k);
 	if (!err)
 		err = add_stray_ftrace(k, dev);
@@ -1170,13 +1230,16 @@ struct kinstr_kernel *kinstr_kernel__open_live(struct kinstr_dev *dev)
 	if (!err)
 		err = add_symbol_rules(k);
 	if (!err)
+		learn_returns(k, dev);
+	if (!err)
 		err = finish(k);
 	return err ? fail(k, err) : k;
 }
 
 /* ---- snapshots -------------------------------------------------------------------------------- */
 
-#define SNAP_MAGIC "KINSNAP2"
+#define SNAP_MAGIC "KINSNAP3"	/* 3: where returns go (KINSNAP2 still read) */
+#define SNAP_MAGIC2 "KINSNAP2"
 
 static int put(gzFile f, const void *p, size_t n)
 {
@@ -1258,6 +1321,8 @@ int kinstr_kernel__save(const struct kinstr_kernel *k, const char *path, const c
 	err = err ?: put(f, k->release, sizeof(k->release));
 	err = err ?: put(f, &k->layout, sizeof(k->layout));
 	err = err ?: put_u64(f, k->return_thunk);
+	err = err ?: put_u64(f, k->ret_to);
+	err = err ?: put_u64(f, k->ret_flags);
 	err = err ?: put_u32(f, nf);
 	for (i = 0; i < k->nfuncs && !err; i++) {
 		const struct kinstr_func *fn = &k->funcs[i];
@@ -1326,11 +1391,16 @@ struct kinstr_kernel *kinstr_kernel__open_snapshot(const char *path)
 	if (!f)
 		return fail(k, errno ? errno : EIO);
 	err = get(f, magic, 8);
-	if (!err && memcmp(magic, SNAP_MAGIC, 8))
+	if (!err && memcmp(magic, SNAP_MAGIC, 8) && memcmp(magic, SNAP_MAGIC2, 8))
 		err = -EINVAL;
 	err = err ?: get(f, k->release, sizeof(k->release));
 	err = err ?: get(f, &k->layout, sizeof(k->layout));
 	err = err ?: get(f, &k->return_thunk, 8);
+	k->ret_to = k->return_thunk;
+	if (!err && !memcmp(magic, SNAP_MAGIC, 8)) {
+		err = get(f, &k->ret_to, 8);
+		err = err ?: get(f, &k->ret_flags, 8);
+	}
 	err = err ?: get(f, &nf, 4);
 	if (!err && nf > (1u << 24))
 		err = -EINVAL;
@@ -1423,6 +1493,7 @@ struct kinstr_kernel *kinstr_kernel__open_snapshot(const char *path)
 		k->nchunks = b;
 	}
 	qsort(k->funcs, k->nfuncs, sizeof(*k->funcs), cmp_func_addr);
-	err = finish(k);
+	err = mark_endbr(k, false);
+	err = err ?: finish(k);
 	return err ? fail(k, err) : k;
 }

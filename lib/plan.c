@@ -139,11 +139,13 @@ const struct kinstr_func *kinstr_plan__func(const struct kinstr_kernel *k, const
 const struct kinstr_site *kinstr_plan__entry_site(const struct kinstr_fn *fn, const struct kinstr_func *f,
 						  bool ftrace_ok, bool *ftrace)
 {
-	const struct kinstr_site *nop = kinstr_fn__site(fn, 0), *s = nop;
+	/* past the ENDBR (rules/entry.h): the fentry NOP, or the first instruction */
+	size_t at = f->endbr && kinstr_fn__site_cnt(fn) > 1 ? 1 : 0;
+	const struct kinstr_site *nop = kinstr_fn__site(fn, at), *s = nop;
 
 	*ftrace = false;
-	if (nop && (nop->reserved & (1u << KINSTR_R_FTRACE)) && kinstr_fn__site_cnt(fn) > 1)
-		s = kinstr_fn__site(fn, 1);
+	if (nop && (nop->reserved & (1u << KINSTR_R_FTRACE)) && kinstr_fn__site_cnt(fn) > at + 1)
+		s = kinstr_fn__site(fn, at + 1);
 	/* where only an int3 fits after the NOP, and the NOP is ftrace's alone (as add_ftrace requires) */
 	if (ftrace_ok && s != nop && s->cls == KINSTR_SITE_TRAP && kinstr_site__ftrace_own(nop, f))
 		*ftrace = true;

@@ -124,10 +124,21 @@ const struct kinstr_probe_info *kinstr_probeset__info(const struct kinstr_probes
 	return i < ps->n ? &ps->probes[i].info : NULL;
 }
 
+/* Why a bare ret cannot move (kinstr_kernel__ret_relocation() failed). */
+static const char *ret_why(const struct kinstr_kernel *k)
+{
+	unsigned long long to;
+
+	return kinstr_kernel__ret_relocation(k, &to) == -EPERM ?
+	       "a bare ret cannot move: the kernel's return thunk (ITS) depends on the return's address" :
+	       "a bare ret cannot move without __x86_return_thunk";
+}
+
 int kinstr_probeset__add(struct kinstr_probeset *ps, const struct kinstr_func *f, uint64_t addr,
 			 char *err, size_t errlen)
 {
 	const struct kinstr_site *s;
+	unsigned long long to;
 	const struct kinstr_cfg_insn *in;
 	const struct kinstr_fn *fn;
 	struct pset_probe *p;
@@ -186,9 +197,8 @@ int kinstr_probeset__add(struct kinstr_probeset *ps, const struct kinstr_func *f
 	p->is_call = p->info.kind == KINSTR_PROBE_TRAP && in->x.flow == KINSTR_X86_FLOW_CALL;
 	p->call_target = in->x.target;
 	p->is_ret = in->x.len == 1 && in->x.bytes[0] == 0xc3;
-	if (p->is_ret && !kinstr_kernel__return_thunk(ps->k)) {
-		snprintf(err, errlen, "%s+0x%llx: a bare ret cannot move without __x86_return_thunk", f->name,
-			 (unsigned long long)(addr - f->addr));
+	if (p->is_ret && kinstr_kernel__ret_relocation(ps->k, &to)) {
+		snprintf(err, errlen, "%s+0x%llx: %s", f->name, (unsigned long long)(addr - f->addr), ret_why(ps->k));
 		return -EPERM;
 	}
 	text = kinstr_kernel__text(ps->k, addr, p->info.displaced_len);
@@ -230,10 +240,12 @@ int kinstr_probeset__add_ftrace(struct kinstr_probeset *ps, const struct kinstr_
 	const unsigned char *text;
 	size_t i;
 
+	unsigned long long nop = f->addr + f->endbr;
+
 	for (i = 0; i < ps->n; i++)
-		if (ps->probes[i].info.addr < f->addr + 5 && f->addr < ps->probes[i].info.addr +
+		if (ps->probes[i].info.addr < nop + 5 && nop < ps->probes[i].info.addr +
 		    ps->probes[i].info.displaced_len) {
-			snprintf(err, errlen, "%s+0x0: already probed", f->name);
+			snprintf(err, errlen, "%s+0x%x: already probed", f->name, f->endbr);
 			return -EEXIST;
 		}
 	fn = kinstr_probeset__analysis(ps, f);
@@ -241,13 +253,13 @@ int kinstr_probeset__add_ftrace(struct kinstr_probeset *ps, const struct kinstr_
 		snprintf(err, errlen, "%s: cannot analyse: %s", f->name, strerror(errno));
 		return -errno;
 	}
-	if (!kinstr_site__ftrace_own(kinstr_fn__site_at(fn, f->addr), f)) {
-		snprintf(err, errlen, "%s+0x0: not an ftrace site that only ftrace reserves", f->name);
+	if (!kinstr_site__ftrace_own(kinstr_fn__site_at(fn, nop), f)) {
+		snprintf(err, errlen, "%s+0x%x: not an ftrace site that only ftrace reserves", f->name, f->endbr);
 		return -EPERM;
 	}
-	text = kinstr_kernel__text(ps->k, f->addr, 5);
+	text = kinstr_kernel__text(ps->k, nop, 5);
 	if (!text) {
-		snprintf(err, errlen, "%s+0x0: no live text", f->name);
+		snprintf(err, errlen, "%s+0x%x: no live text", f->name, f->endbr);
 		return -ERANGE;
 	}
 	if (ps->n == ps->cap) {
@@ -259,7 +271,7 @@ int kinstr_probeset__add_ftrace(struct kinstr_probeset *ps, const struct kinstr_
 	}
 	p = &ps->probes[ps->n++];
 	memset(p, 0, sizeof(*p));
-	p->info.addr = f->addr;
+	p->info.addr = nop;
 	p->info.func = f;
 	p->info.kind = KINSTR_PROBE_FTRACE;
 	p->info.displaced_len = 5;
@@ -293,8 +305,16 @@ static int build_body(const struct kinstr_probeset *ps, const struct pset_probe 
 		return 0;
 	}
 	if (p->is_ret && p->info.displaced_len == 1) {
-		int32_t rel = (int32_t)(kinstr_kernel__return_thunk(ps->k) - (body_addr + 5));
+		unsigned long long to;
+		int32_t rel;
 
+		kinstr_kernel__ret_relocation(ps->k, &to);	/* checked when the probe was added */
+		if (!to) {
+			req->body[0] = 0xc3;	/* the CPU needs no thunk: the kernel's returns are bare too */
+			req->body_len = 1;
+			return 0;
+		}
+		rel = (int32_t)(to - (body_addr + 5));
 		req->body[0] = 0xe9;
 		memcpy(req->body + 1, &rel, 4);
 		req->body_len = 5;
@@ -310,18 +330,21 @@ static int build_body(const struct kinstr_probeset *ps, const struct pset_probe 
 	/* a bare ret copied as is would bypass the return thunk: end with jmp to it instead */
 	if (r.nr_insns && r.insns[r.nr_insns - 1].old_len == 1 &&
 	    p->bytes[r.insns[r.nr_insns - 1].old_off] == 0xc3) {
-		uint64_t thunk = kinstr_kernel__return_thunk(ps->k);
+		unsigned long long thunk;
 		uint32_t at = r.insns[r.nr_insns - 1].new_off;
-		int32_t rel = (int32_t)(thunk - (body_addr + at + 5));
+		int32_t rel;
 
-		if (!thunk) {
-			snprintf(err, errlen, "%s+0x%llx: a bare ret cannot move without __x86_return_thunk",
-				 p->info.func->name, (unsigned long long)(p->info.addr - p->info.func->addr));
+		if (kinstr_kernel__ret_relocation(ps->k, &thunk)) {
+			snprintf(err, errlen, "%s+0x%llx: %s", p->info.func->name,
+				 (unsigned long long)(p->info.addr - p->info.func->addr), ret_why(ps->k));
 			return -EPERM;
 		}
-		out[at] = 0xe9;
-		memcpy(out + at + 1, &rel, 4);
-		r.out_len = at + 5;
+		if (thunk) {
+			rel = (int32_t)(thunk - (body_addr + at + 5));
+			out[at] = 0xe9;
+			memcpy(out + at + 1, &rel, 4);
+			r.out_len = at + 5;
+		}
 	}
 	if (r.out_len > KINSTR_SLOT_BODY_MAX) {
 		snprintf(err, errlen, "%s+0x%llx: relocated code too long (%u bytes)", p->info.func->name,

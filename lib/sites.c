@@ -437,7 +437,7 @@ static void append_reasons(char *buf, size_t size, uint32_t res)
 
 bool kinstr_site__ftrace_own(const struct kinstr_site *s, const struct kinstr_func *f)
 {
-	return s && s->addr == f->addr && s->insn_len == 5 && s->rule == KINSTR_RULE_RESERVED &&
+	return s && s->addr == f->addr + f->endbr && s->insn_len == 5 && s->rule == KINSTR_RULE_RESERVED &&
 	       s->reserved == 1u << KINSTR_R_FTRACE;
 }
 

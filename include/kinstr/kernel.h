@@ -24,6 +24,8 @@ struct kinstr_func {
 	char type;		/* 't' or 'T' as in /proc/kallsyms */
 	const char *name;
 	const char *module;	/* the loaded module it belongs to; NULL: core kernel (or a snapshot) */
+	unsigned char endbr;	/* bytes of ENDBR it starts with (rules/entry.h): its fentry NOP
+				 * would be at addr + endbr */
 };
 
 /* A reserved range and the reason (enum kinstr_site_reason) it is reserved. */
@@ -56,8 +58,14 @@ void kinstr_kernel__close(struct kinstr_kernel *k);
 
 const char *kinstr_kernel__release(const struct kinstr_kernel *k);
 const struct kinstr_layout *kinstr_kernel__layout(const struct kinstr_kernel *k);
-/* Address of __x86_return_thunk (0 if the kernel has none): `jmp` to it is a return. */
+/* The return thunk (0 if the kernel has none): `jmp` to it is a return. */
 unsigned long long kinstr_kernel__return_thunk(const struct kinstr_kernel *k);
+/*
+ * How a bare ret moves out of line, as the kernel's own patch_return() writes returns: 0 with
+ * *to the thunk to jmp to, or 0 for a ret that stays bare (the CPU needs no thunk); -EPERM when
+ * the thunk depends on the return's address (ITS), -ENOENT when the kernel has no thunk known.
+ */
+int kinstr_kernel__ret_relocation(const struct kinstr_kernel *k, unsigned long long *to);
 
 size_t kinstr_kernel__func_cnt(const struct kinstr_kernel *k);
 /* Functions sorted by address; i < func_cnt. */

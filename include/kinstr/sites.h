@@ -91,7 +91,7 @@ const struct kinstr_site *kinstr_fn__site(const struct kinstr_fn *fn, size_t i);
 const struct kinstr_site *kinstr_fn__site_at(const struct kinstr_fn *fn, uint64_t addr);
 
 /*
- * Is s f's ftrace NOP (its first 5 bytes) and reserved by ftrace alone? Then an ftrace direct
+ * Is s f's ftrace NOP (its first 5 bytes after its ENDBR, if any) and reserved by ftrace alone? Then an ftrace direct
  * call may take f's entry from it. NULL s: no.
  */
 bool kinstr_site__ftrace_own(const struct kinstr_site *s, const struct kinstr_func *f);

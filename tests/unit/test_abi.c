@@ -22,10 +22,13 @@ static void t_version_struct_layout(void)
 
 static void t_debug_info_struct_layout(void)
 {
-	CHECK(sizeof(struct kinstr_debug_info) == KINSTR_DEBUG_INFO_SIZE_VER0, "size %zu",
+	CHECK(sizeof(struct kinstr_debug_info) == KINSTR_DEBUG_INFO_SIZE_VER1, "size %zu",
 	      sizeof(struct kinstr_debug_info));
 	CHECK(offsetof(struct kinstr_debug_info, kallsyms_lookup_name) == 8, "offset %zu",
 	      offsetof(struct kinstr_debug_info, kallsyms_lookup_name));
+	/* version 0 ends where 0.6's return thunks begin: an old reader still gets what it knew */
+	CHECK(offsetof(struct kinstr_debug_info, return_thunk) == KINSTR_DEBUG_INFO_SIZE_VER0, "offset %zu",
+	      offsetof(struct kinstr_debug_info, return_thunk));
 }
 
 static void t_other_struct_layouts(void)

@@ -17,7 +17,7 @@
 
 #define KINSTR_DEVICE		"/dev/kinstr"
 #define KINSTR_ABI_MAJOR	0	/* incompatible changes */
-#define KINSTR_ABI_MINOR	5	/* compatible additions */
+#define KINSTR_ABI_MINOR	6	/* compatible additions */
 
 /* The ioctl numbers carry no size: the struct's leading size field says how much there is. */
 #define KINSTR_IOC_MAGIC	0xb7
@@ -80,10 +80,23 @@ struct kinstr_debug_info {
 	__u64 kallsyms_lookup_name;	/* found through a kprobe on it (it is not exported) */
 	__u64 stext;			/* _stext */
 	__u64 etext;			/* _etext */
+	/*
+	 * Where the kernel sends a return (ABI 0.6): the return thunk it chose at boot, which
+	 * every `jmp __x86_return_thunk` of compiled code was rewritten to; 0 with
+	 * KINSTR_DEBUG_RET_BARE when the CPU needs none (returns are `ret; int3`).
+	 */
+	__u64 return_thunk;
+	__u64 return_thunk_sym;		/* __x86_return_thunk (0: none) */
 };
 #define KINSTR_DEBUG_INFO_SIZE_VER0	32
+#define KINSTR_DEBUG_INFO_SIZE_VER1	48
 
 #define KINSTR_DEBUG_LOCKDOWN	(1U << 0)	/* the kernel is locked down: patching refused */
+#define KINSTR_DEBUG_RET_BARE	(1U << 1)	/* a relocated bare ret stays a bare ret (ABI 0.6) */
+#define KINSTR_DEBUG_RET_ITS	(1U << 2)	/* the thunk depends on the return's address: a bare
+						 * ret is not relocated (ABI 0.6) */
+#define KINSTR_DEBUG_IBT	(1U << 3)	/* the kernel is built with IBT: functions may start
+						 * with an ENDBR (ABI 0.6) */
 
 /*
  * KINSTR_IOC_READ: copy live kernel memory to user space, fault-safely. Only core kernel text
@@ -128,6 +141,8 @@ enum kinstr_site_reason {
 	KINSTR_R_HIT_PATH,		/* a function kinstr's own probe context can reach */
 	KINSTR_R_DIE_NOTIFIER,		/* in a function on the kernel's die notifier chain, which
 					 * every int3 runs (notify_die()) */
+	KINSTR_R_ENDBR,			/* a function's ENDBR (rules/entry.h), where indirect
+					 * calls land (ABI 0.6) */
 	KINSTR_R_NR
 };
 
