@@ -58,7 +58,7 @@ MATRIX_RELEASES = $(shell sed -e 's/\#.*//' -e '/^[[:space:]]*$$/d' tests/kernel
 	while read -r s f _; do KINSTR_KERNEL_SERIES=$$s KINSTR_KERNEL_FLAVOUR=$$f scripts/kernel-release 2>/dev/null; done)
 kmods:
 	@test -n "$(MATRIX_RELEASES)" || { echo "no kernel of tests/kernels is installed: run scripts/setup --matrix" >&2; exit 1; }
-	@for r in $(MATRIX_RELEASES); do echo "  KMOD    $$r"; scripts/build-kmod $$r || exit 1; done
+	+@for r in $(MATRIX_RELEASES); do echo "  KMOD    $$r"; scripts/build-kmod $$r || exit 1; done
 
 # Test-only modules (e.g. one that WARNs, to prove the harness's splat scan fails a run).
 testmods:

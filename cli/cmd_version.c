@@ -18,6 +18,14 @@ static void version_usage(FILE *f)
 		   "  --json         one JSON object on stdout\n");
 }
 
+/* Where the kernel sends returns, as the module saw it patch them at boot. */
+static const char *returns_str(const struct kinstr_debug_info *d)
+{
+	if (d->flags & KINSTR_DEBUG_RET_BARE)
+		return "bare";		/* the CPU needs no return thunk: `ret; int3` */
+	return d->flags & KINSTR_DEBUG_RET_ITS ? "its" : "thunk";
+}
+
 int cmd_version(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -91,6 +99,9 @@ int cmd_version(int argc, char **argv)
 			       "\"lockdown\":%s",
 			       (unsigned long long)d.kallsyms_lookup_name, (unsigned long long)d.stext,
 			       (unsigned long long)d.etext, d.flags & KINSTR_DEBUG_LOCKDOWN ? "true" : "false");
+		if (verbose && d.size >= KINSTR_DEBUG_INFO_SIZE_VER1)
+			printf(",\"returns\":\"%s\",\"return_thunk\":\"0x%llx\",\"ibt\":%s", returns_str(&d),
+			       (unsigned long long)d.return_thunk, d.flags & KINSTR_DEBUG_IBT ? "true" : "false");
 		printf("}\n");
 	} else {
 		printf("kinstr     %s\n", kinstr__version());
@@ -108,6 +119,13 @@ int cmd_version(int argc, char **argv)
 			       (unsigned long long)(d.etext - d.stext) >> 10);
 			printf("lockdown              %s\n",
 			       d.flags & KINSTR_DEBUG_LOCKDOWN ? "yes (patching will be refused)" : "no");
+			if (d.size >= KINSTR_DEBUG_INFO_SIZE_VER1) {
+				printf("returns               %s", returns_str(&d));
+				if (d.return_thunk)
+					printf(" (jmp 0x%llx)", (unsigned long long)d.return_thunk);
+				printf("\nibt                   %s\n", d.flags & KINSTR_DEBUG_IBT ?
+				       "yes (functions start with an ENDBR)" : "no");
+			}
 		}
 	}
 	if (v.abi_major != KINSTR_ABI_MAJOR) {

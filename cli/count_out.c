@@ -7,7 +7,8 @@
 
 static void probe_name(const struct kinstr_probe_info *p, char *buf, size_t size)
 {
-	if (p->addr == p->func->addr)
+	/* its entry: nothing runs before it but the ENDBR, if any */
+	if (p->addr == p->func->addr + p->func->endbr)
 		snprintf(buf, size, "%s", p->func->name);
 	else
 		snprintf(buf, size, "%s+0x%llx", p->func->name, (unsigned long long)(p->addr - p->func->addr));

@@ -11,6 +11,7 @@ import os
 import re
 import subprocess
 import sys
+import threading
 import time
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -19,18 +20,25 @@ SPLAT = re.compile(r"BUG:|WARNING:|Oops|general protection|soft lockup|hard LOCK
                    r"Kernel panic|blocked for more than|UBSAN:|KASAN:|kernel BUG at|Call Trace:|RIP: 00")
 
 results = []  # (status, name, why)
+_lock = threading.Lock()
+_lane = threading.local()  # a VM lane's lines, printed together when the lane ends
 
 
 def report(status, name, why="", secs=None, detail=""):
-    results.append((status, name, why))
     t = f" ({secs:.1f}s)" if secs is not None else ""
     line = f"{status.upper():4} {name}{t}"
     if why:
         line += f": {why}"
-    print(line, flush=True)
+    lines = [line]
     if detail and status == "fail":
-        for l in detail.rstrip().splitlines()[-25:]:
-            print(f"     | {l}")
+        lines += [f"     | {l}" for l in detail.rstrip().splitlines()[-25:]]
+    with _lock:
+        results.append((status, name, why))
+        buf = getattr(_lane, "lines", None)
+        if buf is None:
+            print("\n".join(lines), flush=True)
+        else:
+            buf.extend(lines)
 
 
 def run(cmd, timeout=None, **kw):
@@ -44,12 +52,13 @@ def run(cmd, timeout=None, **kw):
 
 
 def step_build(args):
-    rc, out, secs = run(["make", f"-j{os.cpu_count() or 2}", "all"], timeout=1800)
+    rc, out, secs = run(["make", f"-j{os.cpu_count() or 2}", "all", "kmods"], timeout=1800)
     if rc != 0:
-        report("fail", "build: make (module, library, CLI, tests) with no warnings", f"exit {rc}", secs, out)
+        report("fail", "build: make (module for every kernel, library, CLI, tests) with no warnings",
+               f"exit {rc}", secs, out)
         return False
     warn = [l for l in out.splitlines() if re.search(r"\bwarning:", l)]
-    report("fail" if warn else "pass", "build: make (module, library, CLI, tests) with no warnings",
+    report("fail" if warn else "pass", "build: make (module for every kernel, library, CLI, tests) with no warnings",
            f"{len(warn)} warnings" if warn else "", secs, "\n".join(warn))
     return not warn
 
@@ -118,14 +127,34 @@ def split_log(text):
     return sections
 
 
-def step_vm(args):
+def matrix():
+    """tests/kernels: (label, release, suite) of each installed kernel; a missing one fails."""
+    lanes = []
+    with open("tests/kernels") as f:
+        for line in f:
+            line = line.split("#")[0].split()
+            if not line:
+                continue
+            series, flavour, suite = line[:3]
+            label = series if flavour == "amd64" else f"{series}-{flavour}"
+            env = dict(os.environ, KINSTR_KERNEL_SERIES=series, KINSTR_KERNEL_FLAVOUR=flavour)
+            env.pop("KINSTR_KERNEL", None)
+            p = subprocess.run(["scripts/kernel-release"], env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT)
+            rel = p.stdout.decode().strip() if p.returncode == 0 else None
+            lanes.append((label, rel, suite, p.stdout.decode().strip()))
+    return lanes
+
+
+def step_vm(args, label, release, suite):
     files = sorted(os.path.join("tests/vm/tests", f) for f in os.listdir("tests/vm/tests") if f.endswith(".t"))
-    out = "build/vm/suite"
-    env = []
+    out = f"build/vm/suite-{label}"
+    env = ["--kernel", release, "--env", f"KINSTR_TEST_SUITE={suite}"]
     if args.k:
-        env = ["--env", f"KINSTR_TEST_FILTER={args.k}"]
+        env += ["--env", f"KINSTR_TEST_FILTER={args.k}"]
     cmd = "/usr/bin/python3 tests/vm/guest-runner /run/kinstr-job/results.jsonl " + " ".join(files)
-    print(f"---- booting the guest for {len(files)} VM test files (log: {out}/)", flush=True)
+    with _lock:
+        print(f"---- booting {release} for the {suite} VM suite (log: {out}/)", flush=True)
     rc, hout, secs = vm(cmd, out, args.vm_timeout, env)
     res_path = os.path.join(out, "results.jsonl")
     planned, done = [], {}
@@ -149,27 +178,67 @@ def step_vm(args):
             if name == "dmesg" and "kinstr-vm: job done" in log:
                 break
     sections = split_log(log)
+    vm_ = f"vm {label}"
     if not planned:
-        report("fail", "vm: guest test runner started", f"harness exit {rc}", secs, hout)
+        report("fail", f"{vm_}: guest test runner started", f"harness exit {rc}", secs, hout)
         return
     for i, name in enumerate(planned):
         r = done.get(i)
         splats = [l for l in sections.get(i, []) if SPLAT.search(l)]
         if r is None:
-            report("fail", f"vm: {name}", "no result: the guest died or timed out during this test",
+            report("fail", f"{vm_}: {name}", "no result: the guest died or timed out during this test",
                    detail="\n".join(sections.get(i, [])[-25:]) or hout)
             continue
         status, why = r["status"], r["why"]
         if splats:
             status, why = "fail", f"kernel splat during the test: {splats[0].strip()}"
-        report(status, f"vm: {name}", why, r["seconds"], r["output"] + "\n" + "\n".join(splats))
+        report(status, f"{vm_}: {name}", why, r["seconds"], r["output"] + "\n" + "\n".join(splats))
     outside = [l for l in sections.get(None, []) if SPLAT.search(l)]
-    report("fail" if outside else "pass", "vm: guest kernel log clean outside the tests",
+    report("fail" if outside else "pass", f"{vm_}: guest kernel log clean outside the tests",
            outside[0].strip() if outside else "", detail="\n".join(outside))
-    step_host_after_vm(args, out, planned)
+    if suite == "full":
+        step_host_after_vm(args, out, planned, vm_)
 
 
-def step_host_after_vm(args, job, planned):
+def step_matrix(args):
+    """Every kernel of tests/kernels, in lanes of one guest each (one host core per TCG guest)."""
+    lanes = [l for l in matrix() if not args.kernel or l[0] in args.kernel]
+    todo = []
+    for label, rel, suite, why in lanes:
+        if rel is None:
+            report("fail", f"vm {label}: kernel installed", why)
+        else:
+            todo.append((label, rel, suite))
+    # the full suites first: the longest work starts at once
+    todo.sort(key=lambda l: l[2] != "full")
+
+    def lane():
+        while True:
+            with _lock:
+                if not todo:
+                    return
+                label, rel, suite = todo.pop(0)
+            _lane.lines = []
+            t0 = time.monotonic()
+            try:
+                step_vm(args, label, rel, suite)
+            except Exception as e:  # a broken lane still fails visibly
+                _lane.lines.append(f"FAIL vm {label}: runner error: {e}")
+                with _lock:
+                    results.append(("fail", f"vm {label}: runner", str(e)))
+            lines, _lane.lines = _lane.lines, None
+            with _lock:
+                print(f"---- {rel} ({suite}) done in {time.monotonic() - t0:.0f}s", flush=True)
+                print("\n".join(lines), flush=True)
+
+    threads = [threading.Thread(target=lane) for _ in range(max(1, args.jobs))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+
+def step_host_after_vm(args, job, planned, vm_="vm"):
     """Host checks of what the guest left in the job folder (tests/vm/host/*.sh JOB)."""
     d = "tests/vm/host"
     for f in sorted(os.listdir(d)):
@@ -183,10 +252,10 @@ def step_host_after_vm(args, job, planned):
             m = re.match(r"(PASS|FAIL|SKIP) (\S+)(?::\s*(.*))?$", line)
             if m:
                 cases += 1
-                report(m.group(1).lower(), f"host-after-vm/{m.group(2)}", m.group(3) or "", secs,
+                report(m.group(1).lower(), f"{vm_}: host-after-vm/{m.group(2)}", m.group(3) or "", secs,
                        detail=out if m.group(1) == "FAIL" else "")
         if not cases:
-            report("fail", f"host-after-vm/{f}", f"exit {rc}, no PASS/FAIL line", secs, out)
+            report("fail", f"{vm_}: host-after-vm/{f}", f"exit {rc}, no PASS/FAIL line", secs, out)
 
 
 def main():
@@ -195,7 +264,11 @@ def main():
     ap.add_argument("--vm", action="store_true", help="VM tests only (with the harness self-tests)")
     ap.add_argument("-k", metavar="REGEX", help="only tests whose name (a VM test's as FILE.t: NAME) matches")
     ap.add_argument("--no-setup", action="store_true", help="do not run scripts/setup first (tests/run)")
-    ap.add_argument("--vm-timeout", type=int, default=2100, help="limit for the VM suite's boot (s)")
+    ap.add_argument("--vm-timeout", type=int, default=2100, help="limit for each VM suite's boot (s)")
+    ap.add_argument("--kernel", action="append", metavar="LABEL",
+                    help="only this kernel of tests/kernels (6.1, 6.12, 6.1-rt, 6.12-rt; repeatable)")
+    ap.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 2,
+                    help="guests at once (default: one per host CPU)")
     args = ap.parse_args()
     everything = not (args.unit or args.vm)
     t0 = time.monotonic()
@@ -204,7 +277,7 @@ def main():
             step_unit(args)
         if args.vm or everything:
             step_selftest(args)
-            step_vm(args)
+            step_matrix(args)
     n = {s: sum(1 for r in results if r[0] == s) for s in ("pass", "fail", "skip")}
     if n["fail"]:
         print("\nfailed:")

@@ -1,6 +1,7 @@
 # kinstr profile: entry/exit timing (issue 6).
 
 NAME profile: exactly N calls timed from entry to every exit, none unmatched, for the command's process only
+SMOKE
 SETUP insmod kmod/kinstr.ko
 # another process calls getppid all along: its calls must not be counted
 BEFORE while :; do build/tests/vm/progs/getppid_loop 1000 > /dev/null; done

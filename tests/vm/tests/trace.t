@@ -2,6 +2,7 @@
 # (tests/vm/progs/check_trace.py: exit 0, no stderr but discard warnings, per-CPU time order).
 
 NAME trace: exactly N getppid events with the right tid and return value, and argument and string values that match
+SMOKE
 SETUP insmod kmod/kinstr.ko
 RUN build/kinstr trace -o /tmp/t1 -c 'build/tests/vm/progs/trace_workload 2000' __x64_sys_getppid \
 	'__x64_sys_getppid%return' 'vfs_llseek(offset,whence)' 'do_filp_open(dfd,path=+0(pathname):string)' \
