@@ -87,7 +87,7 @@ int cmd_list(int argc, char **argv)
 					cli_json_str(f->module);
 				}
 				printf(",\"entry\":\"%s\",\"entry_offset\":%llu,\"jump\":%zu,\"trap\":%zu,\"refused\":%zu",
-				       cls, ftrace ? 0 : entry->addr - f->addr, n[0], n[1], n[2]);
+				       cls, ftrace ? (unsigned long long)f->endbr : entry->addr - f->addr, n[0], n[1], n[2]);
 				if (*why) {
 					printf(",\"why\":");
 					cli_json_str(why);

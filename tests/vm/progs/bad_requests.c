@@ -38,6 +38,42 @@ static unsigned long long sym(const char *name, unsigned long long off)
 	return f->addr + off;
 }
 
+/* A function's fentry NOP: after its ENDBR, if it has one. */
+static unsigned long long fentry(const char *name)
+{
+	const struct kinstr_func *f = kinstr_kernel__find_func(k, name);
+
+	return f ? f->addr + f->endbr : sym(name, 0);
+}
+
+/*
+ * A jump site of name displacing several instructions, the first longer than one byte and the
+ * last byte but one inside an instruction (the analysis of this kernel's build picks it, so no
+ * offset of one build is written here): *len gets its displaced length.
+ */
+static unsigned long long multi_insn_site(const char *name, unsigned int *len)
+{
+	const struct kinstr_func *f = kinstr_kernel__find_func(k, name);
+	struct kinstr_fn *fn = f ? kinstr_fn__analyze(k, f) : NULL;
+	size_t i;
+
+	for (i = 0; fn && i < kinstr_fn__site_cnt(fn); i++) {
+		const struct kinstr_site *s = kinstr_fn__site(fn, i);
+		unsigned long long a = s->addr;
+
+		if (s->cls != KINSTR_SITE_JUMP || s->displaced_len <= 5 || s->insn_len < 2 ||
+		    s->live_len != s->displaced_len || s->addr < f->addr + f->endbr + 5 ||
+		    kinstr_fn__site_at(fn, a + s->displaced_len - 1))
+			continue;
+		*len = s->displaced_len;
+		kinstr_fn__free(fn);
+		return a;
+	}
+	kinstr_fn__free(fn);
+	printf("not ok setup: no jump site over several instructions in %s\n", name);
+	exit(1);
+}
+
 /* The first reservation of a kind, for a site that must be refused for it. */
 static unsigned long long reserved_site(unsigned int reason)
 {
@@ -67,9 +103,17 @@ static void good_request(struct kinstr_probe *p, unsigned long long site, unsign
 	if (t)
 		memcpy(p->expected, t, len);
 	if (t && len == 5 && !memcmp(t, "\xc3\xcc\xcc\xcc\xcc", 5)) {
-		/* a ret and its int3 filler: the ret moves as jmp __x86_return_thunk, the filler stays */
-		int32_t rel = (int32_t)(kinstr_kernel__return_thunk(k) - (area_addr + KINSTR_SLOT_BODY + 5));
+		/* a ret and its int3 filler: the ret moves as the kernel writes returns, the filler stays */
+		unsigned long long to = 0;
+		int32_t rel;
 
+		kinstr_kernel__ret_relocation(k, &to);
+		if (!to) {
+			p->body[0] = 0xc3;
+			p->body_len = 1;
+			return;
+		}
+		rel = (int32_t)(to - (area_addr + KINSTR_SLOT_BODY + 5));
 		p->body[0] = 0xe9;
 		memcpy(p->body + 1, &rel, 4);
 		p->body_len = 5;
@@ -131,10 +175,26 @@ static void m_expected(struct kinstr_probe *p) { p->expected[0] ^= 1; }
 static void m_body(struct kinstr_probe *p) { p->body[p->body_len - 1] ^= 1; }
 static void m_kind(struct kinstr_probe *p) { p->kind = 9; }
 static void m_action(struct kinstr_probe *p) { p->action = 0; }
-static void m_len6(struct kinstr_probe *p) { p->displaced_len = 6; }
+static void m_len_short(struct kinstr_probe *p) { p->displaced_len--; }
 static void m_arg(struct kinstr_probe *p) { p->arg = 1; }
 static void m_body_len(struct kinstr_probe *p) { p->body_len = KINSTR_SLOT_BODY_MAX + 1; }
-static void m_bare_ret(struct kinstr_probe *p) { p->body[0] = 0xc3; p->body_len = 1; }
+/* The ret in the other form than the kernel's: bare where it wants a thunk, or the reverse. */
+static void m_other_ret(struct kinstr_probe *p)
+{
+	unsigned long long to = 0;
+	int32_t rel;
+
+	kinstr_kernel__ret_relocation(k, &to);
+	if (to) {
+		p->body[0] = 0xc3;
+		p->body_len = 1;
+		return;
+	}
+	rel = (int32_t)(kinstr_kernel__return_thunk(k) - (p->site + 5));	/* any thunk: refused */
+	p->body[0] = 0xe9;
+	memcpy(p->body + 1, &rel, 4);
+	p->body_len = 5;
+}
 static void m_ftrace(struct kinstr_probe *p) { p->kind = KINSTR_PROBE_FTRACE; p->body_len = 0; }
 static void m_ftrace_trace(struct kinstr_probe *p) { m_ftrace(p); p->action = KINSTR_ACTION_TRACE; }
 static void m_ftrace_body(struct kinstr_probe *p) { m_ftrace(p); p->body_len = 5; }
@@ -196,7 +256,8 @@ int main(void)
 {
 	struct kinstr_dev *dev = kinstr_dev__open(NULL);
 	struct kinstr_probe p[2];
-	unsigned long long getppid;
+	unsigned long long g7;
+	unsigned int g7_len;
 	unsigned char big[KINSTR_MAX_STRUCT_SIZE + 64];
 	struct installed r;
 	size_t i;
@@ -207,38 +268,38 @@ int main(void)
 		return 1;
 	}
 	fd = kinstr_dev__fd(dev);
-	getppid = sym("__x64_sys_getppid", 0);
+	g7 = multi_insn_site("__x64_sys_getppid", &g7_len);
 	{
 		struct rcase cases[] = {
-			{ "a correct jump request installs", getppid + 0xb, 7, m_none, 0, 0, 0 },
-			{ "mid-instruction site", getppid + 0xc, 5, m_none, EILSEQ, KINSTR_REFUSE_NOT_BOUNDARY, 0 },
-			{ "displaced length not on a boundary", getppid + 0xb, 6, m_len6, EILSEQ,
+			{ "a correct jump request installs", g7, g7_len, m_none, 0, 0, 0 },
+			{ "mid-instruction site", g7 + 1, 5, m_none, EILSEQ, KINSTR_REFUSE_NOT_BOUNDARY, 0 },
+			{ "displaced length not on a boundary", g7, g7_len, m_len_short, EILSEQ,
 			  KINSTR_REFUSE_BAD_LENGTH, 0 },
-			{ "wrong expected bytes", getppid + 0xb, 7, m_expected, ESTALE, KINSTR_REFUSE_BYTES_DIFFER, 0 },
-			{ "relocation that disagrees with the kernel decoder", getppid + 0xb, 7, m_body, ENOEXEC,
+			{ "wrong expected bytes", g7, g7_len, m_expected, ESTALE, KINSTR_REFUSE_BYTES_DIFFER, 0 },
+			{ "relocation that disagrees with the kernel decoder", g7, g7_len, m_body, ENOEXEC,
 			  KINSTR_REFUSE_BAD_RELOCATION, 0 },
-			{ "unknown probe kind", getppid + 0xb, 7, m_kind, EINVAL, KINSTR_REFUSE_BAD_REQUEST, 0 },
-			{ "unknown action", getppid + 0xb, 7, m_action, EINVAL, KINSTR_REFUSE_BAD_REQUEST, 0 },
-			{ "arg set on a counting probe", getppid + 0xb, 7, m_arg, EINVAL, KINSTR_REFUSE_BAD_REQUEST, 0 },
-			{ "body longer than a slot holds", getppid + 0xb, 7, m_body_len, EINVAL,
+			{ "unknown probe kind", g7, g7_len, m_kind, EINVAL, KINSTR_REFUSE_BAD_REQUEST, 0 },
+			{ "unknown action", g7, g7_len, m_action, EINVAL, KINSTR_REFUSE_BAD_REQUEST, 0 },
+			{ "arg set on a counting probe", g7, g7_len, m_arg, EINVAL, KINSTR_REFUSE_BAD_REQUEST, 0 },
+			{ "body longer than a slot holds", g7, g7_len, m_body_len, EINVAL,
 			  KINSTR_REFUSE_BAD_REQUEST, 0 },
 			{ "a jump over a ret and its int3 filler installs", filler_ret("__x64_sys_getppid"), 5,
 			  m_none, 0, 0, 0 },
-			{ "a bare ret in the body (no return thunk)", filler_ret("__x64_sys_getppid"), 5,
-			  m_bare_ret, ENOEXEC, KINSTR_REFUSE_BAD_RELOCATION, 0 },
+			{ "a ret moved otherwise than the kernel writes returns", filler_ret("__x64_sys_getppid"), 5,
+			  m_other_ret, ENOEXEC, KINSTR_REFUSE_BAD_RELOCATION, 0 },
 			{ "a jump that runs past the function's end", end_of_function(), 5, m_none, EXDEV,
 			  KINSTR_REFUSE_CROSSES_END, 0 },
-			{ "ftrace site", sym("vfs_read", 0), 5, m_none, EPERM, KINSTR_REFUSE_RESERVED, KINSTR_R_FTRACE },
-			{ "an ftrace direct-call probe at an ftrace site installs", sym("vfs_read", 0), 5, m_ftrace,
+			{ "ftrace site", fentry("vfs_read"), 5, m_none, EPERM, KINSTR_REFUSE_RESERVED, KINSTR_R_FTRACE },
+			{ "an ftrace direct-call probe at an ftrace site installs", fentry("vfs_read"), 5, m_ftrace,
 			  0, 0, 0 },
-			{ "an ftrace probe not at a function's start", getppid + 0xb, 5, m_ftrace, EILSEQ,
+			{ "an ftrace probe not at a function's start", g7, 5, m_ftrace, EILSEQ,
 			  KINSTR_REFUSE_NOT_BOUNDARY, 0 },
 			{ "an ftrace probe at a function without an ftrace site", sym("entry_SYSCALL_64", 0), 5,
 			  m_ftrace, EPERM, KINSTR_REFUSE_RESERVED, KINSTR_R_ENTRY_TEXT },
 			/* ABI 0.4 lets an ftrace probe trace (trace.t), but only into a trace session */
-			{ "an ftrace probe that would trace with no trace session", sym("vfs_read", 0), 5, m_ftrace_trace,
+			{ "an ftrace probe that would trace with no trace session", fentry("vfs_read"), 5, m_ftrace_trace,
 			  ENODEV, KINSTR_REFUSE_BAD_REQUEST, 0 },
-			{ "an ftrace probe with a body", sym("vfs_read", 0), 5, m_ftrace_body, EINVAL,
+			{ "an ftrace probe with a body", fentry("vfs_read"), 5, m_ftrace_body, EINVAL,
 			  KINSTR_REFUSE_BAD_REQUEST, 0 },
 			{ "entry text", sym("entry_SYSCALL_64", 0), 5, m_none, EPERM, KINSTR_REFUSE_RESERVED,
 			  KINSTR_R_ENTRY_TEXT },
@@ -286,8 +347,8 @@ int main(void)
 		expect(stub && r.err == EFAULT && (r.in.refusal_reasons & (1u << KINSTR_R_OWN_MODULE)),
 		       "kinstr.ko's own text", r.err, r.in.refusal);
 	}
-	g_site = getppid + 0xb;
-	g_len = 7;
+	g_site = g7;
+	g_len = g7_len;
 	r = try_install(p, 2, build_two_same);
 	expect(r.err == EBUSY && r.in.refusal == KINSTR_REFUSE_BUSY && r.in.refused_index == 1,
 	       "two probes of one batch on one site", r.err, r.in.refusal);

@@ -40,7 +40,8 @@ NAME kinstr disasm shows a live function block by block with each site's class
 SETUP insmod kmod/kinstr.ko
 RUN build/kinstr disasm __x64_sys_getppid
 EXPECT ^__x64_sys_getppid 0x[0-9a-f]+\.\.0x[0-9a-f]+ \([0-9]+ bytes\), [0-9]+ instructions in [0-9]+ blocks: [1-9][0-9]* jump, [0-9]+ trap, [0-9]+ refused$
-EXPECT ^  \+0x0 +0f 1f 44 00 00 .* refused overlaps an ftrace site$
+# the fentry NOP, at +0x0 or after the ENDBR (+0x4) on an IBT kernel
+EXPECT ^  \+0x[04] +0f 1f 44 00 00 .* refused overlaps an ftrace site$
 EXPECT ^  \+0x[0-9a-f]+ +e8 .*call .* trap +a jump would move a call into the trampoline
 EXPECT ^  \+0x[0-9a-f]+ +.* jump *$
 
@@ -76,7 +77,7 @@ RUN build/kinstr sites --all --json > /run/kinstr-job/live-sites.json && \
 	build/kinstr sites --all --json --snapshot /run/kinstr-job/whole.snap > /tmp/snap.json && \
 	cmp /run/kinstr-job/live-sites.json /tmp/snap.json && echo identical-in-guest
 TIMEOUT 600
-EXPECT ^6\.[0-9.]+-.*: [1-9][0-9]{4} functions, [1-9][0-9]{5,} instructions
+EXPECT ^6\.[0-9.]+-.*: [1-9][0-9]{4,} functions, [1-9][0-9]{5,} instructions
 EXPECT ^  jump +[1-9][0-9]{5,}$
 EXPECT ^identical-in-guest$
 

@@ -62,9 +62,10 @@ RUN L='build/tests/vm/progs/getppid_loop 3000'; build/kinstr -l __x64_sys_getppi
 	build/kinstr count --dry-run __x64_sys_getppid | grep getppid; \
 	grep -c getppid /sys/kernel/tracing/enabled_functions; true
 EXPECT ^__x64_sys_getppid +ftrace +[0-9]+ jump +[1-9][0-9]* trap$
-EXPECT "function":"__x64_sys_getppid","entry":"ftrace","entry_offset":0,
+# the fentry NOP: +0x0, or after the ENDBR on an IBT kernel (6.12)
+EXPECT "function":"__x64_sys_getppid","entry":"ftrace","entry_offset":(0|4),
 EXPECT ^__x64_sys_getppid +ftrace +inline +3000$
-EXPECT ^__x64_sys_getppid\+0x5 +trap +inline +3000$
+EXPECT ^__x64_sys_getppid\+0x(5|9) +trap +inline +3000$
 EXPECT ^__x64_sys_getppid +ftrace +0x[0-9a-f]{16} 0f 1f 44 00 00 $
 # ftrace's direct call is gone with the probe
 EXPECT ^0$
@@ -83,7 +84,8 @@ SETUP insmod kmod/kinstr.ko
 RUN build/kinstr count -c 'sh -c "exit 7"' vfs_read
 EXIT 7
 EXPECT ^PROBE +CLASS +ACTION +HITS$
-EXPECT ^vfs_read\+0x5 +jump +inline +[0-9]+$
+# the entry, after the fentry NOP (after the ENDBR too on an IBT kernel: 6.12)
+EXPECT ^vfs_read\+0x(5|9) +jump +inline +[0-9]+$
 
 NAME count --dry-run shows the plan and patches nothing
 SETUP insmod kmod/kinstr.ko
@@ -94,10 +96,11 @@ EXPECT ^unchanged$
 
 NAME errors name the rule: mid-instruction offset, refused site, unknown function, bad offset
 SETUP insmod kmod/kinstr.ko
-RUN build/kinstr count __x64_sys_getppid+0xc; build/kinstr count vfs_read+0x0; \
+RUN build/kinstr count vfs_read+0x2; build/kinstr count vfs_read+0x0; \
 	build/kinstr count no_such_fn; build/kinstr count vfs_read+zz; build/kinstr count entry_SYSCALL_64; echo done
-EXPECT ^kinstr: __x64_sys_getppid\+0xc: not an instruction boundary \(instruction at \+0xb, 2 bytes\)$
-EXPECT ^kinstr: vfs_read\+0x0: refused: overlaps an ftrace site$
+# inside the fentry NOP (5 bytes), or the ENDBR before it (4 bytes) on an IBT kernel
+EXPECT ^kinstr: vfs_read\+0x2: not an instruction boundary \(instruction at \+0x0, [45] bytes\)$
+EXPECT ^kinstr: vfs_read\+0x0: refused: (overlaps an ftrace site|a function's ENDBR, where indirect calls land)$
 EXPECT ^kinstr: no_such_fn: no function 'no_such_fn' in the kernel's symbols$
 EXPECT ^kinstr: vfs_read\+zz: bad offset 'zz' \(FUNC\+0xOFF\)$
 EXPECT ^kinstr: entry_SYSCALL_64\+0x[0-9a-f]+: refused: in entry text
@@ -105,7 +108,7 @@ EXPECT ^done$
 
 NAME many sites: every non-overlapping jump site of 20 busy functions while a 2-CPU workload runs; text restored after
 SETUP insmod kmod/kinstr.ko
-RUN F="vfs_read vfs_write do_sys_openat2 ksys_read ksys_write __fdget_pos fput do_filp_open \
+RUN F="vfs_read vfs_write do_sys_openat2 ksys_read ksys_write security_file_permission fput do_filp_open \
 	path_openat getname_flags kmem_cache_alloc kmem_cache_free __x64_sys_getppid tcp_sendmsg \
 	filp_close do_sys_poll vfs_fstatat __do_sys_newfstatat dput __x64_sys_read"; \
 	before=$(build/tests/vm/progs/textsum "$(echo $F | tr ' ' ,)"); \
@@ -174,7 +177,7 @@ SETUP insmod kmod/kinstr.ko
 BEFORE (while :; do sh tests/vm/progs/workload.sh > /dev/null; done) & \
 	while :; do build/tests/vm/progs/getppid_loop 20000 > /dev/null; done
 RUN a=$(build/tests/vm/progs/textsum '*'); \
-	build/tests/vm/progs/storm 200 50 vfs_read vfs_write ksys_read ksys_write __fdget_pos fput \
+	build/tests/vm/progs/storm 200 50 vfs_read vfs_write ksys_read ksys_write security_file_permission fput \
 	__x64_sys_getppid do_sys_openat2 kmem_cache_alloc kmem_cache_free path_openat dput; r=$?; \
 	b=$(build/tests/vm/progs/textsum '*'); test "$a" = "$b" && echo text-restored; exit $r
 TIMEOUT 900

@@ -44,7 +44,7 @@ RUN build/kinstr count -c 'sh /tmp/child.sh' vfs_read > /tmp/o 2>&1; echo "rc=$?
 TIMEOUT 90
 EXPECT ^child-got-INT$
 EXPECT ^kinstr: interrupted; 'sh /tmp/child.sh' exited with status 5$
-EXPECT ^vfs_read\+0x5 +jump +inline +[0-9]+$
+EXPECT ^vfs_read\+0x(5|9) +jump +inline +[0-9]+$
 EXPECT ^rc=130$
 
 NAME input: a spec matching nothing exits 1 in every subcommand, and snapshot writes no file
@@ -105,7 +105,7 @@ RUN build/kinstr count -k -d 1 vfs_read nosuch_fn_zz entry_SYSCALL_64 2>&1; echo
 	build/kinstr count -k -d 1 nosuch_fn_zz 2>&1; echo "rc=$?"
 EXPECT ^kinstr: nosuch_fn_zz: no function 'nosuch_fn_zz' in the kernel's symbols$
 EXPECT ^kinstr: entry_SYSCALL_64(\+0x[0-9a-f]+)?: refused: 
-EXPECT ^vfs_read\+0x5 +jump
+EXPECT ^vfs_read\+0x(5|9) +jump
 EXPECT_NOT ^entry_SYSCALL_64 +(jump|trap)
 EXPECT ^rc=0$
 EXPECT ^kinstr: no spec left to count$
