@@ -55,7 +55,7 @@ kmod:
 	$(MAKE) -C $(KDIR) M=$(CURDIR)/kmod KINSTR_VERSION=$(VERSION) modules
 
 MATRIX_RELEASES = $(shell sed -e 's/\#.*//' -e '/^[[:space:]]*$$/d' tests/kernels | \
-	while read -r s f _; do KINSTR_KERNEL_SERIES=$$s KINSTR_KERNEL_FLAVOUR=$$f scripts/kernel-release 2>/dev/null; done)
+	while read -r s f _; do KINSTR_KERNEL_SERIES=$$s KINSTR_KERNEL_FLAVOUR=$$f scripts/kernel-release 2>/dev/null; done | sort -u)
 kmods:
 	@test -n "$(MATRIX_RELEASES)" || { echo "no kernel of tests/kernels is installed: run scripts/setup --matrix" >&2; exit 1; }
 	+@for r in $(MATRIX_RELEASES); do echo "  KMOD    $$r"; scripts/build-kmod $$r || exit 1; done
