@@ -87,7 +87,8 @@ RUN build/kinstr count kinstr_entry_stub; \
 	build/tests/vm/progs/modcheck kinstr_test_static_key kinstr_test_extable; echo "modcheck $?"; \
 	echo 'ext 3' > /sys/kernel/debug/kinstr_test/run; cat /sys/kernel/debug/kinstr_test/last
 CLEANUP rmmod kinstr_test_timing
-EXPECT ^kinstr: kinstr_entry_stub\+0x0: refused: inside kinstr\.ko itself$
+# the stub's entry: +0x0, or after its ENDBR on an IBT kernel
+EXPECT ^kinstr: kinstr_entry_stub\+0x[04]: refused: inside kinstr\.ko itself$
 EXPECT ^kinstr: kinstr_test_static_key\+0x[0-9a-f]+: refused: overlaps a jump label$
 EXPECT ^kinstr: kinstr_test_extable\+0x[0-9a-f]+: refused: holds an instruction with an exception-table fixup$
 EXPECT ^kinstr_test_static_key\+0x[0-9a-f]+ len 2 user=jump-label module=jump-label$
