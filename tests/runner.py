@@ -214,35 +214,37 @@ def step_vm(args, label, release, suite, cpu=None):
         step_host_after_vm(args, out, planned, vm_)
 
 
-def step_matrix(args):
-    """Every kernel of tests/kernels, in lanes of one guest each (one host core per TCG guest)."""
-    lanes = [l for l in matrix() if not args.kernel or l[0] in args.kernel]
-    todo = []
-    for label, rel, suite, cpu, why in lanes:
-        if rel is None:
-            report("fail", f"vm {label}: kernel installed", why)
-        else:
-            todo.append((label, rel, suite, cpu))
-    # the full suites first: the longest work starts at once
-    todo.sort(key=lambda l: l[2] != "full")
+def step_lanes(args, host_jobs):
+    """Every kernel of tests/kernels, and the host's own jobs (unit tests, the harness's
+    self-tests), in lanes: one TCG guest or host job per host CPU at a time. The full suites start
+    first (the longest work), the rest fill in; each job's lines print together as it ends."""
+    vm_jobs = []
+    if args.vm or not args.unit:
+        for label, rel, suite, cpu, why in (l for l in matrix() if not args.kernel or l[0] in args.kernel):
+            if rel is None:
+                report("fail", f"vm {label}: kernel installed", why)
+            else:
+                vm_jobs.append((f"{rel} ({suite})", suite == "full",
+                                lambda label=label, rel=rel, suite=suite, cpu=cpu: step_vm(args, label, rel, suite, cpu)))
+    todo = [j for j in vm_jobs if j[1]] + host_jobs + [j for j in vm_jobs if not j[1]]
 
     def lane():
         while True:
             with _lock:
                 if not todo:
                     return
-                label, rel, suite, cpu = todo.pop(0)
+                what, _, job = todo.pop(0)
             _lane.lines = []
             t0 = time.monotonic()
             try:
-                step_vm(args, label, rel, suite, cpu)
-            except Exception as e:  # a broken lane still fails visibly
-                _lane.lines.append(f"FAIL vm {label}: runner error: {e}")
+                job()
+            except Exception as e:  # a broken job still fails visibly
+                _lane.lines.append(f"FAIL {what}: runner error: {e}")
                 with _lock:
-                    results.append(("fail", f"vm {label}: runner", str(e)))
+                    results.append(("fail", f"{what}: runner", str(e)))
             lines, _lane.lines = _lane.lines, None
             with _lock:
-                print(f"---- {rel} ({suite}) done in {time.monotonic() - t0:.0f}s", flush=True)
+                print(f"---- {what} done in {time.monotonic() - t0:.0f}s", flush=True)
                 print("\n".join(lines), flush=True)
 
     threads = [threading.Thread(target=lane) for _ in range(max(1, args.jobs))]
@@ -288,11 +290,12 @@ def main():
     everything = not (args.unit or args.vm)
     t0 = time.monotonic()
     if step_build(args):
+        host_jobs = []
         if args.unit or everything:
-            step_unit(args)
+            host_jobs.append(("host unit tests", False, lambda: step_unit(args)))
         if args.vm or everything:
-            step_selftest(args)
-            step_matrix(args)
+            host_jobs.append(("harness self-tests", False, lambda: step_selftest(args)))
+        step_lanes(args, host_jobs)
     n = {s: sum(1 for r in results if r[0] == s) for s in ("pass", "fail", "skip")}
     if n["fail"]:
         print("\nfailed:")
