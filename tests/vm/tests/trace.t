@@ -147,21 +147,21 @@ EXPECT ^mono: clock named$
 EXPECT ^kinstr: --clock: mono or local, not 'tsc'$
 EXPECT ^rc=2$
 
-NAME trace ends when asked: -d 2 on __fget_light (many calls per syscall of a busy dd, and the trace's own writes) with tiny buffers stops in bounded time; lost reported; babeltrace2 agrees
+NAME trace ends when asked: -d 2 on rw_verify_area (every read and write of a busy dd, and the trace's own writes) with tiny buffers stops in bounded time; lost reported; babeltrace2 agrees
 SETUP insmod kmod/kinstr.ko
-RUN build/kinstr -l __fget_light; \
+RUN build/kinstr -l rw_verify_area; \
 	t0=$(date +%s%N); build/kinstr trace --clock local --buffer-size 16K --subbuf-size 4K -d 2 -o /tmp/tb0 \
-	__fget_light > /dev/null 2>&1; t1=$(date +%s%N); idle=$(( (t1 - t0) / 1000000 )); \
+	rw_verify_area > /dev/null 2>&1; t1=$(date +%s%N); idle=$(( (t1 - t0) / 1000000 )); \
 	(dd if=/dev/zero of=/dev/null bs=1 count=2000000000 2>/dev/null) & w=$!; \
 	t0=$(date +%s%N); build/kinstr trace --clock local --buffer-size 16K --subbuf-size 4K -d 2 -o /tmp/tb1 \
-	__fget_light > /tmp/o 2>&1; echo "rc=$?"; t1=$(date +%s%N); kill $w; wait $w 2>/dev/null; cat /tmp/o; \
+	rw_verify_area > /tmp/o 2>&1; echo "rc=$?"; t1=$(date +%s%N); kill $w; wait $w 2>/dev/null; cat /tmp/o; \
 	ms=$(( (t1 - t0) / 1000000 )); echo "wall $ms ms, $idle ms without the load"; \
 	[ $ms -lt $((idle + 10000)) ] && echo bounded; \
 	rec=$(sed -n 's/^kinstr: \([0-9]*\) events recorded, \([0-9]*\) lost.*/\1/p' /tmp/o); \
 	lost=$(sed -n 's/^kinstr: \([0-9]*\) events recorded, \([0-9]*\) lost.*/\2/p' /tmp/o); \
 	echo "recorded $rec lost $lost"; python3 tests/vm/progs/check_trace.py /tmp/tb1 --discarded "$lost" --total "$rec"
 TIMEOUT 120
-EXPECT ^__fget_light +jump
+EXPECT ^rw_verify_area +(jump|ftrace|trap) 
 EXPECT ^rc=0$
 EXPECT ^recorded [1-9][0-9]* lost [0-9]+$
 EXPECT ^bounded$
@@ -170,7 +170,7 @@ EXPECT ^trace ok$
 NAME trace --max-size 1M: the streams stay within 1M, what was cut is counted as lost (kinstr and babeltrace2 agree), the trace reads
 SETUP insmod kmod/kinstr.ko
 RUN (dd if=/dev/zero of=/dev/null bs=1 count=2000000000 2>/dev/null) & w=$!; \
-	build/kinstr trace --clock local --max-size 1M -d 4 -o /tmp/tb2 __fget_light > /tmp/o 2>&1; echo "rc=$?"; \
+	build/kinstr trace --clock local --max-size 1M -d 4 -o /tmp/tb2 rw_verify_area > /tmp/o 2>&1; echo "rc=$?"; \
 	kill $w; wait $w 2>/dev/null; cat /tmp/o; size=$(cat /tmp/tb2/stream_* | wc -c); echo "streams $size bytes"; \
 	[ "$size" -le 1048576 ] && echo size-ok; \
 	rec=$(sed -n 's/^kinstr: \([0-9]*\) events recorded, \([0-9]*\) lost.*/\1/p' /tmp/o); \
@@ -188,7 +188,7 @@ EXPECT ^trace ok$
 NAME trace stops on SIGINT within bounded time on a hot probe, probes removed first, and the trace reads
 SETUP insmod kmod/kinstr.ko
 RUN (dd if=/dev/zero of=/dev/null bs=1 count=2000000000 2>/dev/null) & w=$!; \
-	build/kinstr trace --clock local --buffer-size 16K --subbuf-size 4K -o /tmp/tb3 __fget_light > /tmp/o 2>&1 & p=$!; \
+	build/kinstr trace --clock local --buffer-size 16K --subbuf-size 4K -o /tmp/tb3 rw_verify_area > /tmp/o 2>&1 & p=$!; \
 	i=0; while ! grep -q '^kinstr: tracing' /tmp/o && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done; sleep 1; \
 	(sleep 30; kill -9 $p 2>/dev/null) & wd=$!; \
 	t0=$(date +%s%N); kill -INT $p; wait $p; echo "rc=$?"; t1=$(date +%s%N); kill $wd $w 2>/dev/null; \
