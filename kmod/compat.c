@@ -110,6 +110,27 @@ int kinstr_direct_add(struct kinstr_direct *d, unsigned long ip, unsigned long a
 	return err;
 }
 
+int kinstr_direct_add_ips(struct kinstr_direct *d, unsigned long *ips, unsigned int n, unsigned long addr)
+{
+#if KINSTR_DIRECT_SHARED
+	int err;
+
+	d->ip = ips[0];
+	d->addr = addr;
+	memset(&d->ops, 0, sizeof(d->ops));
+	err = ftrace_set_filter_ips(&d->ops, ips, n, 0, 0);
+	if (!err) {
+		err = register_ftrace_direct(&d->ops, addr);
+		if (err)
+			ftrace_free_filter(&d->ops);
+	}
+	d->on = !err;
+	return err;
+#else
+	return -EOPNOTSUPP;
+#endif
+}
+
 void kinstr_direct_del_all(struct kinstr_direct *d0, size_t n, size_t stride)
 {
 	size_t i;

@@ -45,6 +45,12 @@ struct kinstr_direct {
 	bool on;
 };
 int kinstr_direct_add(struct kinstr_direct *d, unsigned long ip, unsigned long addr);
+/*
+ * Since 6.4 one ftrace_ops carries many ips to one address, registered and taken out at once
+ * (one pair of RCU-tasks waits for all): KINSTR_DIRECT_SHARED. d then stands for all of ips[].
+ */
+#define KINSTR_DIRECT_SHARED KINSTR_DIRECT_OPS
+int kinstr_direct_add_ips(struct kinstr_direct *d, unsigned long *ips, unsigned int n, unsigned long addr);
 /* Take out each of d[0..n) that is on, stride bytes apart. */
 void kinstr_direct_del_all(struct kinstr_direct *d, size_t n, size_t stride);
 

@@ -133,3 +133,12 @@ SYM_FUNC_START(kinstr_trace_stub)
 	popfq
 	RET
 SYM_FUNC_END(kinstr_trace_stub)
+
+/*
+ * Where an area's ftrace dispatcher (slot.c) goes when ftrace called it from a site it does not
+ * know: never, since ftrace calls it only from the sites it was registered for; should it happen,
+ * the function runs unprobed.
+ */
+SYM_FUNC_START(kinstr_direct_miss)
+	RET
+SYM_FUNC_END(kinstr_direct_miss)

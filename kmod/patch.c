@@ -27,6 +27,7 @@
 #include <linux/rcupdate.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
+#include <linux/sort.h>
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
 #include <linux/workqueue.h>
@@ -107,6 +108,7 @@ void kinstr_area_free(struct kinstr_area *a)
 	kinstr_limit_release(KINSTR_RES_PROBES, a->count);
 	if (a->mem)
 		kinstr_text_free(a->mem);	/* resets permissions (VM_FLUSH_RESET_PERMS) */
+	kvfree(a->dsort);
 	/* after quiescence (or before any patch): nothing runs in the slots or the module's sites */
 	unpin_modules(a);
 	kinstr_chan_put(a->chan);
@@ -126,7 +128,16 @@ struct kinstr_area *kinstr_area_alloc(u32 count)
 	}
 	a->count = count;	/* from here kinstr_area_free() gives the total back */
 	INIT_LIST_HEAD(&a->arm_node);
-	bytes = PAGE_ALIGN((unsigned long)count * KINSTR_SLOT_SIZE);
+	bytes = (unsigned long)count * KINSTR_SLOT_SIZE;
+	if (KINSTR_DIRECT_SHARED) {
+		bytes += kinstr_dispatch_size(count);
+		a->dsort = kvmalloc_array(count, sizeof(*a->dsort), GFP_KERNEL);
+		if (!a->dsort) {
+			kinstr_area_free(a);
+			return NULL;
+		}
+	}
+	bytes = PAGE_ALIGN(bytes);
 	a->pages = bytes >> PAGE_SHIFT;
 	a->mem = kinstr_text_alloc(bytes);
 	for (i = 0; a->mem && i < a->count; i++) {
@@ -170,6 +181,10 @@ static void unpatch_locked(struct kinstr_area *a, u32 n)
 /* Take the ftrace direct calls of probes [0, n) out (ftrace patches; not under text_mutex). */
 static void unregister_direct(struct kinstr_area *a, u32 n)
 {
+	if (KINSTR_DIRECT_SHARED) {	/* all of them or none: one ops */
+		kinstr_direct_del_all(&a->direct, 1, 0);
+		return;
+	}
 	kinstr_direct_del_all(&a->probes[0].direct, n, sizeof(a->probes[0]));
 }
 
@@ -435,6 +450,30 @@ static int check_stacking_locked(struct kinstr_area *a, const struct kinstr_prob
 	return 0;
 }
 
+static int cmp_dispatch(const void *x, const void *y)
+{
+	const struct kinstr_dispatch_entry *a = x, *b = y;
+
+	return a->ret < b->ret ? -1 : a->ret > b->ret;
+}
+
+/* Where KINSTR_DIRECT_SHARED: the dispatcher after the slots, before the area is sealed. */
+static void write_dispatch(struct kinstr_area *a)
+{
+	u32 i;
+
+	a->nftrace = 0;
+	for (i = 0; i < a->count; i++)
+		if (a->probes[i].kind == KINSTR_PROBE_FTRACE)
+			a->dsort[a->nftrace++] = (struct kinstr_dispatch_entry){
+				.ret = a->probes[i].site + 5, .slot = a->probes[i].slot };
+	if (!a->nftrace)
+		return;
+	sort(a->dsort, a->nftrace, sizeof(*a->dsort), cmp_dispatch, NULL);
+	a->dispatch = a->mem + (unsigned long)a->count * KINSTR_SLOT_SIZE;
+	kinstr_dispatch_write(a->dispatch, a->dsort, a->nftrace);
+}
+
 /* Phase 4: every slot written, the area read-only and executable, the probes published for the int3 handler. */
 static void write_publish_locked(struct kinstr_area *a, const struct kinstr_probe *req,
 				 const struct kinstr_trace_spec *specs, struct kinstr_chan *chan,
@@ -471,6 +510,8 @@ static void write_publish_locked(struct kinstr_area *a, const struct kinstr_prob
 		}
 		kinstr_slot_write(p->slot, &req[i], p);
 	}
+	if (KINSTR_DIRECT_SHARED)
+		write_dispatch(a);
 	kinstr_text_seal(a->mem, a->pages);
 	for (i = 0; i < a->count; i++)
 		hash_add_rcu(kinstr_sites, &a->probes[i].hnode, a->probes[i].site);
@@ -504,12 +545,52 @@ static int arm_sites_locked(struct kinstr_area *a, const struct kinstr_probe *re
 	return 0;
 }
 
+/* Refuse an ftrace probe of a as v says for err from ftrace; -errno for the caller. */
+static int direct_refused(struct kinstr_area *a, u32 i, int err, struct kinstr_verdict *v, u32 *at)
+{
+	*v = (struct kinstr_verdict){ .refusal = err == -EBUSY ? KINSTR_REFUSE_BUSY : KINSTR_REFUSE_RESERVED,
+				      .addr = a->probes[i].site, .reasons = err == -EBUSY ? 0 : 1U << KINSTR_R_FTRACE };
+	*at = i;
+	return err == -EBUSY ? err : -EPERM;
+}
+
+/* KINSTR_DIRECT_SHARED: every ftrace probe of a in one ftrace_ops, calling the dispatcher. */
+static int register_shared(struct kinstr_area *a, struct kinstr_verdict *v, u32 *at)
+{
+	unsigned long *ips;
+	u32 i, n = 0, first = a->count;
+	int err;
+
+	if (!a->nftrace)
+		return 0;
+	ips = kvmalloc_array(a->nftrace, sizeof(*ips), GFP_KERNEL);
+	if (!ips)
+		return -ENOMEM;
+	for (i = 0; i < a->count; i++)
+		if (a->probes[i].kind == KINSTR_PROBE_FTRACE) {
+			if (!kinstr_dispatch_reaches(a->probes[i].site + 5)) {	/* text is in the top 2 GiB */
+				kvfree(ips);
+				*v = (struct kinstr_verdict){ .refusal = KINSTR_REFUSE_BAD_REQUEST, .addr = a->probes[i].site };
+				*at = i;
+				return -EINVAL;
+			}
+			first = min(first, i);
+			ips[n++] = a->probes[i].site;
+		}
+	err = kinstr_direct_add_ips(&a->direct, ips, n, (unsigned long)a->dispatch);
+	kvfree(ips);
+	/* ftrace does not say which site it refused: the first stands for all */
+	return err ? direct_refused(a, first, err, v, at) : 0;
+}
+
 /* Phase 7: ftrace patches each ftrace probe's call in (text_poke_bp) and checks the site is its own. */
 static int register_directs(struct kinstr_area *a, struct kinstr_verdict *v, u32 *at)
 {
 	u32 i;
 	int err;
 
+	if (KINSTR_DIRECT_SHARED)
+		return register_shared(a, v, at);
 	for (i = 0; i < a->count; i++) {
 		struct kprobe_k *p = &a->probes[i];
 
@@ -518,10 +599,7 @@ static int register_directs(struct kinstr_area *a, struct kinstr_verdict *v, u32
 		err = kinstr_direct_add(&p->direct, p->site, (unsigned long)p->slot);
 		if (err) {
 			unregister_direct(a, i);
-			*v = (struct kinstr_verdict){ .refusal = err == -EBUSY ? KINSTR_REFUSE_BUSY : KINSTR_REFUSE_RESERVED,
-						      .addr = p->site, .reasons = err == -EBUSY ? 0 : 1U << KINSTR_R_FTRACE };
-			*at = i;
-			return err == -EBUSY ? err : -EPERM;
+			return direct_refused(a, i, err, v, at);
 		}
 	}
 	return 0;

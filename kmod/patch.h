@@ -13,6 +13,7 @@
 
 #include <uapi/linux/kinstr.h>
 #include "hit.h"
+#include "slot.h"
 
 enum area_state {
 	AREA_NEW,		/* slots reserved, nothing patched */
@@ -29,6 +30,11 @@ struct kinstr_area {
 	struct kinstr_chan *chan;	/* held while any probe may trace into it */
 	struct kinstr_timers *timers;	/* held while any probe may time into it */
 	unsigned long pages;
+	/* KINSTR_DIRECT_SHARED: one ftrace_ops for all ftrace probes, calling the dispatcher */
+	struct kinstr_direct direct;
+	u8 *dispatch;
+	struct kinstr_dispatch_entry *dsort;	/* its entries, sorted (count of them at most) */
+	u32 nftrace;
 	struct kprobe_k probes[];
 };
 

@@ -88,3 +88,50 @@ body:
 	kinstr_put_rel32(b + 1, (unsigned long)b + 5, req->site + req->displaced_len);
 }
 
+
+/* cmpq $imm32, (%rsp) + jb rel32 + je rel32 per node; a leaf's miss: jmp rel32 */
+#define NODE_BYTES (8 + 6 + 6)
+#define MISS_BYTES 5
+
+size_t kinstr_dispatch_size(u32 n)
+{
+	return (size_t)n * NODE_BYTES + (size_t)(n + 1) * MISS_BYTES;
+}
+
+/* [lo, hi) of ret[] at b; returns the end of what it wrote. Depth log2(n): a few levels. */
+static u8 *dispatch_node(u8 *b, const struct kinstr_dispatch_entry *e, u32 lo, u32 hi)
+{
+	u32 mid = lo + (hi - lo) / 2;
+	u8 *jb;
+	s32 imm;
+
+	if (lo == hi) {
+		*b = KINSTR_JMP32;
+		kinstr_put_rel32(b + 1, (unsigned long)b + 5, (unsigned long)kinstr_direct_miss);
+		return b + 5;
+	}
+	imm = (s32)e[mid].ret;	/* sign-extended back to the address: kernel and module text */
+	memcpy(b, "\x48\x81\x3c\x24", 4);
+	memcpy(b + 4, &imm, 4);
+	b += 8;
+	/* below: the left half, written after this node's je and right half */
+	jb = b;
+	memcpy(b, "\x0f\x82", 2);
+	b += 6;
+	memcpy(b, "\x0f\x84", 2);
+	kinstr_put_rel32(b + 2, (unsigned long)b + 6, (unsigned long)e[mid].slot);
+	b += 6;
+	b = dispatch_node(b, e, mid + 1, hi);
+	kinstr_put_rel32(jb + 2, (unsigned long)jb + 6, (unsigned long)b);
+	return dispatch_node(b, e, lo, mid);
+}
+
+bool kinstr_dispatch_reaches(unsigned long ret)
+{
+	return (unsigned long)(long)(s32)ret == ret;
+}
+
+void kinstr_dispatch_write(u8 *at, const struct kinstr_dispatch_entry *e, u32 n)
+{
+	dispatch_node(at, e, 0, n);
+}

@@ -16,4 +16,20 @@ void kinstr_put_rel32(u8 *at, unsigned long insn_end, unsigned long target);
 /* Slot of probe p (KINSTR_SLOT_SIZE bytes, writable) for request req; sets p->inline_count. */
 void kinstr_slot_write(u8 *slot, const struct kinstr_probe *req, struct kprobe_k *p);
 
+/*
+ * An area's ftrace dispatcher, where one ftrace_ops sends the calls of all its ftrace probes
+ * (compat.h, KINSTR_DIRECT_SHARED): a binary search on the return address ftrace's call left,
+ * site + 5, which jumps to that probe's slot. ret[] sorted, each in the top 2 GiB (an imm32).
+ * At most kinstr_dispatch_size(n) bytes at `at`.
+ */
+struct kinstr_dispatch_entry {
+	unsigned long ret;	/* site + 5 */
+	u8 *slot;
+};
+size_t kinstr_dispatch_size(u32 n);
+void kinstr_dispatch_write(u8 *at, const struct kinstr_dispatch_entry *e, u32 n);
+/* Can the dispatcher compare with this return address (a sign-extended imm32)? */
+bool kinstr_dispatch_reaches(unsigned long ret);
+void kinstr_direct_miss(void);
+
 #endif

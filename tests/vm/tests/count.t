@@ -79,6 +79,26 @@ EXPECT ^entry_SYSCALL_64 +refused +0 jump +0 trap  in entry text
 EXPECT ^kinstr: no probeable function matches 'entry_SYSCALL_64'$
 EXPECT ^rc=1$
 
+NAME many ftrace entries at once: 30 to 60 functions taken through ftrace direct calls in one install, each hit counted at its own probe (getppid's exactly), removed together, ftrace left as it was
+FEATURE ftrace_probes
+SETUP insmod kmod/kinstr.ko
+RUN F=$(build/kinstr -l --json '__x64_sys_*,vfs_*,ksys_*,do_sys_*,tcp_*,udp_*,security_*,file_*,d_*,seq_*,kmem_*' | \
+	python3 -c 'import json,sys; \
+	f=[x["function"] for x in json.load(sys.stdin) if x["entry"] == "ftrace" and "spec" not in x]; \
+	f=["__x64_sys_getppid"] + [n for n in f if n != "__x64_sys_getppid"][:59]; print(" ".join(f))'); \
+	set -- $F; echo "functions $#"; e0=$(wc -l < /sys/kernel/tracing/enabled_functions); \
+	t0=$(date +%s%N); build/kinstr count --json -o /tmp/ft.json -c 'build/tests/vm/progs/getppid_loop 5000' $F; \
+	echo "count rc=$?"; t1=$(date +%s%N); echo "install, run and removal $(( (t1 - t0) / 1000000 )) ms"; \
+	python3 -c 'import json; d=json.load(open("/tmp/ft.json"))["probes"]; \
+	print(len(d), "probes,", sum(p["class"] == "ftrace" for p in d), "through ftrace"); \
+	print("getppid", [p["hits"] for p in d if p["probe"] == "__x64_sys_getppid"])'; \
+	echo "enabled functions $e0 -> $(wc -l < /sys/kernel/tracing/enabled_functions)"
+TIMEOUT 300
+EXPECT ^count rc=0$
+EXPECT ^([3-5][0-9]|60) probes, \1 through ftrace$
+EXPECT ^getppid \[5000\]$
+EXPECT ^enabled functions ([0-9]+) -> \1$
+
 NAME count -c exits with the command's status and prints the totals
 SETUP insmod kmod/kinstr.ko
 RUN build/kinstr count -c 'sh -c "exit 7"' vfs_read
