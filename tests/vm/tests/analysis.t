@@ -77,7 +77,7 @@ RUN build/kinstr sites --all --json > /run/kinstr-job/live-sites.json && \
 	build/kinstr sites --all --json --snapshot /run/kinstr-job/whole.snap > /tmp/snap.json && \
 	cmp /run/kinstr-job/live-sites.json /tmp/snap.json && echo identical-in-guest
 TIMEOUT 600
-EXPECT ^6\.[0-9.]+-.*: [1-9][0-9]{4,} functions, [1-9][0-9]{5,} instructions
+EXPECT ^6\.[0-9.]+[-+].*: [1-9][0-9]{4,} functions, [1-9][0-9]{5,} instructions
 EXPECT ^  jump +[1-9][0-9]{5,}$
 EXPECT ^identical-in-guest$
 
