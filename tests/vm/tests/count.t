@@ -129,7 +129,7 @@ EXPECT ^done$
 NAME many sites: every non-overlapping jump site of 20 busy functions while a 2-CPU workload runs; text restored after
 SETUP insmod kmod/kinstr.ko
 RUN F="vfs_read vfs_write do_sys_openat2 ksys_read ksys_write security_file_permission fput do_filp_open \
-	path_openat getname_flags kmem_cache_alloc kmem_cache_free __x64_sys_getppid tcp_sendmsg \
+	path_openat getname_flags kfree kmem_cache_free __x64_sys_getppid tcp_sendmsg \
 	filp_close do_sys_poll vfs_fstatat __do_sys_newfstatat dput __x64_sys_read"; \
 	before=$(build/tests/vm/progs/textsum "$(echo $F | tr ' ' ,)"); \
 	want=$(sh tests/vm/progs/workload.sh); \
@@ -198,7 +198,7 @@ BEFORE (while :; do sh tests/vm/progs/workload.sh > /dev/null; done) & \
 	while :; do build/tests/vm/progs/getppid_loop 20000 > /dev/null; done
 RUN a=$(build/tests/vm/progs/textsum '*'); \
 	build/tests/vm/progs/storm 200 50 vfs_read vfs_write ksys_read ksys_write security_file_permission fput \
-	__x64_sys_getppid do_sys_openat2 kmem_cache_alloc kmem_cache_free path_openat dput; r=$?; \
+	__x64_sys_getppid do_sys_openat2 kfree kmem_cache_free path_openat dput; r=$?; \
 	b=$(build/tests/vm/progs/textsum '*'); test "$a" = "$b" && echo text-restored; exit $r
 TIMEOUT 900
 EXPECT ^10000 installs and 10000 removals in 200 batches of 50 over [0-9]+ sites
