@@ -159,16 +159,42 @@ def matrix():
     return lanes
 
 
-def step_vm(args, label, release, suite, cpu=None):
-    files = sorted(os.path.join("tests/vm/tests", f) for f in os.listdir("tests/vm/tests") if f.endswith(".t"))
-    out = "build/vm/suite-" + label.replace("/", "-")
+def vm_files():
+    return sorted(os.path.join("tests/vm/tests", f) for f in os.listdir("tests/vm/tests") if f.endswith(".t"))
+
+
+def split_files(files, parts):
+    """parts lists of the VM test files of about equal weight, each in a guest of its own: the weight
+    of a file is the sum of its tests' TIMEOUTs (the long ones say so). The host checks read what
+    analysis.t leaves (the whole-kernel snapshot): it goes in the first part."""
+    def weight(f):
+        t = 0
+        with open(f) as fh:
+            for line in fh:
+                if line.startswith("NAME "):
+                    t += 60
+                elif line.startswith("TIMEOUT "):
+                    t += float(line.split()[1]) - 60
+        return t
+    groups = [[] for _ in range(parts)]
+    sums = [0.0] * parts
+    for f in sorted(files, key=lambda f: (not f.endswith("/analysis.t"), -weight(f))):
+        i = 0 if f.endswith("/analysis.t") else sums.index(min(sums))
+        groups[i].append(f)
+        sums[i] += weight(f)
+    return [sorted(g) for g in groups if g]
+
+
+def step_vm(args, label, release, suite, cpu=None, files=None, part=""):
+    files = files or vm_files()
+    out = "build/vm/suite-" + label.replace("/", "-") + (f"-{part.replace('/', 'of')}" if part else "")
     env = ["--kernel", release, "--env", f"KINSTR_TEST_SUITE={suite}"]
     if args.k:
         env += ["--env", f"KINSTR_TEST_FILTER={args.k}"]
     cmd = "/usr/bin/python3 tests/vm/guest-runner /run/kinstr-job/results.jsonl " + " ".join(files)
     with _lock:
         print(f"---- booting {release}{' on a ' + cpu + ' CPU' if cpu else ''} for the {suite} VM suite "
-              f"(log: {out}/)", flush=True)
+              f"{'(part ' + part + ') ' if part else ''}(log: {out}/)", flush=True)
     rc, hout, secs = vm(cmd, out, args.vm_timeout, env, cpu)
     res_path = os.path.join(out, "results.jsonl")
     planned, done = [], {}
@@ -194,7 +220,8 @@ def step_vm(args, label, release, suite, cpu=None):
     sections = split_log(log)
     vm_ = f"vm {label}"
     if not planned:
-        report("fail", f"{vm_}: guest test runner started", f"harness exit {rc}", secs, hout)
+        report("fail", f"{vm_}: guest test runner started{' (part ' + part + ')' if part else ''}",
+               f"harness exit {rc}", secs, hout)
         return
     for i, name in enumerate(planned):
         r = done.get(i)
@@ -208,9 +235,10 @@ def step_vm(args, label, release, suite, cpu=None):
             status, why = "fail", f"kernel splat during the test: {splats[0].strip()}"
         report(status, f"{vm_}: {name}", why, r["seconds"], r["output"] + "\n" + "\n".join(splats))
     outside = [l for l in sections.get(None, []) if SPLAT.search(l)]
-    report("fail" if outside else "pass", f"{vm_}: guest kernel log clean outside the tests",
+    report("fail" if outside else "pass",
+           f"{vm_}: guest kernel log clean outside the tests{' (part ' + part + ')' if part else ''}",
            outside[0].strip() if outside else "", detail="\n".join(outside))
-    if suite == "full":
+    if suite == "full" and any(f.endswith("/analysis.t") for f in files):
         step_host_after_vm(args, out, planned, vm_)
 
 
@@ -223,9 +251,14 @@ def step_lanes(args, host_jobs):
         for label, rel, suite, cpu, why in (l for l in matrix() if not args.kernel or l[0] in args.kernel):
             if rel is None:
                 report("fail", f"vm {label}: kernel installed", why)
-            else:
-                vm_jobs.append((f"{rel} ({suite})", suite == "full",
-                                lambda label=label, rel=rel, suite=suite, cpu=cpu: step_vm(args, label, rel, suite, cpu)))
+                continue
+            # a full suite in parts, each a guest of its own, so that the lanes stay evenly busy
+            parts = split_files(vm_files(), args.parts) if suite == "full" and not args.k else [None]
+            for i, files in enumerate(parts):
+                part = f"{i + 1}/{len(parts)}" if files else ""
+                vm_jobs.append((f"{rel} ({suite}{' ' + part if part else ''})", suite == "full",
+                                lambda label=label, rel=rel, suite=suite, cpu=cpu, files=files, part=part:
+                                step_vm(args, label, rel, suite, cpu, files, part)))
     todo = [j for j in vm_jobs if j[1]] + host_jobs + [j for j in vm_jobs if not j[1]]
 
     def lane():
@@ -286,6 +319,8 @@ def main():
                          "repeatable)")
     ap.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 2,
                     help="guests at once (default: one per host CPU)")
+    ap.add_argument("--parts", type=int, default=2,
+                    help="guests each full suite is split over (default 2; not with -k)")
     args = ap.parse_args()
     everything = not (args.unit or args.vm)
     t0 = time.monotonic()
