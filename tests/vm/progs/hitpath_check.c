@@ -126,8 +126,13 @@ int main(void)
 			a += in.len;
 		}
 	}
-	if (kinstr_kernel__find_func(k, "local_clock"))
-		must_have[0] = "local_clock";
+	/* the global one: 6.1 has a file's own copy of its inline local_clock() too ('t') */
+	{
+		const struct kinstr_func *lc = kinstr_kernel__find_func(k, "local_clock");
+
+		if (lc && lc->type == 'T')
+			must_have[0] = "local_clock";
+	}
 	for (j = 0; j < sizeof(must_have) / sizeof(must_have[0]); j++) {
 		const struct kinstr_func *f = kinstr_kernel__find_func(k, must_have[j]);
 

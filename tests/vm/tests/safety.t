@@ -3,8 +3,9 @@
 
 NAME timing kinstr's own clock is refused with its rule (it reset the machine), and so are trace and count on it
 SETUP insmod kmod/kinstr.ko
-# the kernel's local_clock(): a function of its own on 6.12, sched_clock_cpu() inlined on 6.1
-RUN clk=sched_clock_cpu; awk '$2 ~ /^[tT]$/ && $3 == "local_clock"' /proc/kallsyms | grep -q . && clk=local_clock; \
+# the kernel's local_clock(): a global function on 6.12, sched_clock_cpu() inlined on 6.1 (where a file has
+# a local copy of the inline, a 't' local_clock)
+RUN clk=sched_clock_cpu; awk '$2 == "T" && $3 == "local_clock"' /proc/kallsyms | grep -q . && clk=local_clock; \
 	echo "clock $clk"; dmesg | grep -o 'hit path [0-9]* functions'; \
 	build/kinstr profile -d 1 $clk; echo "profile rc=$?"; \
 	build/kinstr trace --clock local -d 1 -o /tmp/hp $clk; echo "trace rc=$?"; \
