@@ -79,7 +79,7 @@ EXPECT ^entry_SYSCALL_64 +refused +0 jump +0 trap  in entry text
 EXPECT ^kinstr: no probeable function matches 'entry_SYSCALL_64'$
 EXPECT ^rc=1$
 
-NAME many ftrace entries at once: 30 to 60 functions taken through ftrace direct calls in one install, each hit counted at its own probe (getppid's exactly), removed together, ftrace left as it was
+NAME many ftrace entries at once: 15 to 60 functions taken through ftrace direct calls in one install, each hit counted at its own probe (getppid's exactly), removed together, ftrace left as it was
 FEATURE ftrace_probes
 SETUP insmod kmod/kinstr.ko
 RUN F=$(build/kinstr -l --json '__x64_sys_*,vfs_*,ksys_*,do_sys_*,tcp_*,udp_*,security_*,file_*,d_*,seq_*,kmem_*' | \
@@ -95,7 +95,8 @@ RUN F=$(build/kinstr -l --json '__x64_sys_*,vfs_*,ksys_*,do_sys_*,tcp_*,udp_*,se
 	echo "enabled functions $e0 -> $(wc -l < /sys/kernel/tracing/enabled_functions)"
 TIMEOUT 300
 EXPECT ^count rc=0$
-EXPECT ^([3-5][0-9]|60) probes, \1 through ftrace$
+# (21 such functions on 6.1, more than 60 on 6.12)
+EXPECT ^(1[5-9]|[2-5][0-9]|60) probes, \1 through ftrace$
 EXPECT ^getppid \[5000\]$
 EXPECT ^enabled functions ([0-9]+) -> \1$
 
