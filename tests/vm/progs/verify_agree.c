@@ -8,9 +8,10 @@
  * would make: the function's first and last jump site (the last one is often its return, with
  * the int3 filler after it) and its first and last trap site. Prints counts and each refusal;
  * exit 1 on any.
- *   verify_agree [-a] [STRIDE]
+ *   verify_agree [-a | -m] [STRIDE]     (-m: every function of the loaded modules only)
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,7 +32,9 @@ int main(int argc, char **argv)
 	struct kinstr_kernel *k;
 	char err[512];
 
-	if (argc > 1 && !strcmp(argv[1], "-a"))
+	bool modules_only = argc > 1 && !strcmp(argv[1], "-m");	/* every function of loaded modules */
+
+	if (argc > 1 && (!strcmp(argv[1], "-a") || modules_only))
 		stride = 1;
 	else if (argc > 1)
 		stride = strtoul(argv[1], NULL, 0);
@@ -46,7 +49,7 @@ int main(int argc, char **argv)
 	}
 	for (i = 0; i < kinstr_kernel__func_cnt(k); i += stride) {
 		const struct kinstr_func *f = kinstr_kernel__func(k, i);
-		struct kinstr_fn *fn = kinstr_fn__analyze(k, f);
+		struct kinstr_fn *fn = modules_only && !f->module ? NULL : kinstr_fn__analyze(k, f);
 		const struct kinstr_site *pick[4] = { NULL, NULL, NULL, NULL };	/* first, last of each */
 		size_t s, j;
 
