@@ -1118,6 +1118,53 @@ int kinstr_kernel__ret_relocation(const struct kinstr_kernel *k, unsigned long l
 }
 
 /*
+ * Where f's code ends when zero fill follows it: after the instruction that holds its last
+ * non-zero byte (code may end in zero bytes itself: "nopl 0(%rax,%rax)", an imm32 of 0). Decoded
+ * from f's start; what does not decode keeps the whole size.
+ */
+static size_t code_before_zero_fill(const unsigned char *b, unsigned long long addr, size_t size)
+{
+	struct kinstr_x86_insn insn;
+	size_t last = size, off = 0;
+
+	while (last > 0 && !b[last - 1])
+		last--;
+	if (last == size)
+		return size;
+	while (off < last) {
+		if (kinstr_x86__decode(b + off, size - off, addr + off, &insn))
+			return size;
+		off += insn.len;
+	}
+	return off;
+}
+
+/*
+ * A module's text may run past its last function to a page end (6.12 page-aligns each module
+ * memory); sized by the next symbol, that function would run up to there. The zero fill is no
+ * function's code, and the module's verifier refuses every site in it: none is offered.
+ */
+static void trim_module_tails(struct kinstr_kernel *k)
+{
+	size_t i, j;
+
+	for (i = 0; i < k->nfuncs; i = j) {
+		struct kinstr_func *f = &k->funcs[i];
+		const unsigned char *b;
+		size_t size;
+
+		for (j = i; j < k->nfuncs && k->funcs[j].addr == f->addr; j++)
+			;
+		if (!f->module || f->addr + f->size != region_end(k, f) ||
+		    !(b = kinstr_kernel__text(k, f->addr, f->size)))
+			continue;
+		size = code_before_zero_fill(b, f->addr, f->size);
+		for (size_t m = i; m < j; m++)
+			k->funcs[m].size = size;
+	}
+}
+
+/*
  * The text of every live module the view keeps, read through the module, with the reservations
  * its own tables and sections make (kinstr.ko's own text is all reserved: never patched).
  */
@@ -1195,6 +1242,8 @@ struct kinstr_kernel *kinstr_kernel__open_live(struct kinstr_dev *dev)
 		err = load_kallsyms(k, dev, "/proc/kallsyms");
 	if (!err)
 		err = add_modules(k, dev);
+	if (!err)
+		trim_module_tails(k);
 	if (!err)
 		err = add_span(k, &k->layout.entry_text, KINSTR_R_ENTRY_TEXT);
 	if (!err)

@@ -36,6 +36,13 @@ EXPECT ^functions [0-9]+ \(every 16\), probes verified [0-9]{4,} \([1-9][0-9]+ j
 EXPECT ^module refusals 0$
 EXPECT ^text unchanged$
 
+NAME every site user space offers in the loaded modules' text, the module's verifier accepts: every function, the last one of each module's text up to its code (6.12 zero-fills module text to a page end)
+SETUP insmod kmod/kinstr.ko
+RUN build/tests/vm/progs/verify_agree -m
+TIMEOUT 240
+EXPECT ^functions [0-9]+ \(every 1\), probes verified [0-9]{3,} \([1-9][0-9]+ jump, [1-9][0-9]+ trap\)
+EXPECT ^module refusals 0$
+
 NAME kinstr disasm shows a live function block by block with each site's class
 SETUP insmod kmod/kinstr.ko
 RUN build/kinstr disasm __x64_sys_getppid
