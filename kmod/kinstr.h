@@ -69,9 +69,24 @@ struct kinstr_ksyms {
 	/* find_bug() scans the whole table per call: a sorted index of core BUG sites instead */
 	unsigned long *bug_addrs;
 	size_t nbug_addrs;
+	/*
+	 * jump_label_text_reserved() decodes every jump entry of the kernel per call: the core's
+	 * entries (code address and length) sorted once instead, and every address the core's jump
+	 * labels and exception fixups branch to
+	 */
+	struct kinstr_jl_site *jl_sites;
+	size_t njl_sites;
+	unsigned long *core_targets;
+	size_t ncore_targets;
+};
+struct kinstr_jl_site {
+	unsigned long code;
+	unsigned long len;
 };
 extern struct kinstr_ksyms kinstr_ksyms;
 int kinstr_ksyms_init(void);
+int kinstr_ksyms_insn_len(unsigned long addr);
+bool kinstr_ksyms_jump_label_in(unsigned long a, unsigned int len);
 void kinstr_ksyms_exit(void);
 bool kinstr_ksyms_is_bug(unsigned long addr);
 /* Does a jump label or an exception fixup of the core kernel aim into (lo, hi)? */
@@ -88,6 +103,7 @@ static inline bool kinstr_span_has(const struct kinstr_span *s, unsigned long a,
 u32 kinstr_module_policy(unsigned long addr, unsigned int len);
 bool kinstr_module_readable(unsigned long addr, unsigned long len, struct module **modp);
 int kinstr_module_pin(unsigned long site, struct module **modp);
+bool kinstr_module_jump_label_in(unsigned long a, unsigned int len);
 bool kinstr_module_target_in(unsigned long lo, unsigned long hi, unsigned long *target);
 int kinstr_module_info(struct kinstr_module_info *mi);
 

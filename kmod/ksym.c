@@ -14,6 +14,7 @@
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
 #include <asm/cpufeature.h>
+#include <asm/insn.h>
 
 #include "kinstr.h"
 #include "compat.h"
@@ -102,22 +103,101 @@ static unsigned long rel_at(const struct kinstr_span *t, unsigned long e, unsign
 bool kinstr_ksyms_table_target_in(unsigned long lo, unsigned long hi, unsigned long *target)
 {
 	const struct kinstr_ksyms *k = &kinstr_ksyms;
-	unsigned long e, t;
+	size_t l = 0, h = k->ncore_targets;
 
-	for (e = k->jump_table.start; e && e < k->jump_table.end; e += sizeof(struct jump_entry)) {
-		t = rel_at(&k->jump_table, e, offsetof(struct jump_entry, target));
-		if (t > lo && t < hi)
-			goto hit;
+	while (l < h) {		/* the first target above lo */
+		size_t m = l + (h - l) / 2;
+
+		if (k->core_targets[m] <= lo)
+			l = m + 1;
+		else
+			h = m;
 	}
-	for (e = k->ex_table.start; e && e < k->ex_table.end; e += sizeof(struct exception_table_entry)) {
-		t = rel_at(&k->ex_table, e, offsetof(struct exception_table_entry, fixup));
-		if (t > lo && t < hi)
-			goto hit;
-	}
-	return false;
-hit:
-	*target = t;
+	if (l == k->ncore_targets || k->core_targets[l] >= hi)
+		return false;
+	*target = k->core_targets[l];
 	return true;
+}
+
+/* The length of the instruction at addr, by the kernel's decoder; 0 if it does not decode. */
+int kinstr_ksyms_insn_len(unsigned long addr)
+{
+	struct insn insn;
+	u8 buf[MAX_INSN_SIZE];
+
+	if (!kinstr_khas(insn_decode) || copy_from_kernel_nofault(buf, (void *)addr, sizeof(buf)) ||
+	    kinstr_kcall(insn_decode)(&insn, buf, sizeof(buf), INSN_MODE_64) < 0)
+		return 0;
+	return insn.length;
+}
+
+static int cmp_jl(const void *a, const void *b)
+{
+	const struct kinstr_jl_site *x = a, *y = b;
+
+	return x->code < y->code ? -1 : x->code > y->code;
+}
+
+/*
+ * The core kernel's jump entries whose code is live text (init text is gone), each with the
+ * length of its jmp or NOP as the kernel's arch_jump_entry_size() decodes it; and the sorted
+ * targets of its jump labels and exception fixups. Neither table changes after boot.
+ */
+static int index_tables(struct kinstr_ksyms *k)
+{
+	size_t nj = k->jump_table.start ? (k->jump_table.end - k->jump_table.start) / sizeof(struct jump_entry) : 0;
+	size_t ne = k->ex_table.start ?
+		(k->ex_table.end - k->ex_table.start) / sizeof(struct exception_table_entry) : 0;
+	unsigned long e;
+	size_t n = 0;
+
+	k->jl_sites = nj ? vmalloc(array_size(nj, sizeof(*k->jl_sites))) : NULL;
+	k->core_targets = nj + ne ? vmalloc(array_size(nj + ne, sizeof(*k->core_targets))) : NULL;
+	if ((nj && !k->jl_sites) || (nj + ne && !k->core_targets)) {
+		vfree(k->jl_sites);
+		vfree(k->core_targets);
+		k->jl_sites = NULL;
+		k->core_targets = NULL;
+		return -ENOMEM;
+	}
+	for (e = k->jump_table.start; nj && e < k->jump_table.end; e += sizeof(struct jump_entry)) {
+		unsigned long code = rel_at(&k->jump_table, e, offsetof(struct jump_entry, code));
+		int len;
+
+		k->core_targets[k->ncore_targets++] = rel_at(&k->jump_table, e, offsetof(struct jump_entry, target));
+		if (!kinstr_span_has(&k->text, code, 1))
+			continue;
+		len = kinstr_ksyms_insn_len(code);
+		/* what the kernel could not decode it reserves whole: as long as an instruction may be */
+		k->jl_sites[n++] = (struct kinstr_jl_site){ code, len ? len : MAX_INSN_SIZE };
+	}
+	k->njl_sites = n;
+	for (e = k->ex_table.start; ne && e < k->ex_table.end; e += sizeof(struct exception_table_entry))
+		k->core_targets[k->ncore_targets++] =
+			rel_at(&k->ex_table, e, offsetof(struct exception_table_entry, fixup));
+	sort(k->jl_sites, k->njl_sites, sizeof(*k->jl_sites), cmp_jl, NULL);
+	sort(k->core_targets, k->ncore_targets, sizeof(*k->core_targets), cmp_ulong, NULL);
+	return 0;
+}
+
+/* jump_label_text_reserved() for a range of core text: some jump entry's bytes in [a, a + len)? */
+bool kinstr_ksyms_jump_label_in(unsigned long a, unsigned int len)
+{
+	const struct kinstr_ksyms *k = &kinstr_ksyms;
+	size_t l = 0, h = k->njl_sites;
+
+	while (l < h) {		/* the first entry whose code is at or above a - MAX_INSN_SIZE */
+		size_t m = l + (h - l) / 2;
+
+		if (k->jl_sites[m].code + MAX_INSN_SIZE <= a)
+			l = m + 1;
+		else
+			h = m;
+	}
+	for (; l < k->njl_sites && k->jl_sites[l].code < a + len; l++)
+		if (k->jl_sites[l].code + k->jl_sites[l].len > a)
+			return true;
+	return false;
 }
 
 /*
@@ -144,6 +224,10 @@ void kinstr_ksyms_exit(void)
 {
 	vfree(kinstr_ksyms.bug_addrs);
 	kinstr_ksyms.bug_addrs = NULL;
+	vfree(kinstr_ksyms.jl_sites);
+	kinstr_ksyms.jl_sites = NULL;
+	vfree(kinstr_ksyms.core_targets);
+	kinstr_ksyms.core_targets = NULL;
 }
 
 int kinstr_ksyms_init(void)
@@ -192,5 +276,9 @@ int kinstr_ksyms_init(void)
 	span(&k->static_call_sites, "__start_static_call_sites", "__stop_static_call_sites");
 	span(&k->bug_table, "__start___bug_table", "__stop___bug_table");
 	index_bugs(k);
+	if (index_tables(k)) {
+		kinstr_ksyms_exit();
+		return -ENOMEM;
+	}
 	return 0;
 }

@@ -159,6 +159,32 @@ static unsigned long rel_at(unsigned long e, unsigned int off)
 	return e + off + *(const s32 *)(e + off);
 }
 
+/* jump_label_text_reserved() for a range of a module's text: the module's entries only. */
+bool kinstr_module_jump_label_in(unsigned long a, unsigned int len)
+{
+	struct kinstr_span ex, jl, sc, bug;
+	struct module *mod;
+	unsigned long e;
+	bool hit = false;
+
+	preempt_disable();
+	mod = module_at(a);
+	if (mod) {
+		module_tables(mod, &ex, &jl, &sc, &bug);
+		for (e = jl.start; e && e < jl.end && !hit; e += sizeof(struct jump_entry)) {
+			unsigned long code = rel_at(e, offsetof(struct jump_entry, code));
+			int n;
+
+			if (code >= a + len || code + MAX_INSN_SIZE <= a)
+				continue;
+			n = kinstr_ksyms_insn_len(code);
+			hit = code + (n ? n : MAX_INSN_SIZE) > a;
+		}
+	}
+	preempt_enable();
+	return hit;
+}
+
 /* Does a jump label or an exception fixup of the module holding lo aim into (lo, hi)? */
 bool kinstr_module_target_in(unsigned long lo, unsigned long hi, unsigned long *target)
 {

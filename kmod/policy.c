@@ -74,7 +74,8 @@ static u32 reserved_by_patchers(unsigned long a, unsigned int len)
 		r |= R(UNVERIFIABLE);
 	if (kinstr_khas(ftrace_text_reserved) && kinstr_kcall(ftrace_text_reserved)(s, e))
 		r |= R(FTRACE);
-	if (kinstr_khas(jump_label_text_reserved) && kinstr_kcall(jump_label_text_reserved)(s, e))
+	/* jump_label_text_reserved()'s answer, from sorted entries (it decodes all of them per call) */
+	if (in_core_text(a, len) ? kinstr_ksyms_jump_label_in(a, len) : kinstr_module_jump_label_in(a, len))
 		r |= R(JUMP_LABEL);
 	if (kinstr_khas(static_call_text_reserved) && kinstr_kcall(static_call_text_reserved)(s, e))
 		r |= R(STATIC_CALL);
