@@ -107,11 +107,20 @@ static bool ours(const struct kprobe_blacklist_entry *e)
  * within_kprobe_blacklist() as it would answer without kinstr's own fences: another kinstr probe
  * nearby is kinstr's business (BUSY), not the blacklist's. Sleeps (kprobe_mutex).
  */
-bool kinstr_fence_blacklisted(unsigned long a)
+bool kinstr_fence_blacklisted(unsigned long a, const char *sym)
 {
+	const struct kinstr_ksyms *k = &kinstr_ksyms;
 	struct kprobe_blacklist_entry *e;
 	bool mine = false, theirs = false;
 
+	/*
+	 * In core text the kernel's answer is known without its walk: no boot-time entry holds a,
+	 * nor the kprobes text (arch_within_kprobe_blacklist), and a's symbol is no ".part"/".cold"
+	 * clone whose parent the kernel would look up. sym: a's symbol name (NULL: unknown).
+	 */
+	if (kinstr_span_has(&k->text, a, 1) && sym && !strchr(sym, '.') &&
+	    !kinstr_span_has(&k->kprobes_text, a, 1) && !kinstr_ksyms_core_blacklist_has(a))
+		return false;
 	if (!kinstr_kcall(within_kprobe_blacklist)(a))
 		return false;
 	if (!kinstr_fence_available())

@@ -76,8 +76,21 @@ struct kinstr_ksyms {
 	 */
 	struct kinstr_jl_site *jl_sites;
 	size_t njl_sites;
+	/* the same for static_call_text_reserved(), which walks every static call site per call */
+	struct kinstr_jl_site *sc_sites;
+	size_t nsc_sites;
 	unsigned long *core_targets;
 	size_t ncore_targets;
+	/* search_exception_tables() per byte walks the module list each time: the core's sorted */
+	unsigned long *ex_addrs;
+	size_t nex_addrs;
+	/*
+	 * within_kprobe_blacklist() walks the whole list, kinstr's fences included: the kernel's
+	 * entries for core text (all made at boot) sorted by start, each with the furthest end of
+	 * those up to it
+	 */
+	struct kinstr_span *bl_core;
+	size_t nbl_core;
 };
 struct kinstr_jl_site {
 	unsigned long code;
@@ -86,7 +99,11 @@ struct kinstr_jl_site {
 extern struct kinstr_ksyms kinstr_ksyms;
 int kinstr_ksyms_init(void);
 int kinstr_ksyms_insn_len(unsigned long addr);
-bool kinstr_ksyms_jump_label_in(unsigned long a, unsigned int len);
+/* The kernel's patch sites whose bytes are reserved: jump labels' jmp/NOPs, static calls' calls. */
+enum kinstr_patch_sites { KINSTR_SITES_JUMP_LABEL, KINSTR_SITES_STATIC_CALL };
+bool kinstr_ksyms_sites_in(enum kinstr_patch_sites which, unsigned long a, unsigned int len);
+bool kinstr_ksyms_extable_in(unsigned long a, unsigned int len);
+bool kinstr_ksyms_core_blacklist_has(unsigned long a);
 void kinstr_ksyms_exit(void);
 bool kinstr_ksyms_is_bug(unsigned long addr);
 /* Does a jump label or an exception fixup of the core kernel aim into (lo, hi)? */
@@ -103,7 +120,7 @@ static inline bool kinstr_span_has(const struct kinstr_span *s, unsigned long a,
 u32 kinstr_module_policy(unsigned long addr, unsigned int len);
 bool kinstr_module_readable(unsigned long addr, unsigned long len, struct module **modp);
 int kinstr_module_pin(unsigned long site, struct module **modp);
-bool kinstr_module_jump_label_in(unsigned long a, unsigned int len);
+bool kinstr_module_sites_in(enum kinstr_patch_sites which, unsigned long a, unsigned int len);
 bool kinstr_module_target_in(unsigned long lo, unsigned long hi, unsigned long *target);
 int kinstr_module_info(struct kinstr_module_info *mi);
 
@@ -158,7 +175,7 @@ void kinstr_fence_unlock(void);
 bool kinstr_fence_kprobed(unsigned long a, unsigned int len);
 void kinstr_fence_add(struct kinstr_fence *f, unsigned long site, unsigned int len);
 void kinstr_fence_del(struct kinstr_fence *f);
-bool kinstr_fence_blacklisted(unsigned long a);
+bool kinstr_fence_blacklisted(unsigned long a, const char *sym);
 
 /* limits.c: bounds per descriptor (EDQUOT) and in total (ENOSPC). */
 struct kinstr_limits;

@@ -11,10 +11,12 @@
 #include <linux/module.h>
 #include <linux/bsearch.h>
 #include <linux/sort.h>
+#include <linux/static_call.h>
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
 #include <asm/cpufeature.h>
 #include <asm/insn.h>
+#include <asm/text-patching.h>
 
 #include "kinstr.h"
 #include "compat.h"
@@ -148,18 +150,25 @@ static int index_tables(struct kinstr_ksyms *k)
 	size_t nj = k->jump_table.start ? (k->jump_table.end - k->jump_table.start) / sizeof(struct jump_entry) : 0;
 	size_t ne = k->ex_table.start ?
 		(k->ex_table.end - k->ex_table.start) / sizeof(struct exception_table_entry) : 0;
+	size_t ns = k->static_call_sites.start ?
+		(k->static_call_sites.end - k->static_call_sites.start) / sizeof(struct static_call_site) : 0;
 	unsigned long e;
 	size_t n = 0;
 
 	k->jl_sites = nj ? vmalloc(array_size(nj, sizeof(*k->jl_sites))) : NULL;
 	k->core_targets = nj + ne ? vmalloc(array_size(nj + ne, sizeof(*k->core_targets))) : NULL;
-	if ((nj && !k->jl_sites) || (nj + ne && !k->core_targets)) {
-		vfree(k->jl_sites);
-		vfree(k->core_targets);
-		k->jl_sites = NULL;
-		k->core_targets = NULL;
-		return -ENOMEM;
+	k->ex_addrs = ne ? vmalloc(array_size(ne, sizeof(*k->ex_addrs))) : NULL;
+	k->sc_sites = ns ? vmalloc(array_size(ns, sizeof(*k->sc_sites))) : NULL;
+	if ((nj && !k->jl_sites) || (nj + ne && !k->core_targets) || (ne && !k->ex_addrs) || (ns && !k->sc_sites))
+		return -ENOMEM;	/* freed by kinstr_ksyms_exit() */
+	/* static_call_text_reserved() counts CALL_INSN_SIZE bytes from each site's address */
+	for (e = k->static_call_sites.start; ns && e < k->static_call_sites.end; e += sizeof(struct static_call_site)) {
+		unsigned long site = rel_at(&k->static_call_sites, e, offsetof(struct static_call_site, addr));
+
+		if (kinstr_span_has(&k->text, site, 1))
+			k->sc_sites[k->nsc_sites++] = (struct kinstr_jl_site){ site, CALL_INSN_SIZE };
 	}
+	sort(k->sc_sites, k->nsc_sites, sizeof(*k->sc_sites), cmp_jl, NULL);
 	for (e = k->jump_table.start; nj && e < k->jump_table.end; e += sizeof(struct jump_entry)) {
 		unsigned long code = rel_at(&k->jump_table, e, offsetof(struct jump_entry, code));
 		int len;
@@ -172,32 +181,115 @@ static int index_tables(struct kinstr_ksyms *k)
 		k->jl_sites[n++] = (struct kinstr_jl_site){ code, len ? len : MAX_INSN_SIZE };
 	}
 	k->njl_sites = n;
-	for (e = k->ex_table.start; ne && e < k->ex_table.end; e += sizeof(struct exception_table_entry))
+	for (e = k->ex_table.start; ne && e < k->ex_table.end; e += sizeof(struct exception_table_entry)) {
 		k->core_targets[k->ncore_targets++] =
 			rel_at(&k->ex_table, e, offsetof(struct exception_table_entry, fixup));
+		k->ex_addrs[k->nex_addrs++] = rel_at(&k->ex_table, e, offsetof(struct exception_table_entry, insn));
+	}
+	sort(k->ex_addrs, k->nex_addrs, sizeof(*k->ex_addrs), cmp_ulong, NULL);
 	sort(k->jl_sites, k->njl_sites, sizeof(*k->jl_sites), cmp_jl, NULL);
 	sort(k->core_targets, k->ncore_targets, sizeof(*k->core_targets), cmp_ulong, NULL);
 	return 0;
 }
 
-/* jump_label_text_reserved() for a range of core text: some jump entry's bytes in [a, a + len)? */
-bool kinstr_ksyms_jump_label_in(unsigned long a, unsigned int len)
+static int cmp_span(const void *a, const void *b)
+{
+	const struct kinstr_span *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* The kernel's blacklist entries that start in core text, read once under kprobe_mutex. */
+static int index_blacklist(struct kinstr_ksyms *k)
+{
+	struct kprobe_blacklist_entry *e;
+	size_t n = 0, i;
+
+	if (!k->kprobe_blacklist || !k->kprobe_mutex)
+		return 0;
+	mutex_lock(k->kprobe_mutex);
+	list_for_each_entry(e, k->kprobe_blacklist, list)
+		n += kinstr_span_has(&k->text, e->start_addr, 1);
+	k->bl_core = n ? vmalloc(array_size(n, sizeof(*k->bl_core))) : NULL;
+	list_for_each_entry(e, k->kprobe_blacklist, list)
+		if (k->bl_core && k->nbl_core < n && kinstr_span_has(&k->text, e->start_addr, 1))
+			k->bl_core[k->nbl_core++] = (struct kinstr_span){ e->start_addr, e->end_addr };
+	mutex_unlock(k->kprobe_mutex);
+	if (n && !k->bl_core)
+		return -ENOMEM;
+	sort(k->bl_core, k->nbl_core, sizeof(*k->bl_core), cmp_span, NULL);
+	for (i = 1; i < k->nbl_core; i++)	/* entries may nest: each end becomes the furthest so far */
+		k->bl_core[i].end = max(k->bl_core[i].end, k->bl_core[i - 1].end);
+	return 0;
+}
+
+/*
+ * Is a in one of the kernel's blacklist entries for core text? (kprobes add entries for core
+ * text only at boot; a module's entries cover its own text.)
+ */
+bool kinstr_ksyms_core_blacklist_has(unsigned long a)
 {
 	const struct kinstr_ksyms *k = &kinstr_ksyms;
-	size_t l = 0, h = k->njl_sites;
+	size_t l = 0, h = k->nbl_core;
 
-	while (l < h) {		/* the first entry whose code is at or above a - MAX_INSN_SIZE */
+	while (l < h) {		/* past the last entry that starts at or below a */
 		size_t m = l + (h - l) / 2;
 
-		if (k->jl_sites[m].code + MAX_INSN_SIZE <= a)
+		if (k->bl_core[m].start <= a)
 			l = m + 1;
 		else
 			h = m;
 	}
-	for (; l < k->njl_sites && k->jl_sites[l].code < a + len; l++)
-		if (k->jl_sites[l].code + k->jl_sites[l].len > a)
+	return l && a < k->bl_core[l - 1].end;
+}
+
+/* search_exception_tables() for some byte of a range of core text */
+bool kinstr_ksyms_extable_in(unsigned long a, unsigned int len)
+{
+	const struct kinstr_ksyms *k = &kinstr_ksyms;
+	size_t l = 0, h = k->nex_addrs;
+
+	while (l < h) {		/* the first fault address at or above a */
+		size_t m = l + (h - l) / 2;
+
+		if (k->ex_addrs[m] < a)
+			l = m + 1;
+		else
+			h = m;
+	}
+	return l < k->nex_addrs && k->ex_addrs[l] < a + len;
+}
+
+/* Does one of the sorted sites s[0, n) have a byte in [a, a + len)? */
+static bool sites_overlap(const struct kinstr_jl_site *s, size_t n, unsigned long a, unsigned int len)
+{
+	size_t l = 0, h = n;
+
+	while (l < h) {		/* the first site whose code is at or above a - MAX_INSN_SIZE */
+		size_t m = l + (h - l) / 2;
+
+		if (s[m].code + MAX_INSN_SIZE <= a)
+			l = m + 1;
+		else
+			h = m;
+	}
+	for (; l < n && s[l].code < a + len; l++)
+		if (s[l].code + s[l].len > a)
 			return true;
 	return false;
+}
+
+/*
+ * jump_label_text_reserved() or static_call_text_reserved() for a range of core text: some
+ * jump entry's or call site's bytes in [a, a + len)?
+ */
+bool kinstr_ksyms_sites_in(enum kinstr_patch_sites which, unsigned long a, unsigned int len)
+{
+	const struct kinstr_ksyms *k = &kinstr_ksyms;
+
+	if (which == KINSTR_SITES_JUMP_LABEL)
+		return sites_overlap(k->jl_sites, k->njl_sites, a, len);
+	return sites_overlap(k->sc_sites, k->nsc_sites, a, len);
 }
 
 /*
@@ -222,12 +314,15 @@ static unsigned long effective_return_thunk(struct kinstr_ksyms *k)
 
 void kinstr_ksyms_exit(void)
 {
-	vfree(kinstr_ksyms.bug_addrs);
-	kinstr_ksyms.bug_addrs = NULL;
-	vfree(kinstr_ksyms.jl_sites);
-	kinstr_ksyms.jl_sites = NULL;
-	vfree(kinstr_ksyms.core_targets);
-	kinstr_ksyms.core_targets = NULL;
+	struct kinstr_ksyms *k = &kinstr_ksyms;
+	void **index[] = { (void **)&k->bug_addrs, (void **)&k->jl_sites, (void **)&k->sc_sites,
+			   (void **)&k->core_targets, (void **)&k->ex_addrs, (void **)&k->bl_core };
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(index); i++) {
+		vfree(*index[i]);
+		*index[i] = NULL;
+	}
 }
 
 int kinstr_ksyms_init(void)
@@ -276,7 +371,7 @@ int kinstr_ksyms_init(void)
 	span(&k->static_call_sites, "__start_static_call_sites", "__stop_static_call_sites");
 	span(&k->bug_table, "__start___bug_table", "__stop___bug_table");
 	index_bugs(k);
-	if (index_tables(k)) {
+	if (index_tables(k) || index_blacklist(k)) {
 		kinstr_ksyms_exit();
 		return -ENOMEM;
 	}

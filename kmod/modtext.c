@@ -159,26 +159,34 @@ static unsigned long rel_at(unsigned long e, unsigned int off)
 	return e + off + *(const s32 *)(e + off);
 }
 
-/* jump_label_text_reserved() for a range of a module's text: the module's entries only. */
-bool kinstr_module_jump_label_in(unsigned long a, unsigned int len)
+/*
+ * jump_label_text_reserved() or static_call_text_reserved() for a range of a module's text: the
+ * module's own jump entries (each as long as the instruction the kernel decodes there) or
+ * static call sites (CALL_INSN_SIZE bytes each).
+ */
+bool kinstr_module_sites_in(enum kinstr_patch_sites which, unsigned long a, unsigned int len)
 {
-	struct kinstr_span ex, jl, sc, bug;
+	struct kinstr_span ex, jl, sc, bug, t;
+	bool jump = which == KINSTR_SITES_JUMP_LABEL;
+	unsigned long e, step = jump ? sizeof(struct jump_entry) : sizeof(struct static_call_site);
+	unsigned int off = jump ? offsetof(struct jump_entry, code) : offsetof(struct static_call_site, addr);
 	struct module *mod;
-	unsigned long e;
 	bool hit = false;
 
 	preempt_disable();
 	mod = module_at(a);
 	if (mod) {
 		module_tables(mod, &ex, &jl, &sc, &bug);
-		for (e = jl.start; e && e < jl.end && !hit; e += sizeof(struct jump_entry)) {
-			unsigned long code = rel_at(e, offsetof(struct jump_entry, code));
-			int n;
+		t = jump ? jl : sc;
+		for (e = t.start; e && e < t.end && !hit; e += step) {
+			unsigned long site = rel_at(e, off);
+			int n = CALL_INSN_SIZE;
 
-			if (code >= a + len || code + MAX_INSN_SIZE <= a)
+			if (site >= a + len || site + MAX_INSN_SIZE <= a)
 				continue;
-			n = kinstr_ksyms_insn_len(code);
-			hit = code + (n ? n : MAX_INSN_SIZE) > a;
+			if (jump)
+				n = kinstr_ksyms_insn_len(site) ?: MAX_INSN_SIZE;
+			hit = site + n > a;
 		}
 	}
 	preempt_enable();

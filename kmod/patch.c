@@ -39,7 +39,7 @@
 #include "patch.h"
 #include "slot.h"
 
-#define SITE_HASH_BITS 12
+#define SITE_HASH_BITS 15	/* sets of up to 65,536 probes: short chains for the int3 handler */
 
 /*
  * One patcher at a time, across sessions; also guards kinstr_sites, the worker's lists and
@@ -157,25 +157,87 @@ static void poke(unsigned long addr, const void *bytes, size_t len)
 	kinstr_kcall(text_poke)((void *)addr, bytes, len);
 }
 
-/* Undo the sites of probes [0, n): int3 first, then the tail, then byte 0. text_mutex held. */
-static void unpatch_locked(struct kinstr_area *a, u32 n)
+static u64 probe_hits(const struct kprobe_k *p)
+{
+	u64 n = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		n += per_cpu_ptr(p->hits, cpu)[0];
+	return n;
+}
+
+/*
+ * The order in which to patch probes [0, n): those hit so far first (hot_first) or last, *split
+ * where the other kind begins. The patching itself runs some probed functions (text_poke's and
+ * the IPIs' helpers) thousands of times, and each hit on a site in its int3 state costs a trap
+ * where a jump costs a few instructions: hot probes become jumps first and go back to int3 last.
+ * NULL (no memory): in index order.
+ */
+static u32 *patch_order(struct kinstr_area *a, u32 n, bool hot_first, u32 *split)
+{
+	u32 *o = kvmalloc_array(n, sizeof(*o), GFP_KERNEL);
+	u8 *hit = kvmalloc(n, GFP_KERNEL);
+	u32 i, h = 0, c;
+
+	if (!o || !hit) {
+		kvfree(o);
+		kvfree(hit);
+		return NULL;
+	}
+	for (i = 0; i < n; i++) {	/* the counts move meanwhile: one reading of each decides */
+		hit[i] = probe_hits(&a->probes[i]) != 0;
+		h += hit[i];
+	}
+	*split = hot_first ? h : n - h;
+	c = hot_first ? h : 0;
+	h = hot_first ? 0 : n - h;
+	for (i = 0; i < n; i++) {
+		if (hit[i])
+			o[h++] = i;
+		else
+			o[c++] = i;
+	}
+	kvfree(hit);
+	return o;
+}
+
+static u32 nth(const u32 *o, u32 i)
+{
+	return o ? o[i] : i;
+}
+
+/* Undo the sites of probes o[from, to): int3 first, then the tail, then byte 0. text_mutex held. */
+static void unpatch_some(struct kinstr_area *a, const u32 *o, u32 from, u32 to)
 {
 	const u8 int3 = KINSTR_INT3;
 	u32 i;
 
+	if (from == to)
+		return;
+	for (i = from; i < to; i++)
+		if (a->probes[nth(o, i)].kind == KINSTR_PROBE_JUMP)
+			poke(a->probes[nth(o, i)].site, &int3, 1);
+	kinstr_kcall(text_poke_sync)();
+	for (i = from; i < to; i++)
+		if (a->probes[nth(o, i)].kind == KINSTR_PROBE_JUMP)
+			poke(a->probes[nth(o, i)].site + 1, a->probes[nth(o, i)].orig + 1, 4);
+	kinstr_kcall(text_poke_sync)();
+	for (i = from; i < to; i++)
+		if (a->probes[nth(o, i)].kind != KINSTR_PROBE_FTRACE)
+			poke(a->probes[nth(o, i)].site, a->probes[nth(o, i)].orig, 1);
+	kinstr_kcall(text_poke_sync)();
+}
+
+/* Undo the sites of probes [0, n), the probes hit so far last. text_mutex held. */
+static void unpatch_locked(struct kinstr_area *a, u32 n)
+{
+	u32 cold = n, *o = patch_order(a, n, false, &cold);
+
 	lockdep_assert_held(kinstr_ksyms.text_mutex);
-	for (i = 0; i < n; i++)
-		if (a->probes[i].kind == KINSTR_PROBE_JUMP)
-			poke(a->probes[i].site, &int3, 1);
-	kinstr_kcall(text_poke_sync)();
-	for (i = 0; i < n; i++)
-		if (a->probes[i].kind == KINSTR_PROBE_JUMP)
-			poke(a->probes[i].site + 1, a->probes[i].orig + 1, 4);
-	kinstr_kcall(text_poke_sync)();
-	for (i = 0; i < n; i++)
-		if (a->probes[i].kind != KINSTR_PROBE_FTRACE)
-			poke(a->probes[i].site, a->probes[i].orig, 1);
-	kinstr_kcall(text_poke_sync)();
+	unpatch_some(a, o, 0, o ? cold : n);
+	unpatch_some(a, o, o ? cold : n, n);
+	kvfree(o);
 }
 
 /* Take the ftrace direct calls of probes [0, n) out (ftrace patches; not under text_mutex). */
@@ -249,16 +311,16 @@ static void quiesce(void)
 	synchronize_rcu_tasks();	/* tasks preempted inside a slot or a displaced range */
 }
 
-/* Write the jmp of every jump probe of a; its int3s went in before an rcu-tasks wait. */
-static void complete_jumps_locked(struct kinstr_area *a)
+/* Write the jmps of probes o[from, to) (tail, sync, first byte, sync). */
+static void complete_some(struct kinstr_area *a, const u32 *o, u32 from, u32 to)
 {
 	const u8 jmp = KINSTR_JMP32;
 	u32 i;
 
-	lockdep_assert_held(kinstr_ksyms.text_mutex);
-	lockdep_assert_held(&kinstr_patch_mutex);
-	for (i = 0; i < a->count; i++) {
-		struct kprobe_k *p = &a->probes[i];
+	if (from == to)
+		return;
+	for (i = from; i < to; i++) {
+		struct kprobe_k *p = &a->probes[nth(o, i)];
 		u8 rel[4];
 
 		if (p->kind != KINSTR_PROBE_JUMP)
@@ -267,10 +329,25 @@ static void complete_jumps_locked(struct kinstr_area *a)
 		poke(p->site + 1, rel, 4);
 	}
 	kinstr_kcall(text_poke_sync)();
-	for (i = 0; i < a->count; i++)
-		if (a->probes[i].kind == KINSTR_PROBE_JUMP)
-			poke(a->probes[i].site, &jmp, 1);
+	for (i = from; i < to; i++)
+		if (a->probes[nth(o, i)].kind == KINSTR_PROBE_JUMP)
+			poke(a->probes[nth(o, i)].site, &jmp, 1);
 	kinstr_kcall(text_poke_sync)();
+}
+
+/*
+ * Write the jmp of every jump probe of a; its int3s went in before an rcu-tasks wait. The probes
+ * hit since (through their int3s) first, in a round of their own.
+ */
+static void complete_jumps_locked(struct kinstr_area *a)
+{
+	u32 hot = a->count, *o = patch_order(a, a->count, true, &hot);
+
+	lockdep_assert_held(kinstr_ksyms.text_mutex);
+	lockdep_assert_held(&kinstr_patch_mutex);
+	complete_some(a, o, 0, o ? hot : a->count);
+	complete_some(a, o, o ? hot : a->count, a->count);
+	kvfree(o);
 }
 
 /*
@@ -394,11 +471,54 @@ static int pin_modules(struct kinstr_area *a, const struct kinstr_probe *req, st
 	return 0;
 }
 
+struct site_ref {
+	unsigned long site, end;
+	u32 i;
+};
+
+static int cmp_site_ref(const void *x, const void *y)
+{
+	const struct site_ref *a = x, *b = y;
+
+	if (a->site != b->site)
+		return a->site < b->site ? -1 : 1;
+	return a->i < b->i ? -1 : a->i > b->i;
+}
+
+/*
+ * Two probes of one batch on one byte: sorted by site, some site lies below the furthest end of
+ * those before it. *at is the later request of the first such pair.
+ */
+static int overlap_in_batch(const struct kinstr_probe *req, u32 n, struct kinstr_verdict *v, u32 *at)
+{
+	struct site_ref *r = kvmalloc_array(n, sizeof(*r), GFP_KERNEL);
+	u32 i, far = 0;
+	int err = 0;
+
+	if (!r)
+		return -ENOMEM;
+	for (i = 0; i < n; i++)
+		r[i] = (struct site_ref){ req[i].site, req[i].site + req[i].displaced_len, i };
+	sort(r, n, sizeof(*r), cmp_site_ref, NULL);
+	for (i = 1; i < n; i++) {
+		if (r[i].site < r[far].end) {
+			*at = max(r[i].i, r[far].i);
+			*v = (struct kinstr_verdict){ .refusal = KINSTR_REFUSE_BUSY, .addr = req[*at].site };
+			err = -EBUSY;
+			break;
+		}
+		if (r[i].end > r[far].end)
+			far = i;
+	}
+	kvfree(r);
+	return err;
+}
+
 /* Phase 2: every request verified on its own (verify.c), its action's object present, no two on one site. */
 static int verify_requests(struct kinstr_area *a, const struct kinstr_probe *req, const struct kinstr_trace_spec *specs,
 			   struct kinstr_chan *chan, struct kinstr_timers *timers, struct kinstr_verdict *v, u32 *at)
 {
-	u32 i, j;
+	u32 i;
 	int err;
 
 	for (i = 0; i < a->count; i++) {
@@ -416,17 +536,10 @@ static int verify_requests(struct kinstr_area *a, const struct kinstr_probe *req
 			*v = (struct kinstr_verdict){ .refusal = KINSTR_REFUSE_BAD_REQUEST, .addr = req[i].site };
 			err = !timers ? -ENODEV : -EINVAL;
 		}
-		for (j = 0; !err && j < i; j++)	/* two probes of one batch on one site */
-			if (req[j].site < req[i].site + req[i].displaced_len &&
-			    req[i].site < req[j].site + req[j].displaced_len) {
-				v->refusal = KINSTR_REFUSE_BUSY;
-				v->addr = req[i].site;
-				err = -EBUSY;
-			}
 		if (err)
 			return err;
 	}
-	return 0;
+	return overlap_in_batch(req, a->count, v, at);
 }
 
 /* Phase 3: another probe of ours on one of these bytes: never stack two splices. */

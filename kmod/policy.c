@@ -36,11 +36,8 @@ static bool in_own_module(unsigned long a, unsigned int len)
 	return within_module(a, THIS_MODULE) || within_module(a + len - 1, THIS_MODULE);
 }
 
-static bool is_cfi_symbol(unsigned long a)
+static bool is_cfi_symbol(const char *name)
 {
-	char name[KSYM_SYMBOL_LEN];
-
-	sprint_symbol_no_offset(name, a);
 	return !strncmp(name, "__cfi_", 6) || !strncmp(name, "__pfx_", 6);
 }
 
@@ -74,10 +71,15 @@ static u32 reserved_by_patchers(unsigned long a, unsigned int len)
 		r |= R(UNVERIFIABLE);
 	if (kinstr_khas(ftrace_text_reserved) && kinstr_kcall(ftrace_text_reserved)(s, e))
 		r |= R(FTRACE);
-	/* jump_label_text_reserved()'s answer, from sorted entries (it decodes all of them per call) */
-	if (in_core_text(a, len) ? kinstr_ksyms_jump_label_in(a, len) : kinstr_module_jump_label_in(a, len))
+	/*
+	 * jump_label_text_reserved()'s and static_call_text_reserved()'s answers, from sorted
+	 * entries (they walk all of them per call, the first decoding each)
+	 */
+	if (in_core_text(a, len) ? kinstr_ksyms_sites_in(KINSTR_SITES_JUMP_LABEL, a, len) :
+	    kinstr_module_sites_in(KINSTR_SITES_JUMP_LABEL, a, len))
 		r |= R(JUMP_LABEL);
-	if (kinstr_khas(static_call_text_reserved) && kinstr_kcall(static_call_text_reserved)(s, e))
+	if (in_core_text(a, len) ? kinstr_ksyms_sites_in(KINSTR_SITES_STATIC_CALL, a, len) :
+	    kinstr_module_sites_in(KINSTR_SITES_STATIC_CALL, a, len))
 		r |= R(STATIC_CALL);
 	/* alternatives_text_reserved() wants text_mutex, which nests inside the other patchers' locks */
 	if (kinstr_khas(alternatives_text_reserved) && k->text_mutex) {
@@ -100,8 +102,12 @@ static u32 reserved_per_byte(unsigned long a, unsigned int len)
 
 	if (!kinstr_khas(search_exception_tables) || (!kinstr_khas(find_bug) && !k->bug_addrs))
 		r |= R(UNVERIFIABLE);
+	if (in_core_text(a, len) && kinstr_ksyms_extable_in(a, len))
+		r |= R(EXTABLE);
 	for (i = 0; i < len; i++) {
-		if (kinstr_khas(search_exception_tables) && kinstr_kcall(search_exception_tables)(a + i))
+		/* a module's table, through the kernel (the core's is indexed above) */
+		if (!in_core_text(a, len) && kinstr_khas(search_exception_tables) &&
+		    kinstr_kcall(search_exception_tables)(a + i))
 			r |= R(EXTABLE);
 		if (kinstr_ksyms_is_bug(a + i))
 			r |= R(BUG);
@@ -114,11 +120,11 @@ static u32 reserved_per_byte(unsigned long a, unsigned int len)
  * a range never spans two functions, so its first and last bytes decide. kinstr's own fences
  * (fence.c) are left out: another kinstr probe nearby is refused as BUSY, not as blacklisted.
  */
-static u32 blacklisted(unsigned long a, unsigned int len)
+static u32 blacklisted(unsigned long a, unsigned int len, const char *first, const char *last)
 {
 	if (!kinstr_khas(within_kprobe_blacklist))
 		return R(UNVERIFIABLE);
-	if (kinstr_fence_blacklisted(a) || kinstr_fence_blacklisted(a + len - 1))
+	if (kinstr_fence_blacklisted(a, first) || kinstr_fence_blacklisted(a + len - 1, last))
 		return R(KPROBE_BLACKLIST);
 	return 0;
 }
@@ -168,6 +174,7 @@ static u32 die_notifier(unsigned long a, unsigned int len)
 u32 kinstr_policy_check(unsigned long addr, unsigned int len)
 {
 	const struct kinstr_ksyms *k = &kinstr_ksyms;
+	char first[KSYM_SYMBOL_LEN], last[KSYM_SYMBOL_LEN];
 	u32 r = 0;
 
 	if (in_own_module(addr, len))
@@ -185,12 +192,15 @@ u32 kinstr_policy_check(unsigned long addr, unsigned int len)
 		if (r & (R(NOT_TEXT) | R(MODULE_STATE)))
 			return r;
 	}
-	if (is_cfi_symbol(addr) || is_cfi_symbol(addr + len - 1))
+	/* the symbols of the first and last bytes, looked up once */
+	sprint_symbol_no_offset(first, addr);
+	sprint_symbol_no_offset(last, addr + len - 1);
+	if (is_cfi_symbol(first) || is_cfi_symbol(last))
 		r |= R(CFI_SYMBOL);
 	r |= endbr(addr, len);
 	r |= reserved_by_patchers(addr, len);
 	r |= reserved_per_byte(addr, len);
-	r |= blacklisted(addr, len);
+	r |= blacklisted(addr, len, first, last);
 	r |= kprobed(addr, len);
 	if (kinstr_hitpath_has(addr, len))
 		r |= R(HIT_PATH);

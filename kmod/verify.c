@@ -187,46 +187,62 @@ static bool function_of(unsigned long site, unsigned long *start, unsigned long 
 	return *size && *size <= MAX_FUNC_SIZE;
 }
 
-/* Is some direct branch of the function, a jump label or an extable fixup aimed into (lo, hi)? */
-static bool target_inside(unsigned long start, unsigned long size, unsigned long lo, unsigned long hi,
-			  unsigned long *target, bool *indirect)
+/* What one decoding pass over a function, from its symbol's start, shows a probe at site. */
+struct fn_scan {
+	unsigned long bad_at;		/* the site is no boundary: the instruction at start + bad_at */
+	u8 bad_len;			/* ... of this length covers it (0: it did not decode) */
+	bool not_boundary;
+	bool sets_df;			/* the function sets the direction flag */
+	bool indirect_jmp;		/* ... has an indirect jmp (a jump table may aim anywhere) */
+	bool target_in;			/* a direct branch aims into (site, site + len) */
+	unsigned long target;
+};
+
+/*
+ * One pass up to the end of the code (the first bytes that do not decode: padding or data):
+ * boundaries up to the site, and every direct branch, `std` and indirect jmp of the function.
+ */
+static void scan_function(unsigned long start, unsigned long size, unsigned long site, unsigned int len,
+			  struct fn_scan *f)
 {
-	unsigned long a = start;
+	unsigned long a = start, hi = site + len;
 	struct insn insn;
 	int cc;
 
-	*indirect = false;
+	memset(f, 0, sizeof(*f));
 	while (a < start + size) {
-		if (decode(&insn, a))
-			return false;	/* past the code: padding or data */
-		if (branch_of(&insn, &cc) != BR_NONE) {
+		if (decode(&insn, a)) {
+			if (a < site) {
+				f->not_boundary = true;
+				f->bad_at = a - start;
+			}
+			return;
+		}
+		if (a < site && a + insn.length > site) {
+			f->not_boundary = true;
+			f->bad_at = a - start;
+			f->bad_len = insn.length;
+		}
+		if (!f->target_in && branch_of(&insn, &cc) != BR_NONE) {
 			unsigned long t = branch_target(&insn, a);
 
-			if (t > lo && t < hi) {
-				*target = t;
-				return true;
+			if (t > site && t < hi) {
+				f->target_in = true;
+				f->target = t;
 			}
 		}
+		if (insn.opcode.nbytes == 1 && insn.opcode.bytes[0] == 0xfd)
+			f->sets_df = true;
 		if (indirect_jmp(&insn))
-			*indirect = true;
+			f->indirect_jmp = true;
 		a += insn.length;
 	}
-	/* the core kernel's tables, and those of the module holding the range */
-	return kinstr_ksyms_table_target_in(lo, hi, target) || kinstr_module_target_in(lo, hi, target);
 }
 
-/* Does the function set the direction flag? The entry stub, like all kernel C, assumes DF clear. */
-static bool sets_df(unsigned long start, unsigned long size)
+/* Is a jump label or an extable fixup of the core or of the range's module aimed into (lo, hi)? */
+static bool table_target_inside(unsigned long lo, unsigned long hi, unsigned long *target)
 {
-	unsigned long a = start;
-	struct insn insn;
-
-	while (a < start + size && !decode(&insn, a)) {
-		if (insn.opcode.nbytes == 1 && insn.opcode.bytes[0] == 0xfd)
-			return true;
-		a += insn.length;
-	}
-	return false;
+	return kinstr_ksyms_table_target_in(lo, hi, target) || kinstr_module_target_in(lo, hi, target);
 }
 
 /* Does control never reach the byte after this instruction from it (a bare ret, a direct jmp)? */
@@ -353,7 +369,7 @@ int kinstr_verify_probe(const struct kinstr_probe *p, unsigned long body_addr, s
 {
 	unsigned long start, size, a, t = 0, live_end = 0, exit_end = 0;
 	u8 live[KINSTR_MAX_DISPLACED];
-	bool indirect;
+	struct fn_scan fs;
 	struct insn insn;
 	u32 r;
 
@@ -378,19 +394,15 @@ int kinstr_verify_probe(const struct kinstr_probe *p, unsigned long body_addr, s
 		v->reasons = 1U << KINSTR_R_UNVERIFIABLE;
 		return -EPERM;
 	}
-	/* boundaries, decoded from the symbol's start */
-	for (a = start; a < p->site; a += insn.length)
-		if (decode(&insn, a)) {
-			refuse(v, KINSTR_REFUSE_NOT_BOUNDARY, p->site);
-			v->offset = a - start;
-			return -EILSEQ;
-		}
-	if (a != p->site) {
+	/* boundaries, decoded from the symbol's start, in the one pass over the function */
+	scan_function(start, size, p->site, p->displaced_len, &fs);
+	if (fs.not_boundary) {
 		refuse(v, KINSTR_REFUSE_NOT_BOUNDARY, p->site);
-		v->offset = a - insn.length - start;
-		v->insn_len = insn.length;
+		v->offset = fs.bad_at;
+		v->insn_len = fs.bad_len;
 		return -EILSEQ;
 	}
+	a = p->site;
 	if (p->site + p->displaced_len > start + size) {
 		refuse(v, KINSTR_REFUSE_CROSSES_END, p->site);
 		v->offset = size;
@@ -404,7 +416,7 @@ int kinstr_verify_probe(const struct kinstr_probe *p, unsigned long body_addr, s
 		/*
 		 * After a ret or jmp, a jump probe may cover int3 filler (a return thunk's jmp turned
 		 * into `ret; int3 x4` at boot): never run, so overwritten, not relocated. No branch
-		 * may land in it (target_inside below), and nothing else may follow it.
+		 * may land in it (scan_function, table_target_inside), and nothing else may follow it.
 		 */
 		if (filler(&insn) && (live_end || (p->kind == KINSTR_PROBE_JUMP && exit_end == a))) {
 			if (!live_end)
@@ -427,7 +439,7 @@ int kinstr_verify_probe(const struct kinstr_probe *p, unsigned long body_addr, s
 		refuse(v, KINSTR_REFUSE_BAD_LENGTH, p->site);
 		return -EILSEQ;
 	}
-	if (sets_df(start, size)) {
+	if (fs.sets_df) {
 		refuse(v, KINSTR_REFUSE_UNSAFE_INSN, p->site);
 		return -EPERM;
 	}
@@ -437,12 +449,12 @@ int kinstr_verify_probe(const struct kinstr_probe *p, unsigned long body_addr, s
 		return -ESTALE;
 	}
 	if (p->kind == KINSTR_PROBE_JUMP) {
-		if (target_inside(start, size, p->site, p->site + p->displaced_len, &t, &indirect)) {
-			refuse(v, KINSTR_REFUSE_BRANCH_TARGET, t);
-			v->offset = t - start;
+		if (fs.target_in || table_target_inside(p->site, p->site + p->displaced_len, &fs.target)) {
+			refuse(v, KINSTR_REFUSE_BRANCH_TARGET, fs.target);
+			v->offset = fs.target - start;
 			return -EXDEV;
 		}
-		if (indirect) {
+		if (fs.indirect_jmp) {
 			refuse(v, KINSTR_REFUSE_INDIRECT_JMP, p->site);
 			return -EXDEV;
 		}

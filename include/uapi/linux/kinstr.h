@@ -17,7 +17,7 @@
 
 #define KINSTR_DEVICE		"/dev/kinstr"
 #define KINSTR_ABI_MAJOR	0	/* incompatible changes */
-#define KINSTR_ABI_MINOR	6	/* compatible additions */
+#define KINSTR_ABI_MINOR	7	/* compatible additions */
 
 /* The ioctl numbers carry no size: the struct's leading size field says how much there is. */
 #define KINSTR_IOC_MAGIC	0xb7
@@ -282,7 +282,7 @@ struct kinstr_limits {
 #define KINSTR_SLOT_SIZE	128
 #define KINSTR_SLOT_BODY	64	/* relocated bytes start here, at most 56 of them */
 #define KINSTR_SLOT_BODY_MAX	(KINSTR_SLOT_SIZE - KINSTR_SLOT_BODY - 8)
-#define KINSTR_AREA_MAX_PROBES	4096
+#define KINSTR_AREA_MAX_PROBES	65536	/* 4096 before ABI 0.7 */
 #define KINSTR_MAX_DISPLACED	16
 
 struct kinstr_alloc {
