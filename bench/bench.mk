@@ -6,7 +6,13 @@ BENCH_SRCS := $(wildcard bench/*.c)
 BENCH_BINS := $(BENCH_SRCS:%.c=$(B)/%)
 
 .PHONY: bench bench-run bench-splice bench-install bench-trace bench-profile
-bench: $(BENCH_BINS)
+bench: $(BENCH_BINS) $(B)/bench/fentry.bpf.o
+
+# The BPF fentry/fexit peer (bench/fentry_time.c loads it from beside itself): no kernel headers,
+# the programs read no argument
+$(B)/bench/fentry.bpf.o: bench/bpf/fentry.bpf.c
+	@mkdir -p $(dir $@)
+	clang -target bpf -O2 -g -Wall -Werror -I/usr/include/$(shell gcc -dumpmachine) -c -o $@ $<
 
 # Per-hit cost of kinstr's probes beside kprobes, in one guest run (bench/run-splice).
 bench-splice: $(BENCH_BINS)

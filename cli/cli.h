@@ -178,6 +178,11 @@ void cli_run__cleanup(struct cli_run *r);
  */
 #define CLI_MAX_SECONDS 31536000	/* a year */
 int cli_parse_seconds(const char *opt, const char *s, double *out);	/* > 0 */
+/* --max-probes N: 1 to KINSTR_AREA_MAX_PROBES (the planner's opts.max_probes) */
+int cli_parse_max_probes(const char *s, size_t *out);
+#define CLI_HELP_MAX_PROBES(pad) \
+	"      --max-probes N" pad "a glob may take up to N probes (default 4096, at most\n" \
+	"                    " pad "65536): until its jumps are in, each probe is an int3\n"
 int cli_parse_double(const char *opt, const char *s, double min, double max, double *out); /* (min, max) */
 int cli_parse_long(const char *opt, const char *s, long min, long max, long *out);	/* [min, max], base 10 */
 /* --pid PID: a number (-EINVAL, usage) naming a live process (-ESRCH); each printed, errno set too. */

@@ -41,6 +41,7 @@ static void count_usage(FILE *f)
 		   "      --json          print the totals as one JSON object (no live table)\n"
 		   "  -o, --output FILE   write the totals to FILE, not stdout (which -c CMD shares)\n"
 		   "      --dry-run       show what would be patched and why; touch nothing\n"
+		   CLI_HELP_MAX_PROBES("  ")
 		   "      --no-ftrace     count a FUNC's entry with an int3 where only that fits after\n"
 		   "                      the ftrace NOP, not with an ftrace direct call from the NOP\n"
 		   "Without -d or -c, count until interrupted (Ctrl-C). Interrupted during -c CMD,\n"
@@ -75,6 +76,7 @@ int cmd_count(int argc, char **argv)
 		{ "every", no_argument, NULL, 'e' },
 		{ "keep-going", no_argument, NULL, 'k' },
 		{ "no-ftrace", no_argument, NULL, 'N' },
+		{ "max-probes", required_argument, NULL, 'P' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -108,6 +110,10 @@ int cmd_count(int argc, char **argv)
 		case 'e': popts.every = true; break;
 		case 'k': keep = true; break;
 		case 'N': popts.no_ftrace = true; break;
+		case 'P':
+			if (cli_parse_max_probes(optarg, &popts.max_probes))
+				return CLI_USAGE;
+			break;
 		case 'o': output = optarg; break;
 		case 'h': count_usage(stdout); return CLI_OK;
 		default: count_usage(stderr); return CLI_USAGE;

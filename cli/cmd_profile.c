@@ -42,6 +42,7 @@ static void profile_usage(FILE *f)
 		   "  -o, --output FILE   write the totals to FILE, not stdout (which -c CMD shares)\n"
 		   "  -k, --keep-going    a FUNC that cannot be timed (or names nothing) is reported and\n"
 		   "                      left out; the others are timed (it fails if every one is)\n"
+		   CLI_HELP_MAX_PROBES("  ")
 		   "      --no-ftrace     where only an int3 fits after a function's ftrace NOP, start\n"
 		   "                      its timer with that int3, not with an ftrace direct call\n"
 		   "                      from the NOP (the default; as cheap as a jump)\n"
@@ -65,6 +66,7 @@ int cmd_profile(int argc, char **argv)
 		{ "folded", no_argument, NULL, 'F' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "no-ftrace", no_argument, NULL, 'N' },
+		{ "max-probes", required_argument, NULL, 'P' },
 		{ "keep-going", no_argument, NULL, 'k' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -109,6 +111,10 @@ int cmd_profile(int argc, char **argv)
 		case 'F': folded = true; break;
 		case 'o': output = optarg; break;
 		case 'N': popts.no_ftrace = true; break;
+		case 'P':
+			if (cli_parse_max_probes(optarg, &popts.max_probes))
+				return CLI_USAGE;
+			break;
 		case 'k': keep = true; break;
 		case 'h': profile_usage(stdout); return CLI_OK;
 		default: profile_usage(stderr); return CLI_USAGE;

@@ -59,6 +59,7 @@ static void trace_usage(FILE *f)
 		   "                        emulator), as synchronised across CPUs as the TSCs\n"
 		   "  -k, --keep-going      a SPEC that is refused (or names nothing) is reported and left\n"
 		   "                        out; the others are traced (it fails if every one is)\n"
+		   CLI_HELP_MAX_PROBES("    ")
 		   "      --no-ftrace       where only an int3 fits after a FUNC's ftrace NOP, record its\n"
 		   "                        entry with that int3, not with an ftrace direct call from the\n"
 		   "                        NOP (the default, as for 'kinstr count'; %%rip then reads\n"
@@ -87,6 +88,7 @@ int cmd_trace(int argc, char **argv)
 		{ "subbuf-size", required_argument, NULL, 'S' },
 		{ "overwrite", no_argument, NULL, 'O' },
 		{ "no-ftrace", no_argument, NULL, 'N' },
+		{ "max-probes", required_argument, NULL, 'P' },
 		{ "keep-going", no_argument, NULL, 'k' },
 		{ "clock", required_argument, NULL, 'C' },
 		{ "max-size", required_argument, NULL, 'M' },
@@ -144,6 +146,10 @@ int cmd_trace(int argc, char **argv)
 			break;
 		case 'O': overwrite = true; break;
 		case 'N': popts.no_ftrace = true; break;
+		case 'P':
+			if (cli_parse_max_probes(optarg, &popts.max_probes))
+				return CLI_USAGE;
+			break;
 		case 'k': keep = true; break;
 		case 'C':
 			if (strcmp(optarg, "mono") && strcmp(optarg, "local")) {

@@ -14,6 +14,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <uapi/linux/kinstr.h>
+
 #include "cli.h"
 
 int cli_parse_seconds(const char *opt, const char *s, double *out)
@@ -34,6 +36,21 @@ int cli_parse_seconds(const char *opt, const char *s, double *out)
 	if (v > CLI_MAX_SECONDS) {
 		cli_err("%s: at most %d seconds, not '%s'", opt, CLI_MAX_SECONDS, s);
 		return -ERANGE;
+	}
+	*out = v;
+	return 0;
+}
+
+int cli_parse_max_probes(const char *s, size_t *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (end == s || *end || errno || !isdigit((unsigned char)*s) || v < 1 || v > KINSTR_AREA_MAX_PROBES) {
+		cli_err("--max-probes: a number of probes from 1 to %d, not '%s'", KINSTR_AREA_MAX_PROBES, s);
+		return -EINVAL;
 	}
 	*out = v;
 	return 0;

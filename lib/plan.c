@@ -15,6 +15,7 @@ struct kinstr_plan {
 	struct kinstr_probeset *ps;
 	const struct kinstr_kernel *k;
 	bool every, ftrace;
+	size_t max_probes;
 };
 
 int kinstr_spec__parse(const char *spec, struct kinstr_spec *sp, char *err, size_t errlen)
@@ -156,7 +157,7 @@ struct kinstr_plan *kinstr_plan__new(struct kinstr_probeset *ps, const struct ki
 {
 	struct kinstr_plan *pl;
 
-	if (!ps || !KINSTR_OPTS_VALID(opts)) {
+	if (!ps || !KINSTR_OPTS_VALID(opts) || KINSTR_OPTS_GET(opts, max_probes, 0) > KINSTR_AREA_MAX_PROBES) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -167,7 +168,17 @@ struct kinstr_plan *kinstr_plan__new(struct kinstr_probeset *ps, const struct ki
 	pl->k = kinstr_probeset__kernel(ps);
 	pl->every = KINSTR_OPTS_GET(opts, every, false);
 	pl->ftrace = !KINSTR_OPTS_GET(opts, no_ftrace, false);
+	pl->max_probes = KINSTR_OPTS_GET(opts, max_probes, 0) ?: KINSTR_PLAN_MAX_PROBES;
 	return pl;
+}
+
+/* How the cap can be raised, for a refusal's message. */
+static const char *raise_hint(const struct kinstr_plan *pl)
+{
+#define STR_(x) #x
+#define STR(x) STR_(x)
+	return pl->max_probes < KINSTR_AREA_MAX_PROBES ?
+		" (--max-probes raises it, up to " STR(KINSTR_AREA_MAX_PROBES) ")" : "";
 }
 
 void kinstr_plan__free(struct kinstr_plan *pl)
@@ -231,9 +242,9 @@ static int add_glob(struct kinstr_plan *pl, const char *spec, const char *glob, 
 			cand++;
 		}
 	}
-	if (cand + have > KINSTR_AREA_MAX_PROBES)
-		return why_set(why, -E2BIG, NULL, 0, "%s: %zu functions match: %zu probes: at most %d in one batch",
-			       spec, cand, cand + have, KINSTR_AREA_MAX_PROBES);
+	if (cand + have > pl->max_probes)
+		return why_set(why, -E2BIG, NULL, 0, "%s: %zu functions match: %zu probes: at most %zu in one batch%s",
+			       spec, cand, cand + have, pl->max_probes, raise_hint(pl));
 	last = 0;
 	for (i = 0; i < kinstr_kernel__func_cnt(k); i++) {
 		const struct kinstr_func *g = kinstr_kernel__func(k, i);
@@ -499,9 +510,9 @@ int kinstr_plan__time_spec(struct kinstr_plan *pl, const char *spec, unsigned in
 			cand++;
 		}
 	}
-	if (2 * cand + kinstr_probeset__cnt(pl->ps) > KINSTR_AREA_MAX_PROBES || cand > max)
-		return why_set(why, -E2BIG, NULL, 0, "%s: %zu functions match: at least %zu probes: at most %d in one batch",
-			       spec, cand, 2 * cand + kinstr_probeset__cnt(pl->ps), KINSTR_AREA_MAX_PROBES);
+	if (2 * cand + kinstr_probeset__cnt(pl->ps) > pl->max_probes || cand > max)
+		return why_set(why, -E2BIG, NULL, 0, "%s: %zu functions match: at least %zu probes: at most %zu in one batch%s",
+			       spec, cand, 2 * cand + kinstr_probeset__cnt(pl->ps), pl->max_probes, raise_hint(pl));
 	if (!glob) {
 		ret = kinstr_plan__time_func(pl, want, first_timer, &out[0].exits, why);
 		if (ret)

@@ -59,10 +59,18 @@ const struct kinstr_func *kinstr_plan__func(const struct kinstr_kernel *k, const
 const struct kinstr_site *kinstr_plan__entry_site(const struct kinstr_fn *fn, const struct kinstr_func *f,
 						  bool ftrace_ok, bool *ftrace);
 
+/*
+ * A glob's default cap on the probes of one set: until its jumps are in, every probe is an int3
+ * that each call through it traps on, and a glob over the whole kernel takes its hottest
+ * functions too. Raised per planner up to the module's KINSTR_AREA_MAX_PROBES.
+ */
+#define KINSTR_PLAN_MAX_PROBES 4096
+
 struct kinstr_plan_opts {
 	size_t sz;
 	bool every;		/* each FUNC at every jump site not sharing bytes with the last one */
 	bool no_ftrace;		/* never take an entry through an ftrace direct call */
+	size_t max_probes;	/* globs' cap on the set (0: KINSTR_PLAN_MAX_PROBES) */
 };
 
 /* How a glob went: the functions it matched, probed and refused, the refusals' rules counted. */

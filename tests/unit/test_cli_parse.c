@@ -105,9 +105,27 @@ static void t_pid(void)
 	      "'%s'", last_err);
 }
 
+/* --max-probes: 1 to the module's area limit, digits only */
+static void t_max_probes(void)
+{
+	static const char *const bad[] = { "0", "-1", "65537", "", "1x", " 5", "+5", "4096.0", "99999999999999999999" };
+	size_t v = 7, i;
+
+	CHECK(cli_parse_max_probes("1", &v) == 0 && v == 1, "1 -> %zu", v);
+	CHECK(cli_parse_max_probes("65536", &v) == 0 && v == 65536, "65536 -> %zu", v);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		v = 7;
+		last_err[0] = 0;
+		CHECK(cli_parse_max_probes(bad[i], &v) == -EINVAL && v == 7, "'%s' accepted (%zu)", bad[i], v);
+		CHECK(strstr(last_err, "--max-probes: a number of probes from 1 to 65536, not '") == last_err,
+		      "'%s': '%s'", bad[i], last_err);
+	}
+}
+
 int main(void)
 {
 	RUN(t_seconds);
+	RUN(t_max_probes);
 	RUN(t_double_long);
 	RUN(t_bytes);
 	RUN(t_pid);
