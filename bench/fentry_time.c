@@ -117,7 +117,7 @@ int main(int argc, char **argv)
 			unsigned long long c = percpu_sum(fd, i, ncpu);
 
 			if (c)
-				printf("@  [2^%d ns) %llu\n", i + 1, c);
+				printf("@  [2^%d, 2^%d) ns %llu\n", i, i + 1, c);
 		}
 	} else {
 		int fd = bpf_map__fd(bpf_object__find_map_by_name(obj, "counts"));
