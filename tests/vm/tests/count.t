@@ -206,6 +206,17 @@ EXPECT ^10000 installs and 10000 removals in 200 batches of 50 over [0-9]+ sites
 EXPECT ^leak none$
 EXPECT ^text-restored$
 
+NAME one set of 10,000 jump probes (one per function, kernel order): installed, jumps in, removed, installed with wait, removed; every byte of every site checked after each step
+SETUP insmod kmod/kinstr.ko
+RUN a=$(build/tests/vm/progs/textsum '*'); build/bench/install_time pick 12600 /tmp/cand.txt && \
+	build/bench/install_time time 10000 /tmp/cand.txt; r=$?; \
+	b=$(build/tests/vm/progs/textsum '*'); test "$a" = "$b" && echo text-restored; exit $r
+TIMEOUT 600
+EXPECT ^kinstr: 10000 jump probes in 1 sets;
+EXPECT ^kinstr-install n=10000 sets=1 .* verify=ok$
+EXPECT_NOT FAIL
+EXPECT ^text-restored$
+
 NAME a name kallsyms holds for several functions is refused with each candidate; -l names each as NAME@ADDR, which count takes
 SETUP insmod kmod/kinstr.ko
 RUN echo "kallsyms has $(awk '$2 ~ /^[tT]$/ && $3 == "dummy_handler"' /proc/kallsyms | wc -l)"; \
