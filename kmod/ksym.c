@@ -102,19 +102,27 @@ static unsigned long rel_at(const struct kinstr_span *t, unsigned long e, unsign
 	return e + off + *(const s32 *)(e + off);
 }
 
-bool kinstr_ksyms_table_target_in(unsigned long lo, unsigned long hi, unsigned long *target)
+/* The index of the first of the sorted a[0, n) at or above key (n: none). */
+static size_t first_at_or_above(const unsigned long *a, size_t n, unsigned long key)
 {
-	const struct kinstr_ksyms *k = &kinstr_ksyms;
-	size_t l = 0, h = k->ncore_targets;
+	size_t l = 0, h = n;
 
-	while (l < h) {		/* the first target above lo */
+	while (l < h) {
 		size_t m = l + (h - l) / 2;
 
-		if (k->core_targets[m] <= lo)
+		if (a[m] < key)
 			l = m + 1;
 		else
 			h = m;
 	}
+	return l;
+}
+
+bool kinstr_ksyms_table_target_in(unsigned long lo, unsigned long hi, unsigned long *target)
+{
+	const struct kinstr_ksyms *k = &kinstr_ksyms;
+	size_t l = first_at_or_above(k->core_targets, k->ncore_targets, lo + 1);
+
 	if (l == k->ncore_targets || k->core_targets[l] >= hi)
 		return false;
 	*target = k->core_targets[l];
@@ -247,16 +255,8 @@ bool kinstr_ksyms_core_blacklist_has(unsigned long a)
 bool kinstr_ksyms_extable_in(unsigned long a, unsigned int len)
 {
 	const struct kinstr_ksyms *k = &kinstr_ksyms;
-	size_t l = 0, h = k->nex_addrs;
+	size_t l = first_at_or_above(k->ex_addrs, k->nex_addrs, a);
 
-	while (l < h) {		/* the first fault address at or above a */
-		size_t m = l + (h - l) / 2;
-
-		if (k->ex_addrs[m] < a)
-			l = m + 1;
-		else
-			h = m;
-	}
 	return l < k->nex_addrs && k->ex_addrs[l] < a + len;
 }
 

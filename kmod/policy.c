@@ -67,7 +67,8 @@ static u32 reserved_by_patchers(unsigned long a, unsigned int len)
 	void *s = (void *)a, *e = (void *)(a + len - 1);
 	u32 r = 0;
 
-	if (!kinstr_khas(ftrace_text_reserved) || !kinstr_khas(jump_label_text_reserved) || !kinstr_khas(static_call_text_reserved))
+	/* the indexes below are built from the core's tables: without one, nothing is decided */
+	if (!kinstr_khas(ftrace_text_reserved) || !k->jump_table.start || !k->static_call_sites.start)
 		r |= R(UNVERIFIABLE);
 	if (kinstr_khas(ftrace_text_reserved) && kinstr_kcall(ftrace_text_reserved)(s, e))
 		r |= R(FTRACE);
@@ -100,7 +101,7 @@ static u32 reserved_per_byte(unsigned long a, unsigned int len)
 	unsigned int i;
 	u32 r = 0;
 
-	if (!kinstr_khas(search_exception_tables) || (!kinstr_khas(find_bug) && !k->bug_addrs))
+	if (!kinstr_khas(search_exception_tables) || !k->ex_table.start || (!kinstr_khas(find_bug) && !k->bug_addrs))
 		r |= R(UNVERIFIABLE);
 	if (in_core_text(a, len) && kinstr_ksyms_extable_in(a, len))
 		r |= R(EXTABLE);
@@ -208,6 +209,38 @@ u32 kinstr_policy_check(unsigned long addr, unsigned int len)
 	return r;
 }
 
+/* The reasons the module decides from its indexes of the kernel's tables (ksym.c, modtext.c). */
+#define INDEXED (R(JUMP_LABEL) | R(STATIC_CALL) | R(EXTABLE) | R(KPROBE_BLACKLIST))
+
+/*
+ * kinstr_policy_check() with the indexed reasons asked of the kernel's own predicates instead
+ * (KINSTR_CHECK_F_KERNEL): the reference tests compare the indexes with.
+ */
+static u32 policy_check_by_kernel(unsigned long addr, unsigned int len)
+{
+	void *s = (void *)addr, *e = (void *)(addr + len - 1);
+	u32 r = kinstr_policy_check(addr, len);
+	unsigned int i;
+
+	if (r & (R(OWN_MODULE) | R(NOT_TEXT) | R(MODULE_STATE)))
+		return r;	/* decided before any table */
+	r &= ~INDEXED;
+	if (!kinstr_khas(jump_label_text_reserved) || !kinstr_khas(static_call_text_reserved) ||
+	    !kinstr_khas(search_exception_tables) || !kinstr_khas(within_kprobe_blacklist))
+		return r | R(UNVERIFIABLE);
+	if (kinstr_kcall(jump_label_text_reserved)(s, e))
+		r |= R(JUMP_LABEL);
+	if (kinstr_kcall(static_call_text_reserved)(s, e))
+		r |= R(STATIC_CALL);
+	for (i = 0; i < len; i++)
+		if (kinstr_kcall(search_exception_tables)(addr + i))
+			r |= R(EXTABLE);
+	/* no symbol name: the kernel's own walk decides */
+	if (kinstr_fence_blacklisted(addr, NULL) || kinstr_fence_blacklisted(addr + len - 1, NULL))
+		r |= R(KPROBE_BLACKLIST);
+	return r;
+}
+
 #define CHECK_CHUNK 256
 
 long kinstr_ioctl_check(void __user *uarg)
@@ -220,7 +253,7 @@ long kinstr_ioctl_check(void __user *uarg)
 	err = kinstr_get_struct(&c, sizeof(c), uarg, KINSTR_CHECK_SIZE_VER0);
 	if (err)
 		return err;
-	if (c.flags || c.__reserved)
+	if ((c.flags & ~KINSTR_CHECK_F_KERNEL) || c.__reserved)
 		return -EINVAL;
 	if (c.count > KINSTR_CHECK_MAX)
 		return -E2BIG;
@@ -240,7 +273,8 @@ long kinstr_ioctl_check(void __user *uarg)
 				err = -EINVAL;
 				break;
 			}
-			buf[i].reasons = kinstr_policy_check(buf[i].addr, buf[i].len);
+			buf[i].reasons = c.flags & KINSTR_CHECK_F_KERNEL ? policy_check_by_kernel(buf[i].addr, buf[i].len) :
+					 kinstr_policy_check(buf[i].addr, buf[i].len);
 		}
 		if (err)
 			break;

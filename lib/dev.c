@@ -182,15 +182,22 @@ int kinstr_dev__sync(struct kinstr_dev *dev)
 	return dev_ioctl(dev, KINSTR_IOC_SYNC, &sy);
 }
 
-int kinstr_dev__check(struct kinstr_dev *dev, struct kinstr_check_range *ranges, unsigned int count)
+int kinstr_dev__check_flags(struct kinstr_dev *dev, struct kinstr_check_range *ranges, unsigned int count,
+			    unsigned int flags)
 {
 	struct kinstr_check c = {
 		.size = sizeof(c),
+		.flags = flags,
 		.ranges = (unsigned long)ranges,
 		.count = count,
 	};
 
 	return dev_ioctl(dev, KINSTR_IOC_CHECK, &c);
+}
+
+int kinstr_dev__check(struct kinstr_dev *dev, struct kinstr_check_range *ranges, unsigned int count)
+{
+	return kinstr_dev__check_flags(dev, ranges, count, 0);
 }
 
 static const struct {

@@ -61,6 +61,9 @@ struct kinstr_span64 *kinstr_dev__hit_path(struct kinstr_dev *dev, size_t *n, bo
 /* The module's resource limits and what all descriptors use now. */
 int kinstr_dev__limits(struct kinstr_dev *dev, struct kinstr_limits *l);
 int kinstr_dev__check(struct kinstr_dev *dev, struct kinstr_check_range *ranges, unsigned int count);
+/* The same with KINSTR_CHECK_F_* flags (KINSTR_CHECK_F_KERNEL: the kernel's own predicates). */
+int kinstr_dev__check_flags(struct kinstr_dev *dev, struct kinstr_check_range *ranges, unsigned int count,
+			    unsigned int flags);
 
 /* The stable name of one reason bit (enum kinstr_site_reason), e.g. "ftrace site". */
 const char *kinstr_site_reason__str(unsigned int reason);

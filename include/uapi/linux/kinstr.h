@@ -156,12 +156,18 @@ struct kinstr_check_range {
 /* KINSTR_IOC_CHECK: classify many ranges in one call. */
 struct kinstr_check {
 	__u32 size;
-	__u32 flags;			/* none defined: must be 0 */
+	__u32 flags;			/* KINSTR_CHECK_F_*; others must be 0 */
 	__u64 ranges;			/* user pointer to struct kinstr_check_range[count] */
 	__u32 count;			/* at most KINSTR_CHECK_MAX */
 	__u32 __reserved;
 };
 #define KINSTR_CHECK_SIZE_VER0	24
+/*
+ * Decide jump labels, static calls, exception entries and the kprobe blacklist with the kernel's
+ * own predicates (jump_label_text_reserved(), ...), which walk whole tables per call, instead of
+ * the module's indexes of the same tables (ABI 0.7): slow, for tests that compare the two.
+ */
+#define KINSTR_CHECK_F_KERNEL	(1U << 0)
 #define KINSTR_CHECK_MAX	(1U << 20)
 
 /* A table of the running kernel whose entries locate reserved text by self-relative offsets. */

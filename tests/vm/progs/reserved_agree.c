@@ -1,14 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Two independent views of which kernel text is reserved must agree: libkinstr's (tables read
- * from live memory, tracefs, debugfs, kallsyms) and the module's (the kernel's own predicates:
- * ftrace_text_reserved, jump_label_text_reserved, search_exception_tables, find_bug, ...).
- * Checks an even sample of every kind of reservation user space knows (at most PER_KIND each)
- * and of function starts (where ftrace sites are). The kernel's predicates scan their tables
- * linearly, so checking all ~100,000 ranges would take minutes under TCG. Prints counts and the
- * first disagreements; exit 1 on any.
+ * Three views of which kernel text is reserved must agree: libkinstr's (tables read from live
+ * memory, tracefs, debugfs, kallsyms), the module's (its sorted indexes of the kernel's tables,
+ * and the kernel's predicates where it keeps none), and the kernel's own predicates
+ * (jump_label_text_reserved, static_call_text_reserved, search_exception_tables,
+ * within_kprobe_blacklist: KINSTR_CHECK_F_KERNEL). Checks an even sample of every kind of
+ * reservation user space knows (at most PER_KIND each), and function starts (where ftrace sites
+ * are); the 5 bytes just before and just after each reservation (an index's bounds) go to the
+ * module and the kernel only: they start mid-instruction, where libkinstr reserves a whole ud2
+ * or call that the kernel finds only by its first byte. The kernel's predicates
+ * scan their tables linearly, so checking all ~100,000 ranges would take minutes under TCG.
+ * Prints counts and the first disagreements; exit 1 on any.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,7 +33,9 @@ int main(void)
 	struct kinstr_dev *dev = kinstr_dev__open(NULL);
 	struct kinstr_check_range *r;
 	struct kinstr_kernel *k;
-	size_t i, n = 0, nres, nf, bad = 0, per[KINSTR_R_NR] = { 0 };
+	size_t i, n = 0, nres, nf, bad = 0, kbad = 0, per[KINSTR_R_NR] = { 0 };
+	struct kinstr_check_range *kr;
+	bool *nb;
 	int err;
 
 	if (!dev) {
@@ -42,7 +49,8 @@ int main(void)
 	}
 	nres = kinstr_kernel__reserved_cnt(k);
 	nf = kinstr_kernel__func_cnt(k);
-	r = calloc(nres + nf, sizeof(*r));
+	r = calloc(3 * nres + nf, sizeof(*r));
+	nb = calloc(3 * nres + nf, sizeof(*nb));
 	for (i = 0; i < nres; i++)
 		kind_total[kinstr_kernel__reserved_at(k, i)->reason]++;
 	for (i = 0; i < nres; i++) {
@@ -56,6 +64,11 @@ int main(void)
 			r[n++] = (struct kinstr_check_range){ .addr = e->addr, .len = 1 };
 		else
 			r[n++] = (struct kinstr_check_range){ .addr = e->addr, .len = e->len };
+		/* the neighbours: a range ending at the reservation, and one starting after it */
+		nb[n] = true;
+		r[n++] = (struct kinstr_check_range){ .addr = e->addr - 5, .len = 5 };
+		nb[n] = true;
+		r[n++] = (struct kinstr_check_range){ .addr = e->addr + e->len, .len = 5 };
 	}
 	for (i = 0; i < nf; i += nf / (2 * PER_KIND) + 1) {
 		const struct kinstr_func *f = kinstr_kernel__func(k, i);
@@ -63,18 +76,32 @@ int main(void)
 		if (f->size >= 5)
 			r[n++] = (struct kinstr_check_range){ .addr = f->addr, .len = 5 };
 	}
-	err = kinstr_dev__check(dev, r, n);
+	kr = calloc(n, sizeof(*kr));
+	memcpy(kr, r, n * sizeof(*r));
+	err = kinstr_dev__check(dev, r, n) ?: kinstr_dev__check_flags(dev, kr, n, KINSTR_CHECK_F_KERNEL);
 	if (err) {
 		fprintf(stderr, "KINSTR_IOC_CHECK: %s\n", strerror(-err));
 		return 1;
 	}
+	for (i = 0; i < n; i++)	/* the module's indexes against the kernel's predicates */
+		if ((r[i].reasons ^ kr[i].reasons) & COMPARED) {
+			const struct kinstr_func *f = kinstr_kernel__func_at(k, r[i].addr);
+
+			if (kbad++ < 20)
+				printf("index disagrees %s+0x%llx len %u: module 0x%x kernel 0x%x\n",
+				       f ? f->name : "?", f ? r[i].addr - f->addr : r[i].addr, r[i].len,
+				       r[i].reasons, kr[i].reasons);
+		}
 	for (i = 0; i < n; i++) {
 		unsigned int mine = kinstr_kernel__reserved(k, r[i].addr, r[i].len) & COMPARED;
 		unsigned int theirs = r[i].reasons & COMPARED;
 		unsigned int b;
 
-		/* kinstr.ko's own text: the module refuses it outright, asking nothing else */
-		if (r[i].reasons & (1u << KINSTR_R_OWN_MODULE))
+		/*
+		 * kinstr.ko's own text: the module refuses it outright, asking nothing else; the
+		 * neighbours are the kernel's comparison only
+		 */
+		if (nb[i] || (r[i].reasons & (1u << KINSTR_R_OWN_MODULE)))
 			continue;
 		for (b = 0; b < KINSTR_R_NR; b++)
 			per[b] += !!(mine & (1u << b));
@@ -92,8 +119,11 @@ int main(void)
 		if (per[i])
 			printf("  %-18s %zu\n", kinstr_site_reason__id(i), per[i]);
 	printf("disagreements %zu\n", bad);
+	printf("index disagreements %zu (module's indexes against the kernel's own predicates)\n", kbad);
 	kinstr_kernel__close(k);
 	kinstr_dev__close(dev);
 	free(r);
-	return bad ? 1 : 0;
+	free(kr);
+	free(nb);
+	return bad || kbad ? 1 : 0;
 }

@@ -17,11 +17,12 @@ EXPECT_NOT ^not ok
 EXPECT ^ok read of jiffies \(data\): ERANGE$
 EXPECT ^ok read of the whole text in one call$
 
-NAME user-space reservations agree with the kernel's own predicates (ftrace, jump labels, BUG, extable, blacklist)
+NAME user-space reservations agree with the module's and with the kernel's own predicates (ftrace, jump labels, static calls, BUG, extable, blacklist), at each reservation and just beside it
 SETUP insmod kmod/kinstr.ko
 RUN build/tests/vm/progs/reserved_agree
-TIMEOUT 240
+TIMEOUT 480
 EXPECT ^disagreements 0$
+EXPECT ^index disagreements 0 \(module's indexes against the kernel's own predicates\)$
 EXPECT ^  ftrace +[1-9]
 EXPECT ^  jump-label +[1-9]
 EXPECT ^  extable +[1-9]
