@@ -15,6 +15,7 @@
 
 struct tally {
 	size_t funcs, insns, padding, unreadable, cls[KINSTR_SITE_NR_CLASSES];
+	size_t int3, ftrace;	/* refused: int3 guards inside functions; ftrace NOPs kinstr probes */
 	size_t refused[NKEYS], trap[NKEYS];
 };
 
@@ -46,7 +47,7 @@ static void key_text(unsigned int key, char *buf, size_t size)
 		*strstr(buf, " (") = 0;
 }
 
-static void count(struct tally *t, const struct kinstr_site *s)
+static void count(struct tally *t, const struct kinstr_site *s, const struct kinstr_func *f)
 {
 	size_t *to = s->cls == KINSTR_SITE_REFUSED ? t->refused : s->cls == KINSTR_SITE_TRAP ? t->trap : NULL;
 	unsigned int b;
@@ -60,6 +61,8 @@ static void count(struct tally *t, const struct kinstr_site *s)
 	t->cls[s->cls]++;
 	if (!to)
 		return;
+	t->int3 += s->rule == KINSTR_RULE_INT3;
+	t->ftrace += kinstr_site__ftrace_own(s, f);
 	if (s->rule == KINSTR_RULE_RESERVED || s->rule == KINSTR_RULE_DISPLACES_RESERVED) {
 		unsigned int base = KINSTR_RULE_NR + (s->rule == KINSTR_RULE_RESERVED ? 0 : KINSTR_R_NR);
 
@@ -193,7 +196,7 @@ int cmd_sites(int argc, char **argv)
 		t.funcs++;
 		memcpy(before, t.cls, sizeof(before));
 		for (s = 0; s < kinstr_fn__site_cnt(fn); s++)
-			count(&t, kinstr_fn__site(fn, s));
+			count(&t, kinstr_fn__site(fn, s), f);
 		if (!json && !all && matched <= 100)
 			printf("%-40s %8zu %8zu %8zu\n", f->name, t.cls[0] - before[0], t.cls[1] - before[1],
 			       t.cls[2] - before[2]);
@@ -207,9 +210,9 @@ int cmd_sites(int argc, char **argv)
 		printf(",\"scope\":");
 		cli_json_str(all ? "all" : glob);
 		printf(",\"functions\":%zu,\"unreadable\":%zu,\"instructions\":%zu,\"padding\":%zu,"
-		       "\"jump\":%zu,\"trap\":%zu,\"refused\":%zu,\"refused_rules\":", t.funcs, t.unreadable,
-		       t.insns, t.padding,
-		       t.cls[KINSTR_SITE_JUMP], t.cls[KINSTR_SITE_TRAP], t.cls[KINSTR_SITE_REFUSED]);
+		       "\"jump\":%zu,\"trap\":%zu,\"refused\":%zu,\"int3_guards\":%zu,\"ftrace_nops\":%zu,"
+		       "\"refused_rules\":", t.funcs, t.unreadable, t.insns, t.padding,
+		       t.cls[KINSTR_SITE_JUMP], t.cls[KINSTR_SITE_TRAP], t.cls[KINSTR_SITE_REFUSED], t.int3, t.ftrace);
 		top_list(t.refused, top, true, NULL);
 		printf(",\"trap_rules\":");
 		top_list(t.trap, top, true, NULL);
@@ -222,6 +225,14 @@ int cmd_sites(int argc, char **argv)
 		printf("  jump     %10zu  %5.1f%%\n", t.cls[KINSTR_SITE_JUMP], 100.0 * t.cls[KINSTR_SITE_JUMP] / n);
 		printf("  trap     %10zu  %5.1f%%\n", t.cls[KINSTR_SITE_TRAP], 100.0 * t.cls[KINSTR_SITE_TRAP] / n);
 		printf("  refused  %10zu  %5.1f%%\n", t.cls[KINSTR_SITE_REFUSED], 100.0 * t.cls[KINSTR_SITE_REFUSED] / n);
+		if (t.insns > t.int3) {
+			double code = (double)(t.insns - t.int3), jt = (double)(t.cls[KINSTR_SITE_JUMP] + t.cls[KINSTR_SITE_TRAP]);
+
+			printf("  of the %zu that are not int3 guards: jump %.1f%%, jump or trap %.1f%%, "
+			       "with the %zu ftrace NOPs (probed through ftrace direct calls) %.1f%%\n", t.insns - t.int3,
+			       100.0 * t.cls[KINSTR_SITE_JUMP] / code, 100.0 * jt / code, t.ftrace,
+			       100.0 * (jt + t.ftrace) / code);
+		}
 		if (t.unreadable)
 			printf("  (%zu functions without text in this view)\n", t.unreadable);
 		top_list(t.refused, top, false, "refused, by rule (a site may have several reserved reasons):");

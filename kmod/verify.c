@@ -260,8 +260,8 @@ static bool filler(const struct insn *insn)
 /*
  * Does body (relocated to run at body_addr) do what the displaced instructions up to live_end did?
  * Displaced bytes from live_end on are int3 filler after a ret or jmp: never run, not relocated.
- * A trap probe's call is relocated as `push $return; jmp target`, so that the callee returns to
- * the original code and never into the slot.
+ * A direct call (a trap probe's one, a jump probe's last) is relocated as `push $return; jmp
+ * target`, so that the callee returns to the original code and never into the slot.
  */
 static bool relocation_ok(const struct kinstr_probe *p, unsigned long live_end, unsigned long body_addr,
 			  unsigned long *bad)
@@ -294,9 +294,13 @@ static bool relocation_ok(const struct kinstr_probe *p, unsigned long live_end, 
 		} else if (ko == BR_CALL) {
 			struct insn j;
 
-			/* 68 imm32 = push sign-extended return address, then jmp rel32 target */
-			if (p->kind != KINSTR_PROBE_TRAP || r.opcode.bytes[0] != 0x68 || r.length != 5 ||
-			    (unsigned long)(long)r.immediate.value != a + o.length)
+			/*
+			 * 68 imm32 = push sign-extended return address, then jmp rel32 target; the
+			 * call is the last displaced instruction (checked above), so the return
+			 * address is the end of the patched bytes
+			 */
+			if (a + o.length != p->site + p->displaced_len || r.opcode.bytes[0] != 0x68 ||
+			    r.length != 5 || (unsigned long)(long)r.immediate.value != a + o.length)
 				return false;
 			if (decode_buf(&j, body + 5, left - 5) || j.opcode.bytes[0] != 0xe9 ||
 			    branch_target(&j, b + 5) != branch_target(&o, a))
@@ -429,8 +433,10 @@ int kinstr_verify_probe(const struct kinstr_probe *p, unsigned long body_addr, s
 		}
 		if (ends_code(&insn))
 			exit_end = a + insn.length;
+		/* a jump's direct call must be its last: the pushed return address is after the jmp */
 		if (unsafe_insn(&insn, a) || indirect_call(&insn) ||
-		    (p->kind == KINSTR_PROBE_JUMP && branch_of(&insn, &(int){0}) == BR_CALL)) {
+		    (p->kind == KINSTR_PROBE_JUMP && branch_of(&insn, &(int){0}) == BR_CALL &&
+		     a + insn.length != p->site + p->displaced_len)) {
 			refuse(v, KINSTR_REFUSE_UNSAFE_INSN, a);
 			return -EPERM;
 		}

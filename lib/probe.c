@@ -14,7 +14,8 @@ struct pset_probe {
 	struct kinstr_probe_info info;
 	uint8_t bytes[KINSTR_MAX_DISPLACED];
 	uint8_t live_len;		/* bytes[] that run: the rest is int3 filler after a ret/jmp */
-	bool is_call;			/* trap probe on a direct call: emulated */
+	bool is_call;			/* ends with a direct call (a trap's one, a jump's last): emulated */
+	uint8_t call_off;		/* where that call starts in bytes[] */
 	bool is_ret;			/* bare ret: moves as jmp __x86_return_thunk */
 	uint64_t call_target;
 	uint8_t timer_action;		/* KINSTR_ACTION_TIMER_START/STOP, or 0 */
@@ -134,12 +135,25 @@ static const char *ret_why(const struct kinstr_kernel *k)
 	       "a bare ret cannot move without __x86_return_thunk";
 }
 
+/* The last instruction that runs of those a probe at in displaces, up to end. */
+static void last_displaced(const struct kinstr_cfg *cfg, const struct kinstr_cfg_insn *in, uint64_t end,
+			   const struct kinstr_cfg_insn **last)
+{
+	const struct kinstr_cfg_insn *first = kinstr_cfg__insn(cfg, 0);
+	size_t j = (size_t)(in - first), n = kinstr_cfg__insn_cnt(cfg);
+
+	*last = in;
+	for (; j < n && first[j].x.addr < end; j++)
+		if (first[j].x.flow != KINSTR_X86_FLOW_INT3)	/* filler after a ret/jmp never runs */
+			*last = &first[j];
+}
+
 int kinstr_probeset__add(struct kinstr_probeset *ps, const struct kinstr_func *f, uint64_t addr,
 			 char *err, size_t errlen)
 {
 	const struct kinstr_site *s;
 	unsigned long long to;
-	const struct kinstr_cfg_insn *in;
+	const struct kinstr_cfg_insn *in, *last;
 	const struct kinstr_fn *fn;
 	struct pset_probe *p;
 	const unsigned char *text;
@@ -194,8 +208,10 @@ int kinstr_probeset__add(struct kinstr_probeset *ps, const struct kinstr_func *f
 	p->info.kind = s->cls == KINSTR_SITE_JUMP ? KINSTR_PROBE_JUMP : KINSTR_PROBE_TRAP;
 	p->info.displaced_len = s->cls == KINSTR_SITE_JUMP ? s->displaced_len : s->insn_len;
 	p->live_len = s->cls == KINSTR_SITE_JUMP ? s->live_len : s->insn_len;
-	p->is_call = p->info.kind == KINSTR_PROBE_TRAP && in->x.flow == KINSTR_X86_FLOW_CALL;
-	p->call_target = in->x.target;
+	last_displaced(kinstr_fn__cfg(fn), in, addr + p->info.displaced_len, &last);
+	p->is_call = last->x.flow == KINSTR_X86_FLOW_CALL;
+	p->call_off = (uint8_t)(last->x.addr - addr);
+	p->call_target = last->x.target;
 	p->is_ret = in->x.len == 1 && in->x.bytes[0] == 0xc3;
 	if (p->is_ret && kinstr_kernel__ret_relocation(ps->k, &to)) {
 		snprintf(err, errlen, "%s+0x%llx: %s", f->name, (unsigned long long)(addr - f->addr), ret_why(ps->k));
@@ -293,15 +309,35 @@ static int build_body(const struct kinstr_probeset *ps, const struct pset_probe 
 		return 0;
 	}
 	if (p->is_call) {
-		/* push $return (sign-extended imm32: kernel text is in the top 2 GiB); jmp target */
-		int32_t ret_addr = (int32_t)(p->info.addr + p->info.displaced_len);
-		int32_t rel = (int32_t)(p->call_target - (body_addr + 10));
+		/*
+		 * What runs before the call moves as usual; the call itself becomes push $return
+		 * (sign-extended imm32: kernel text is in the top 2 GiB); jmp target, so that the
+		 * callee returns to the original code after the patched bytes, never into the slot.
+		 */
+		uint32_t at = 0;
+		int32_t ret_addr = (int32_t)(p->info.addr + p->info.displaced_len), rel;
 
-		req->body[0] = 0x68;
-		memcpy(req->body + 1, &ret_addr, 4);
-		req->body[5] = 0xe9;
-		memcpy(req->body + 6, &rel, 4);
-		req->body_len = 10;
+		if (p->call_off) {
+			ret = kinstr_reloc__run(&r, p->bytes, p->call_off, p->info.addr, out, sizeof(out), body_addr);
+			if (ret) {
+				snprintf(err, errlen, "%s+0x%llx: cannot relocate: %s", p->info.func->name,
+					 (unsigned long long)(p->info.addr - p->info.func->addr), kinstr_reloc__why(&r));
+				return ret;
+			}
+			if (r.out_len + 10 > KINSTR_SLOT_BODY_MAX) {
+				snprintf(err, errlen, "%s+0x%llx: relocated code too long (%u bytes)", p->info.func->name,
+					 (unsigned long long)(p->info.addr - p->info.func->addr), r.out_len + 10);
+				return -E2BIG;
+			}
+			memcpy(req->body, out, r.out_len);
+			at = r.out_len;
+		}
+		rel = (int32_t)(p->call_target - (body_addr + at + 10));
+		req->body[at] = 0x68;
+		memcpy(req->body + at + 1, &ret_addr, 4);
+		req->body[at + 5] = 0xe9;
+		memcpy(req->body + at + 6, &rel, 4);
+		req->body_len = at + 10;
 		return 0;
 	}
 	if (p->is_ret && p->info.displaced_len == 1) {

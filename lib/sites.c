@@ -191,6 +191,17 @@ static void classify_trap(const struct kinstr_cfg *cfg, const uint32_t *reserved
 	}
 }
 
+/*
+ * Can the slot emulate this direct call as `push $imm32; jmp target`? The pushed imm32 is
+ * sign-extended: the return address must lie in the top 2 GiB, as kernel and module text do.
+ */
+static bool call_emulable(const struct kinstr_cfg_insn *in)
+{
+	uint64_t ret = in->x.addr + in->x.len;
+
+	return in->x.flow == KINSTR_X86_FLOW_CALL && ret >= 0xffffffff80000000ULL;
+}
+
 /* Does control never fall through this instruction to the bytes after it (ret, jmp)? */
 static bool ends_code(const struct kinstr_cfg_insn *in)
 {
@@ -242,7 +253,14 @@ static void try_jump(const struct kinstr_cfg *cfg, const uint32_t *reserved,
 			s->rule = KINSTR_RULE_CROSSES_END;
 			return;
 		}
-		if (in->x.flow == KINSTR_X86_FLOW_CALL || in->x.flow == KINSTR_X86_FLOW_CALL_IND) {
+		/*
+		 * A direct call is 5 bytes, so it is always the last instruction displaced: its
+		 * return address is the first byte after the jmp, and the slot emulates it as
+		 * `push $return; jmp target` (as at a trap site). The callee returns to the
+		 * original code, never into the slot. An indirect call cannot be emulated so.
+		 */
+		if (in->x.flow == KINSTR_X86_FLOW_CALL_IND ||
+		    (in->x.flow == KINSTR_X86_FLOW_CALL && !call_emulable(in))) {
 			s->rule = KINSTR_RULE_DISPLACES_CALL;
 			s->rule_addr = in->x.addr;
 			return;
@@ -410,7 +428,7 @@ static const struct {
 	[KINSTR_RULE_INDIRECT_JMP] = { "indirect-jmp", "the function has an indirect jmp, so a jump could displace a target" },
 	[KINSTR_RULE_BRANCH_TARGET] = { "branch-target", "a branch target lies inside the 5 displaced bytes" },
 	[KINSTR_RULE_CROSSES_END] = { "crosses-end", "5 bytes would run past the function's code" },
-	[KINSTR_RULE_DISPLACES_CALL] = { "displaces-call", "a jump would move a call into the trampoline" },
+	[KINSTR_RULE_DISPLACES_CALL] = { "displaces-call", "a jump would move an indirect call into the trampoline" },
 	[KINSTR_RULE_DISPLACES_RESERVED] = { "displaces-reserved", "a jump would displace a reserved instruction" },
 	[KINSTR_RULE_DISPLACES_UNRELOCATABLE] = { "displaces-unrelocatable", "a jump would displace an instruction that cannot be relocated" },
 	[KINSTR_RULE_DIRECTION_FLAG] = { "direction-flag", "the function sets the direction flag (std), which probe code assumes clear" },

@@ -48,7 +48,7 @@ enum kinstr_site_rule {
 	KINSTR_RULE_INDIRECT_JMP,	/* function has an indirect jmp: a target may be anywhere */
 	KINSTR_RULE_BRANCH_TARGET,	/* a branch target lies inside the displaced bytes (.rule_addr) */
 	KINSTR_RULE_CROSSES_END,	/* the 5 bytes would run past the function's code */
-	KINSTR_RULE_DISPLACES_CALL,	/* a call would run from the trampoline and return into it */
+	KINSTR_RULE_DISPLACES_CALL,	/* an indirect call would run from the trampoline and return into it */
 	KINSTR_RULE_DISPLACES_RESERVED,	/* a displaced instruction is reserved (.reserved) */
 	KINSTR_RULE_DISPLACES_UNRELOCATABLE, /* a displaced instruction cannot be relocated */
 	KINSTR_RULE_DIRECTION_FLAG,	/* the function sets DF (std): probe code assumes it clear */

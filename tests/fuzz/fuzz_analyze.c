@@ -858,9 +858,11 @@ static void check_sites(const struct kinstr_fn *fn, const uint8_t *code, size_t 
 				const struct kinstr_x86_insn *cx = c ? &kinstr_cfg__insn(cfg,
 					(size_t)(c - kinstr_fn__site(fn, 0)))->x : NULL;
 
+				/* a direct call is emulated where its return address can be pushed */
 				ENSURE(cx && s->rule_addr < s->addr + JMP_LEN &&
-				       (cx->flow == KINSTR_X86_FLOW_CALL ||
-					cx->flow == KINSTR_X86_FLOW_CALL_IND), "displaces-call 0x%" PRIx64,
+				       (cx->flow == KINSTR_X86_FLOW_CALL_IND ||
+					(cx->flow == KINSTR_X86_FLOW_CALL &&
+					 cx->addr + cx->len < 0xffffffff80000000ULL)), "displaces-call 0x%" PRIx64,
 				       s->rule_addr);
 			}
 			/* a call at a trap site is emulated; anything else runs relocated */
@@ -898,8 +900,13 @@ static void check_sites(const struct kinstr_fn *fn, const uint8_t *code, size_t 
 					break;
 				continue;
 			}
+			/* a direct call only as the last displaced instruction: the slot emulates it */
+			if (d->x.flow == KINSTR_X86_FLOW_CALL)
+				ENSURE(d->x.addr + d->x.len == s->addr + s->displaced_len &&
+				       d->x.addr + d->x.len >= 0xffffffff80000000ULL,
+				       "displaces a call that is not last or whose return cannot be pushed");
 			ENSURE(!(d->flags & (KINSTR_CFG_I_PADDING | KINSTR_CFG_I_INVALID)) &&
-			       d->x.flow != KINSTR_X86_FLOW_CALL && d->x.flow != KINSTR_X86_FLOW_CALL_IND &&
+			       d->x.flow != KINSTR_X86_FLOW_CALL_IND &&
 			       d->x.flow != KINSTR_X86_FLOW_INT3 && d->x.flow != KINSTR_X86_FLOW_UD2 &&
 			       d->x.flow != KINSTR_X86_FLOW_EXIT && !(d->x.attr & KINSTR_X86_A_PRIVILEGED),
 			       "displaces %s", kinstr_x86__mnemonic_name(&d->x));
@@ -910,7 +917,18 @@ static void check_sites(const struct kinstr_fn *fn, const uint8_t *code, size_t 
 		/* no branch of the function lands inside, except on its first byte */
 		ENSURE(!target_in(cfg, NULL, s->addr, s->addr + s->displaced_len),
 		       "a branch target inside the displaced bytes");
-		reloc_site(code + (s->addr - start), s->live_len, s->addr, rng);
+		/* the call that ends a run is emulated, not relocated: what precedes it runs relocated */
+		{
+			const struct kinstr_cfg_insn *e = kinstr_cfg__insn(cfg, i);
+			size_t len = s->live_len, m;
+
+			for (m = i; m < n && kinstr_cfg__insn(cfg, m)->x.addr < s->addr + s->live_len; m++)
+				e = kinstr_cfg__insn(cfg, m);
+			if (e->x.flow == KINSTR_X86_FLOW_CALL)
+				len = e->x.addr - s->addr;
+			if (len)
+				reloc_site(code + (s->addr - start), len, s->addr, rng);
+		}
 	}
 }
 

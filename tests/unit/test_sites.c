@@ -119,8 +119,9 @@ static void t_calls_and_unsafe_instructions(void)
 	CHECK(fn != NULL, "analyze: %s", strerror(errno));
 	if (!fn)
 		return;
-	CHECK(at(fn, 0)->cls == KINSTR_SITE_TRAP && at(fn, 0)->rule == KINSTR_RULE_DISPLACES_CALL,
-	      "call: %d rule %d", at(fn, 0)->cls, at(fn, 0)->rule);
+	/* a direct call is emulated in the slot (push $return; jmp target): a jump site */
+	CHECK(at(fn, 0)->cls == KINSTR_SITE_JUMP && at(fn, 0)->displaced_len == 5,
+	      "call: %d rule %d len %d", at(fn, 0)->cls, at(fn, 0)->rule, at(fn, 0)->displaced_len);
 	CHECK(at(fn, 5)->cls == KINSTR_SITE_REFUSED && at(fn, 5)->rule == KINSTR_RULE_UNSAFE_INSN,
 	      "cli: %d rule %d", at(fn, 5)->cls, at(fn, 5)->rule);
 	CHECK(at(fn, 6)->cls == KINSTR_SITE_JUMP, "rip-relative load: %d rule %d", at(fn, 6)->cls,
@@ -131,6 +132,53 @@ static void t_calls_and_unsafe_instructions(void)
 	CHECK(at(fn, 0x11)->cls == KINSTR_SITE_REFUSED, "int3: %d", at(fn, 0x11)->cls);
 	kinstr_site__why(at(fn, 5), why, sizeof(why));
 	CHECK(strstr(why, "IF") != NULL, "why: %s", why);
+	kinstr_fn__free(fn);
+}
+
+/*
+ * A jump may displace a direct call as its last instruction (the callee returns after the jmp,
+ * to the original code), but never an indirect one, and never a call in the middle (a direct
+ * call is 5 bytes: it always ends the displaced run).
+ */
+static void t_displaced_calls(void)
+{
+	static const uint8_t code[] = {
+		0x53,				/* 0: push rbx */
+		0xe8, 0x10, 0x00, 0x00, 0x00,	/* 1: call +0x10 */
+		0x48, 0x89, 0xc3,		/* 6: mov rbx, rax */
+		0xff, 0xd0,			/* 9: call *rax */
+		0x5b,				/* b: pop rbx */
+		0x31, 0xc0,			/* c: xor eax, eax */
+		0x90, 0x90, 0x90,		/* e: nops */
+		0xc3,				/* 11: ret */
+	};
+	struct kinstr_fn *fn = kinstr_fn__analyze_bytes(NULL, code, sizeof(code), BASE);
+	char why[256];
+
+	CHECK(fn != NULL, "analyze: %s", strerror(errno));
+	if (!fn)
+		return;
+	CHECK(at(fn, 0)->cls == KINSTR_SITE_JUMP && at(fn, 0)->displaced_len == 6 && at(fn, 0)->live_len == 6,
+	      "push; call: %d rule %d len %d", at(fn, 0)->cls, at(fn, 0)->rule, at(fn, 0)->displaced_len);
+	CHECK(at(fn, 1)->cls == KINSTR_SITE_JUMP && at(fn, 1)->displaced_len == 5,
+	      "call: %d rule %d", at(fn, 1)->cls, at(fn, 1)->rule);
+	/* mov; call *rax: the indirect call would return into the slot */
+	CHECK(at(fn, 6)->cls == KINSTR_SITE_TRAP && at(fn, 6)->rule == KINSTR_RULE_DISPLACES_CALL &&
+	      at(fn, 6)->rule_addr == BASE + 9, "mov; call *: %d rule %d", at(fn, 6)->cls, at(fn, 6)->rule);
+	kinstr_site__why(at(fn, 6), why, sizeof(why));
+	CHECK(strstr(why, "indirect call") && strstr(why, "0xffffffff81000009"), "why: %s", why);
+	CHECK(at(fn, 9)->cls == KINSTR_SITE_REFUSED && at(fn, 9)->rule == KINSTR_RULE_UNSAFE_INSN,
+	      "call *: %d rule %d", at(fn, 9)->cls, at(fn, 9)->rule);
+	kinstr_fn__free(fn);
+
+	/* a return address outside the top 2 GiB cannot be pushed as a sign-extended imm32 */
+	fn = kinstr_fn__analyze_bytes(NULL, code, sizeof(code), 0x1000);
+	CHECK(fn != NULL, "analyze low: %s", strerror(errno));
+	if (!fn)
+		return;
+	CHECK(kinstr_fn__site_at(fn, 0x1001)->cls == KINSTR_SITE_TRAP &&
+	      kinstr_fn__site_at(fn, 0x1001)->rule == KINSTR_RULE_DISPLACES_CALL, "low call: %d rule %d",
+	      kinstr_fn__site_at(fn, 0x1001)->cls, kinstr_fn__site_at(fn, 0x1001)->rule);
 	kinstr_fn__free(fn);
 }
 
@@ -259,7 +307,7 @@ static void t_snapshot_invariants(void)
 			CHECK(s->displaced_len >= 5, "%s: displaced %u", f->name, s->displaced_len);
 			CHECK(kinstr_kernel__reserved(k, s->addr, s->displaced_len) == 0, "%s+0x%llx: jump over reserved",
 			      f->name, (unsigned long long)(s->addr - f->addr));
-			/* no displaced instruction after the first is a branch target or a call */
+			/* no displaced instruction after the first is a branch target */
 			for (m = j + 1; m < kinstr_cfg__insn_cnt(cfg) &&
 					kinstr_cfg__insn(cfg, m)->x.addr < s->addr + s->displaced_len; m++) {
 				const struct kinstr_cfg_insn *in = kinstr_cfg__insn(cfg, m);
@@ -267,7 +315,12 @@ static void t_snapshot_invariants(void)
 				CHECK(!(in->flags & KINSTR_CFG_I_TARGET), "%s+0x%llx: jump displaces target +0x%llx",
 				      f->name, (unsigned long long)(s->addr - f->addr),
 				      (unsigned long long)(in->x.addr - f->addr));
-				CHECK(in->x.flow != KINSTR_X86_FLOW_CALL, "%s: jump displaces a call", f->name);
+				/* a direct call only as the last (emulated), an indirect one never */
+				CHECK(in->x.flow != KINSTR_X86_FLOW_CALL_IND, "%s: jump displaces an indirect call", f->name);
+				CHECK(in->x.flow != KINSTR_X86_FLOW_CALL ||
+				      in->x.addr + in->x.len == s->addr + s->displaced_len,
+				      "%s+0x%llx: jump displaces a call that is not its last instruction", f->name,
+				      (unsigned long long)(s->addr - f->addr));
 			}
 		}
 		CHECK(next == f->addr + f->size || (kinstr_cfg__flags(cfg) & KINSTR_CFG_F_TRUNCATED),
@@ -283,6 +336,7 @@ int main(void)
 	RUN(t_branch_target_makes_a_trap);
 	RUN(t_filler_after_exits);
 	RUN(t_calls_and_unsafe_instructions);
+	RUN(t_displaced_calls);
 	RUN(t_system_instructions_agree_with_the_module);
 	RUN(t_snapshot_known_refusals);
 	RUN(t_snapshot_invariants);

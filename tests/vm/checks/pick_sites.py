@@ -1,8 +1,11 @@
 #!/usr/bin/python3
 """Print probe specs inside FUNC, picked from the live kernel's own analysis ('kinstr disasm
---json'), so that a test names no offset of one kernel build: the first jump site and the first
-trap site past the entry (its ENDBR, fentry NOP and first instruction), as FUNC+0xOFF each.
-Exit 1 when FUNC has no site of a kind asked for (--need jump,trap)."""
+--json'), so that a test names no offset of one kernel build: for each kind asked for (--need,
+in that order), the first site of that kind past the entry (its ENDBR, fentry NOP and first
+instruction) that shares no byte with the entry probe or an earlier pick, as FUNC+0xOFF. Kinds:
+`jump` (a jump site that displaces no call), `trap`, and `call` (a jump site whose displaced
+bytes end with a direct call, which the slot emulates: push the return address, jmp to the
+callee). Exit 1 when FUNC has no site of a kind asked for (default --need jump,trap)."""
 import argparse
 import json
 import subprocess
@@ -23,10 +26,32 @@ insns = sorted((i for b in d["blocks"] for i in b["insns"]), key=lambda i: i["of
 k = 0
 while k < len(insns) and insns[k]["class"] == "refused":
     k += 1
+ends = {i["offset"] + i["len"]: i for i in insns}
+
+
+def span(i):
+    return (i["offset"], i["offset"] + (i.get("displaced", 0) if i["class"] == "jump" else i["len"]))
+
+
+def ends_in_call(i):
+    last = ends.get(span(i)[1])
+    return i["class"] == "jump" and last is not None and last["text"].startswith("call ")
+
+
+def kind_of(i):
+    return "call" if ends_in_call(i) else i["class"]
+
+
+# each pick shares no byte with the entry probe's or another pick's (kinstr refuses overlaps)
+taken = [span(insns[k])] if k < len(insns) else []
 picked = {}
-for i in insns[k + 1:]:
-    if i["class"] in ("jump", "trap") and i["class"] not in picked:
-        picked[i["class"]] = i["offset"]
+for want in args.need.split(","):
+    for i in insns[k + 1:]:
+        a, b = span(i)
+        if kind_of(i) == want and all(b <= x or a >= y for x, y in taken):
+            picked[want] = i["offset"]
+            taken.append((a, b))
+            break
 out = []
 for kind in args.need.split(","):
     if kind not in picked:

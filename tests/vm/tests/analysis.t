@@ -28,12 +28,12 @@ EXPECT ^  jump-label +[1-9]
 EXPECT ^  extable +[1-9]
 EXPECT ^  bug +[1-9]
 
-NAME every site user space offers, the module's verifier accepts: the first and last jump and trap site of every 16th function, verified without patching (whole kernel: verify_agree -a, 6.5 min)
+NAME every site user space offers, the module's verifier accepts: the first and last jump and trap site and the first jump that displaces a call, of every 16th function, verified without patching (whole kernel: verify_agree -a, 6.5 min)
 SETUP insmod kmod/kinstr.ko
 RUN a=$(build/tests/vm/progs/textsum '*'); build/tests/vm/progs/verify_agree 16; \
 	b=$(build/tests/vm/progs/textsum '*'); test "$a" = "$b" && echo "text unchanged"
 TIMEOUT 240
-EXPECT ^functions [0-9]+ \(every 16\), probes verified [0-9]{4,} \([1-9][0-9]+ jump, [1-9][0-9]+ trap\)
+EXPECT ^functions [0-9]+ \(every 16\), probes verified [0-9]{4,} \([1-9][0-9]+ jump, [1-9][0-9]+ trap; [1-9][0-9]+ jumps displace a call\)
 EXPECT ^module refusals 0$
 EXPECT ^text unchanged$
 
@@ -41,7 +41,7 @@ NAME every site user space offers in the loaded modules' text, the module's veri
 SETUP insmod kmod/kinstr.ko
 RUN build/tests/vm/progs/verify_agree -m
 TIMEOUT 240
-EXPECT ^functions [0-9]+ \(every 1\), probes verified [0-9]{3,} \([1-9][0-9]+ jump, [1-9][0-9]+ trap\)
+EXPECT ^functions [0-9]+ \(every 1\), probes verified [0-9]{3,} \([1-9][0-9]+ jump, [1-9][0-9]+ trap; [1-9][0-9]+ jumps displace a call\)
 EXPECT ^module refusals 0$
 
 NAME kinstr disasm shows a live function block by block with each site's class
@@ -96,7 +96,7 @@ EXPECT ^function +jump +trap +refused$
 EXPECT ^vfs_read +[1-9][0-9]* +[0-9]+ +[1-9][0-9]*$
 EXPECT ^vfs_\*: [1-9][0-9]* functions, [1-9][0-9]* instructions
 EXPECT ^ +[1-9][0-9]* +reserved:ftrace +overlaps an ftrace site$
-EXPECT ^ +[1-9][0-9]* +displaces-call +a jump would move a call into the trampoline$
+EXPECT ^ +[1-9][0-9]* +branch-target +a branch target lies inside the 5 displaced bytes$
 
 NAME the live kernel still classifies the shipped sample exactly as tests/data records (a release with no sample shipped: as a snapshot of the same functions taken now)
 SETUP insmod kmod/kinstr.ko

@@ -66,12 +66,12 @@ EXPECT ^rc=0$
 NAME a kprobe added while kinstr holds a site is refused at, inside and just before it; after kinstr, the same kprobes are accepted and count exactly
 FEATURE kprobe_fence
 SETUP insmod kmod/kinstr.ko
-RUN python3 tests/vm/progs/kprobe_fence.py 2000 $(tests/vm/checks/pick_sites.py __x64_sys_getppid) \
+RUN python3 tests/vm/progs/kprobe_fence.py 2000 $(tests/vm/checks/pick_sites.py --need jump,call __x64_sys_getppid) \
 	'__x64_sys_getppid%return' && \
 	python3 tests/vm/progs/kprobe_fence.py 0 vfs_read 'vfs_read%return'
 TIMEOUT 300
 EXPECT ^control: all [0-9]+ kprobes accepted before kinstr$
-# a jump site and a trap site picked from the live analysis, and the return
+# a jump site and a jump site that displaces a call, picked from the live analysis, and the return
 EXPECT ^refused as it must be: kprobe at __x64_sys_getppid\+0x[0-9a-f]+ \(at
 EXPECT ^refused as it must be: kprobe at vfs_read\+0x[0-9a-f]+ \(inside
 EXPECT ^refused as it must be: kprobe at vfs_read\+0x[0-9a-f]+ \(before

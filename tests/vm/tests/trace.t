@@ -28,13 +28,14 @@ EXPECT ^__x64_sys_getppid%return +[0-9]+$
 
 NAME trace FUNC where only an int3 fits after the ftrace NOP: recorded through an ftrace direct call, with the stack the int3 sees (--no-ftrace); %rip is the NOP, 5 bytes before the int3
 SETUP insmod kmod/kinstr.ko
-RUN L='build/tests/vm/progs/getppid_loop 500'; E=/sys/kernel/tracing/enabled_functions; \
+# urandom_read_iter begins `push rbx; mov rbx, rsi` and then a jump label: only an int3 fits
+RUN L='dd if=/dev/urandom of=/dev/null bs=16 count=500 status=none'; E=/sys/kernel/tracing/enabled_functions; \
 	for m in ftrace int3; do o=; [ $m = int3 ] && o=--no-ftrace; \
-	build/kinstr trace $o -o /tmp/tf-$m -c "sh -c 'echo enabled \$(grep -c getppid $E); $L'" \
-	'__x64_sys_getppid(ra=+0(%rsp):x64,rip=%rip:x64)' > /tmp/o-$m 2>&1; echo "$m rc=$?"; grep '^enabled' /tmp/o-$m; \
-	python3 tests/vm/progs/check_trace.py /tmp/tf-$m --count __x64_sys_getppid getppid_loop 500 \
-	--distinct __x64_sys_getppid getppid_loop ra --distinct __x64_sys_getppid getppid_loop rip | tee /tmp/c-$m; done; \
-	python3 -c 'import re; d={m: dict(re.findall(r"getppid_loop (\w+) distinct: (.*)", open("/tmp/c-" + m).read())) \
+	build/kinstr trace $o -o /tmp/tf-$m -c "sh -c 'echo enabled \$(grep -c urandom_read_iter $E); $L'" \
+	'urandom_read_iter(ra=+0(%rsp):x64,rip=%rip:x64)' > /tmp/o-$m 2>&1; echo "$m rc=$?"; grep '^enabled' /tmp/o-$m; \
+	python3 tests/vm/progs/check_trace.py /tmp/tf-$m --count urandom_read_iter dd 500 \
+	--distinct urandom_read_iter dd ra --distinct urandom_read_iter dd rip | tee /tmp/c-$m; done; \
+	python3 -c 'import re; d={m: dict(re.findall(r"dd (\w+) distinct: (.*)", open("/tmp/c-" + m).read())) \
 	for m in ("ftrace", "int3")}; f, t = d["ftrace"], d["int3"]; print("ra", f["ra"], t["ra"]); \
 	assert f["ra"] == t["ra"] and " " not in f["ra"] and int(f["ra"], 16) >> 63, "return addresses differ"; \
 	assert int(t["rip"], 16) - int(f["rip"], 16) == 5, (f["rip"], t["rip"]); print("same frame, rip 5 apart")'
