@@ -15,7 +15,7 @@
 
 struct tally {
 	size_t funcs, insns, padding, unreadable, cls[KINSTR_SITE_NR_CLASSES];
-	size_t int3, ftrace;	/* refused: int3 guards inside functions; ftrace NOPs kinstr probes */
+	size_t int3, pfx, ftrace;	/* refused: int3 guards, __pfx_/__cfi_ padding; ftrace NOPs kinstr probes */
 	size_t refused[NKEYS], trap[NKEYS];
 };
 
@@ -62,6 +62,7 @@ static void count(struct tally *t, const struct kinstr_site *s, const struct kin
 	if (!to)
 		return;
 	t->int3 += s->rule == KINSTR_RULE_INT3;
+	t->pfx += s->rule == KINSTR_RULE_RESERVED && (s->reserved & (1u << KINSTR_R_CFI_SYMBOL));
 	t->ftrace += kinstr_site__ftrace_own(s, f);
 	if (s->rule == KINSTR_RULE_RESERVED || s->rule == KINSTR_RULE_DISPLACES_RESERVED) {
 		unsigned int base = KINSTR_RULE_NR + (s->rule == KINSTR_RULE_RESERVED ? 0 : KINSTR_R_NR);
@@ -210,9 +211,10 @@ int cmd_sites(int argc, char **argv)
 		printf(",\"scope\":");
 		cli_json_str(all ? "all" : glob);
 		printf(",\"functions\":%zu,\"unreadable\":%zu,\"instructions\":%zu,\"padding\":%zu,"
-		       "\"jump\":%zu,\"trap\":%zu,\"refused\":%zu,\"int3_guards\":%zu,\"ftrace_nops\":%zu,"
-		       "\"refused_rules\":", t.funcs, t.unreadable, t.insns, t.padding,
-		       t.cls[KINSTR_SITE_JUMP], t.cls[KINSTR_SITE_TRAP], t.cls[KINSTR_SITE_REFUSED], t.int3, t.ftrace);
+		       "\"jump\":%zu,\"trap\":%zu,\"refused\":%zu,\"int3_guards\":%zu,\"pfx_padding\":%zu,"
+		       "\"ftrace_nops\":%zu,\"refused_rules\":", t.funcs, t.unreadable, t.insns, t.padding,
+		       t.cls[KINSTR_SITE_JUMP], t.cls[KINSTR_SITE_TRAP], t.cls[KINSTR_SITE_REFUSED], t.int3, t.pfx,
+		       t.ftrace);
 		top_list(t.refused, top, true, NULL);
 		printf(",\"trap_rules\":");
 		top_list(t.trap, top, true, NULL);
@@ -225,12 +227,14 @@ int cmd_sites(int argc, char **argv)
 		printf("  jump     %10zu  %5.1f%%\n", t.cls[KINSTR_SITE_JUMP], 100.0 * t.cls[KINSTR_SITE_JUMP] / n);
 		printf("  trap     %10zu  %5.1f%%\n", t.cls[KINSTR_SITE_TRAP], 100.0 * t.cls[KINSTR_SITE_TRAP] / n);
 		printf("  refused  %10zu  %5.1f%%\n", t.cls[KINSTR_SITE_REFUSED], 100.0 * t.cls[KINSTR_SITE_REFUSED] / n);
-		if (t.insns > t.int3) {
-			double code = (double)(t.insns - t.int3), jt = (double)(t.cls[KINSTR_SITE_JUMP] + t.cls[KINSTR_SITE_TRAP]);
+		/* what runs: not the int3 guards, nor the __pfx_/__cfi_ padding before functions (6.12) */
+		if (t.insns > t.int3 + t.pfx) {
+			size_t code = t.insns - t.int3 - t.pfx;
+			double jt = (double)(t.cls[KINSTR_SITE_JUMP] + t.cls[KINSTR_SITE_TRAP]);
 
-			printf("  of the %zu that are not int3 guards: jump %.1f%%, jump or trap %.1f%%, "
-			       "with the %zu ftrace NOPs (probed through ftrace direct calls) %.1f%%\n", t.insns - t.int3,
-			       100.0 * t.cls[KINSTR_SITE_JUMP] / code, 100.0 * jt / code, t.ftrace,
+			printf("  of the %zu that are code (not int3 guards or __pfx_/__cfi_ padding): jump %.1f%%, "
+			       "jump or trap %.1f%%, with the %zu ftrace NOPs (probed through ftrace direct calls) %.1f%%\n",
+			       code, 100.0 * t.cls[KINSTR_SITE_JUMP] / code, 100.0 * jt / code, t.ftrace,
 			       100.0 * (jt + t.ftrace) / code);
 		}
 		if (t.unreadable)
