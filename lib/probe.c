@@ -392,6 +392,28 @@ static int build_body(const struct kinstr_probeset *ps, const struct pset_probe 
 	return 0;
 }
 
+int kinstr_probeset__body(const struct kinstr_probeset *ps, size_t i, uint64_t body_addr, uint8_t *buf,
+			  size_t size, char *err, size_t errlen)
+{
+	struct kinstr_probe req;
+	int ret;
+
+	if (!ps || i >= ps->n || !buf) {
+		snprintf(err, errlen, "no probe %zu", i);
+		return -EINVAL;
+	}
+	memset(&req, 0, sizeof(req));
+	ret = build_body(ps, &ps->probes[i], body_addr, &req, err, errlen);
+	if (ret)
+		return ret;
+	if (req.body_len > size) {
+		snprintf(err, errlen, "body of %u bytes, buffer of %zu", req.body_len, size);
+		return -ENOSPC;
+	}
+	memcpy(buf, req.body, req.body_len);
+	return req.body_len;
+}
+
 static const char *const refusals[KINSTR_REFUSE_NR] = {
 	[KINSTR_REFUSE_NONE] = "no refusal",
 	[KINSTR_REFUSE_RESERVED] = "reserved by the kernel",

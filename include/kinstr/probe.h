@@ -63,6 +63,14 @@ size_t kinstr_probeset__cnt(const struct kinstr_probeset *ps);
 /* Drop the probes added after the first n (before install): undo a partly added group. */
 int kinstr_probeset__truncate(struct kinstr_probeset *ps, size_t n);
 const struct kinstr_probe_info *kinstr_probeset__info(const struct kinstr_probeset *ps, size_t i);
+/*
+ * The body probe i's slot would run if it sat at body_addr: its displaced instructions relocated,
+ * a direct call emulated (push $return; jmp target), a bare ret as the kernel writes returns. The
+ * module verifies it again before anything is patched. Its length in buf (size bytes; an ftrace
+ * probe's is empty), or -errno with err filled in.
+ */
+int kinstr_probeset__body(const struct kinstr_probeset *ps, size_t i, uint64_t body_addr, uint8_t *buf,
+			  size_t size, char *err, size_t errlen);
 
 /*
  * Install without waiting for the jumps: the call returns once an int3 is on every site (the
