@@ -71,7 +71,7 @@ ap.add_argument("--snapshot", help="a snapshot instead of the running kernel")
 ap.add_argument("--at-entry", action="store_true", help="the entry's first instruction may be picked")
 ap.add_argument("--json", action="store_true")
 ap.add_argument("--missing-ok", action="store_true", help="with --json: null for a kind none has")
-args = ap.parse_args()
+args = ap.parse_intermixed_args()
 snap = ["--snapshot", args.snapshot] if args.snapshot else []
 kinds = args.need.split(",")
 at_entry = {kind: args.at_entry or kind.endswith("@entry") for kind in kinds}
