@@ -296,7 +296,7 @@ static ssize_t result_read(struct file *file, char __user *buf, size_t count, lo
 }
 
 static const struct file_operations addrs_fops = {
-	.owner = THIS_MODULE, .open = addrs_open, .write = addrs_write, .llseek = no_llseek,
+	.owner = THIS_MODULE, .open = addrs_open, .write = addrs_write, .llseek = noop_llseek,
 };
 static const struct file_operations ctl_fops = { .owner = THIS_MODULE, .write = ctl_write };
 static const struct file_operations result_fops = { .owner = THIS_MODULE, .read = result_read };
