@@ -39,7 +39,7 @@ struct kt_path {
 	u64 key;			/* 0: free; claimed by cmpxchg */
 	u32 depth;			/* written last (release): 0 while being filled */
 	u32 timers[KINSTR_TIMER_PATH_DEPTH];
-	u64 calls, wall_ns, oncpu_ns;
+	u64 calls, wall, oncpu;		/* kt_clock() units, as struct kt_stats */
 };
 
 struct kt_paths {			/* one CPU's */
@@ -70,7 +70,8 @@ static bool kt_registered;
  * model has no invariant TSC), =local the fallback.
  */
 DEFINE_STATIC_KEY_FALSE(kinstr_timer_tsc);
-u32 kinstr_timer_mult __read_mostly, kinstr_timer_shift __read_mostly;
+static u32 kt_mult, kt_shift;
+struct kt_log2 kinstr_timer_log2[65] __read_mostly;
 static char *timer_clock = "auto";
 module_param(timer_clock, charp, 0444);
 MODULE_PARM_DESC(timer_clock, "timers' clock: auto (the TSC where usable, else local_clock), tsc, local");
@@ -105,6 +106,50 @@ static bool kt_tsc_usable(void)
 	return native && pv && (unsigned long)READ_ONCE(pv->func) == native;
 }
 
+/* kt_clock() units to ns, for readers: the TSC's by the kernel's own scale for sched_clock. */
+static u64 kt_ns(u64 d)
+{
+	return static_key_enabled(&kinstr_timer_tsc) ? mul_u64_u32_shr(d, kt_mult, kt_shift) : d;
+}
+
+static u32 ns_bucket(u64 ns)
+{
+	return ns ? min_t(u32, ilog2(ns), KINSTR_TIMER_HIST - 1) : 0;
+}
+
+/*
+ * kt_bucket()'s table for the TSC: entry j + 1 for cycles in [2^j, 2^(j+1)): the ns bucket b of
+ * 2^j cycles and the least cycle count whose bucket is b + 1 (ns(d) is monotonic in d). Since
+ * ns(2^(j+1) - 1) < 2 ns(2^j) + 2, the range never reaches bucket b + 2 (checked). Entry 0 is
+ * 0 cycles: bucket 0.
+ */
+static void kt_build_log2(void)
+{
+	u32 j;
+
+	kinstr_timer_log2[0].b = 0;
+	kinstr_timer_log2[0].edge = ~0ULL;
+	for (j = 0; j < 64; j++) {
+		u64 lo = 1ULL << j, hi = j < 63 ? (lo << 1) - 1 : ~0ULL, a, z;
+		u32 b = ns_bucket(mul_u64_u32_shr(lo, kt_mult, kt_shift));
+
+		kinstr_timer_log2[j + 1].b = b;
+		kinstr_timer_log2[j + 1].edge = ~0ULL;
+		if (b == KINSTR_TIMER_HIST - 1 || ns_bucket(mul_u64_u32_shr(hi, kt_mult, kt_shift)) == b)
+			continue;
+		for (a = lo, z = hi; a < z;) {	/* the least d in [lo, hi] in bucket b + 1 */
+			u64 m = a + (z - a) / 2;
+
+			if (ns_bucket(mul_u64_u32_shr(m, kt_mult, kt_shift)) > b)
+				z = m;
+			else
+				a = m + 1;
+		}
+		kinstr_timer_log2[j + 1].edge = a;
+		WARN_ON_ONCE(ns_bucket(mul_u64_u32_shr(hi, kt_mult, kt_shift)) > b + 1);
+	}
+}
+
 /* Choose the clock: at load, and under kt_sets_mutex while no set exists. */
 static void kt_choose_clock(bool at_load)
 {
@@ -118,8 +163,9 @@ static void kt_choose_clock(bool at_load)
 		return;
 	if (tsc) {
 		/* the kernel's cyc2ns scale for sched_clock (arch/x86/kernel/tsc.c) */
-		clocks_calc_mult_shift(&kinstr_timer_mult, &kinstr_timer_shift, tsc_khz, NSEC_PER_MSEC, 0);
-		/* static_branch_enable() syncs every CPU's text: they see the scale before the key */
+		clocks_calc_mult_shift(&kt_mult, &kt_shift, tsc_khz, NSEC_PER_MSEC, 0);
+		kt_build_log2();
+		/* static_branch_enable() syncs every CPU's text: they see the table before the key */
 		static_branch_enable(&kinstr_timer_tsc);
 	} else {
 		static_branch_disable(&kinstr_timer_tsc);
@@ -212,8 +258,8 @@ noinline notrace void kinstr_timer_path(struct kinstr_timers *t, const struct kt
 		if (j < depth)
 			continue;
 		p->calls++;
-		p->wall_ns += wall;
-		p->oncpu_ns += oncpu;
+		p->wall += wall;
+		p->oncpu += oncpu;
 		return;
 	}
 	tab->dropped++;
@@ -411,13 +457,18 @@ long kinstr_timers_read(struct kinstr_timers *t, void __user *uarg)
 			sum.unmatched += READ_ONCE(s->unmatched);
 			sum.recursive += READ_ONCE(s->recursive);
 			sum.dropped += READ_ONCE(s->dropped);
-			sum.wall_ns += READ_ONCE(s->wall_ns);
-			sum.oncpu_ns += READ_ONCE(s->oncpu_ns);
+			sum.wall_ns += READ_ONCE(s->wall);
+			sum.oncpu_ns += READ_ONCE(s->oncpu);
 			sum.wall_min = min(sum.wall_min, READ_ONCE(s->wall_min));
 			sum.wall_max = max(sum.wall_max, READ_ONCE(s->wall_max));
 			for (b = 0; b < KINSTR_TIMER_HIST; b++)
 				sum.hist[b] += READ_ONCE(s->hist[b]);
 		}
+		sum.wall_ns = kt_ns(sum.wall_ns);	/* summed in clock units, converted once */
+		sum.oncpu_ns = kt_ns(sum.oncpu_ns);
+		if (sum.wall_min != ~0ULL)
+			sum.wall_min = kt_ns(sum.wall_min);
+		sum.wall_max = kt_ns(sum.wall_max);
 		if (copy_to_user((struct kinstr_timer_stats __user *)u64_to_user_ptr(rd.stats) + i, &sum,
 				 sizeof(sum)))
 			return -EFAULT;
@@ -456,8 +507,8 @@ long kinstr_timer_paths(struct kinstr_timers *t, void __user *uarg)
 		for (j = 0; j < depth; j++)
 			out.timers[j] = p->timers[j];
 		out.calls = READ_ONCE(p->calls);
-		out.wall_ns = READ_ONCE(p->wall_ns);
-		out.oncpu_ns = READ_ONCE(p->oncpu_ns);
+		out.wall_ns = kt_ns(READ_ONCE(p->wall));
+		out.oncpu_ns = kt_ns(READ_ONCE(p->oncpu));
 		if (copy_to_user((struct kinstr_timer_path __user *)u64_to_user_ptr(tp.paths) + tp.found, &out,
 				 sizeof(out)))
 			return -EFAULT;

@@ -52,13 +52,14 @@ struct kt_ctx {
 } ____cacheline_aligned;
 
 /*
- * One timer's statistics on one CPU, in ns (the ABI's struct kinstr_timer_stats, laid out for
- * the hit path): a start writes line 0 only, a stop line 0 and the one histogram line of its
- * bucket. Two lines per timed call is the least that u64 buckets allow; unmatched stops (rare)
- * get the seventh line.
+ * One timer's statistics on one CPU (the ABI's struct kinstr_timer_stats, laid out for the hit
+ * path): a start writes line 0 only, a stop line 0 and the one histogram line of its bucket.
+ * Two lines per timed call is the least that u64 buckets allow; unmatched stops (rare) get the
+ * seventh line. Sums, min and max are in kt_clock() units (TSC cycles or ns), converted to ns
+ * when read; the histogram's buckets are ns buckets already (kt_bucket()).
  */
 struct kt_stats {
-	u64 calls, starts, wall_ns, oncpu_ns, wall_min, wall_max, recursive, dropped;
+	u64 calls, starts, wall, oncpu, wall_min, wall_max, recursive, dropped;
 	u64 hist[KINSTR_TIMER_HIST];
 	u64 unmatched;
 } ____cacheline_aligned;
@@ -101,7 +102,18 @@ struct kinstr_timers {
 
 /* The clock: see kt_choose_clock() in timing.c. A static key, never a pointer or a load. */
 DECLARE_STATIC_KEY_FALSE(kinstr_timer_tsc);
-extern u32 kinstr_timer_mult, kinstr_timer_shift;
+
+/*
+ * With the TSC: for an interval of d cycles, k = fls64(d), its ns bucket is b + (d >= edge) of
+ * entry k: cycles in [2^(k-1), 2^k) are ns in [2^(k-1), 2^k) times the TSC's period, which
+ * spans at most two log2 buckets (timing.c builds the table with the very conversion a reader
+ * applies; entry 0 is d = 0).
+ */
+struct kt_log2 {
+	u64 edge;			/* the least d with ns(d) in bucket b + 1; ~0: none */
+	u32 b;
+};
+extern struct kt_log2 kinstr_timer_log2[65];
 
 /* The slow paths (timing.c). */
 struct kt_ctx *kinstr_timer_ctx_slow(struct kinstr_timers *t, struct kt_cpu *pc, bool claim, u64 now);
@@ -120,17 +132,14 @@ static __always_inline u64 kt_since(u64 now, u64 then)
 	return now > then ? now - then : 0;
 }
 
-/*
- * A difference of two kt_clock() readings, in ns: the TSC's by the kernel's own scale for it,
- * (d * mult) >> shift exactly, in 64-bit halves (clocks_calc_mult_shift() gives 1 <= shift <= 32;
- * a u128 would make the hit path realign its stack).
- */
-static __always_inline u64 kt_ns(u64 d)
+/* The ns log2 bucket of an interval of d kt_clock() units: [2^i, 2^(i+1)) ns, bucket 0 also 0 ns. */
+static __always_inline u32 kt_bucket(u64 d)
 {
+	u32 k = fls64(d);
+
 	if (static_branch_likely(&kinstr_timer_tsc))
-		return (((d & 0xffffffffULL) * kinstr_timer_mult) >> kinstr_timer_shift) +
-		       (((d >> 32) * kinstr_timer_mult) << (32 - kinstr_timer_shift));
-	return d;
+		return kinstr_timer_log2[k].b + (d >= kinstr_timer_log2[k].edge);
+	return k ? min_t(u32, k - 1, KINSTR_TIMER_HIST - 1) : 0;
 }
 
 static __always_inline u64 kt_ctx_oncpu(const struct kt_ctx *c, u64 now)
@@ -192,15 +201,16 @@ static __always_inline void kt_stop(struct kinstr_timers *t, struct kt_ctx *c, s
 	if (unlikely(f->flags & KT_RECURSIVE)) {
 		s->recursive++;
 	} else {
-		wall = kt_ns(kt_since(now, f->t0));
-		oncpu = kt_ns(kt_since(kt_ctx_oncpu(c, now), f->oncpu0));
-		s->wall_ns += wall;
-		s->oncpu_ns += oncpu;
+		/* in clock units: a reader converts the sums, min and max (no multiply here) */
+		wall = kt_since(now, f->t0);
+		oncpu = kt_since(kt_ctx_oncpu(c, now), f->oncpu0);
+		s->wall += wall;
+		s->oncpu += oncpu;
 		if (wall < s->wall_min)
 			s->wall_min = wall;
 		if (wall > s->wall_max)
 			s->wall_max = wall;
-		s->hist[min_t(u32, wall ? ilog2(wall) : 0, KINSTR_TIMER_HIST - 1)]++;
+		s->hist[kt_bucket(wall)]++;
 		if (t->paths)
 			kinstr_timer_path(t, c, i, wall, oncpu);
 	}
