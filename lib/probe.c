@@ -14,6 +14,7 @@ struct pset_probe {
 	struct kinstr_probe_info info;
 	uint8_t bytes[KINSTR_MAX_DISPLACED];
 	uint8_t live_len;		/* bytes[] that run: the rest is int3 filler after a ret/jmp */
+	uint8_t insn_len;		/* the site's own instruction */
 	bool is_call;			/* ends with a direct call (a trap's one, a jump's last): emulated */
 	uint8_t call_off;		/* where that call starts in bytes[] */
 	bool is_ret;			/* bare ret: moves as jmp __x86_return_thunk */
@@ -135,6 +136,23 @@ static const char *ret_why(const struct kinstr_kernel *k)
 	       "a bare ret cannot move without __x86_return_thunk";
 }
 
+/* Does jump probe p displace the instruction at addr, past its own? */
+static bool covers_later(const struct pset_probe *p, uint64_t addr)
+{
+	return p->info.kind == KINSTR_PROBE_JUMP && addr >= p->info.addr + p->insn_len &&
+	       addr < p->info.addr + p->info.displaced_len;
+}
+
+/* A jump probe as a trap probe on its own instruction (every jump site is a trap site first). */
+static void demote_to_trap(struct pset_probe *p)
+{
+	p->info.kind = KINSTR_PROBE_TRAP;
+	p->info.displaced_len = p->live_len = p->insn_len;
+	/* a call it displaced came after its own instruction; a call of its own is 5 bytes, no jump's tail */
+	if (p->call_off)
+		p->is_call = false;
+}
+
 /* The last instruction that runs of those a probe at in displaces, up to end. */
 static void last_displaced(const struct kinstr_cfg *cfg, const struct kinstr_cfg_insn *in, uint64_t end,
 			   const struct kinstr_cfg_insn **last)
@@ -208,6 +226,7 @@ int kinstr_probeset__add(struct kinstr_probeset *ps, const struct kinstr_func *f
 	p->info.kind = s->cls == KINSTR_SITE_JUMP ? KINSTR_PROBE_JUMP : KINSTR_PROBE_TRAP;
 	p->info.displaced_len = s->cls == KINSTR_SITE_JUMP ? s->displaced_len : s->insn_len;
 	p->live_len = s->cls == KINSTR_SITE_JUMP ? s->live_len : s->insn_len;
+	p->insn_len = s->insn_len;
 	last_displaced(kinstr_fn__cfg(fn), in, addr + p->info.displaced_len, &last);
 	p->is_call = last->x.flow == KINSTR_X86_FLOW_CALL;
 	p->call_off = (uint8_t)(last->x.addr - addr);
@@ -223,10 +242,18 @@ int kinstr_probeset__add(struct kinstr_probeset *ps, const struct kinstr_func *f
 		return -ERANGE;
 	}
 	memcpy(p->bytes, text, p->info.displaced_len);
-	/* two splices never share a byte: a jmp would cover the other's int3 or jmp */
+	/*
+	 * Two splices never share a byte: a jmp would cover the other's int3 or jmp. Where one
+	 * probe's jmp would cover the instruction another probe wants (a call that --calls times,
+	 * right after the return of the one before), the first becomes a trap on its own instruction.
+	 */
 	for (i = 0; i < ps->n; i++) {
 		const struct kinstr_probe_info *o = &ps->probes[i].info;
 
+		if (covers_later(&ps->probes[i], addr))
+			demote_to_trap(&ps->probes[i]);
+		else if (covers_later(p, o->addr))
+			demote_to_trap(p);
 		if (o->addr < addr + p->info.displaced_len && addr < o->addr + o->displaced_len) {
 			char oname[160];
 

@@ -254,6 +254,69 @@ static void t_time(void)
 	kinstr_probeset__free(ps);
 }
 
+/*
+ * `call A; mov ...; call B`: the probe that stops A's timer, at A's return address, would be a jmp
+ * displacing `call B` (a jump may displace a call), yet B needs a start probe of its own: the stop
+ * becomes a trap on its own instruction and both calls are timed.
+ */
+static void t_time_adjacent_calls(void)
+{
+	size_t i, found = 0;
+
+	if (!snap())
+		SKIP("no snapshot");
+	for (i = 0; i < kinstr_kernel__func_cnt(snap()) && found < 20; i++) {
+		const struct kinstr_func *f = kinstr_kernel__func(snap(), i);
+		struct kinstr_probeset *ps;
+		struct kinstr_plan *pl;
+		const struct kinstr_fn *fn;
+		const struct kinstr_cfg *cfg;
+		struct kinstr_callsite cs[256];
+		unsigned int ntimers = 0, n, c;
+		uint64_t a = 0, b = 0, ret = 0;
+		size_t j, k, m;
+
+		if (!kinstr_kernel__name_unique(snap(), f) || !(pl = plan(&ps, false)))
+			continue;
+		fn = kinstr_probeset__analysis(ps, f);
+		cfg = fn ? kinstr_fn__cfg(fn) : NULL;
+		for (j = 0; cfg && !b && j + 1 < kinstr_cfg__insn_cnt(cfg); j++) {
+			const struct kinstr_site *r = kinstr_fn__site(fn, j + 1);
+
+			if (kinstr_cfg__insn(cfg, j)->x.flow != KINSTR_X86_FLOW_CALL ||
+			    kinstr_fn__site(fn, j)->cls != KINSTR_SITE_JUMP || r->cls != KINSTR_SITE_JUMP)
+				continue;
+			for (k = j + 2; k < kinstr_cfg__insn_cnt(cfg) && kinstr_cfg__insn(cfg, k)->x.addr <
+			     r->addr + r->displaced_len; k++)
+				if (kinstr_cfg__insn(cfg, k)->x.flow == KINSTR_X86_FLOW_CALL &&
+				    kinstr_fn__site(fn, k)->cls == KINSTR_SITE_JUMP) {
+					a = kinstr_cfg__insn(cfg, j)->x.addr;
+					ret = r->addr;
+					b = kinstr_cfg__insn(cfg, k)->x.addr;
+				}
+		}
+		if (b) {
+			found++;
+			n = kinstr_plan__time_calls(pl, f, &ntimers, cs, 256);
+			for (c = 0, m = 0; c < n; c++)
+				m += (cs[c].addr == a || cs[c].addr == b) && cs[c].timed;
+			CHECK(m == 2, "%s: calls at +0x%llx and +0x%llx: %zu of them timed", f->name,
+			      (unsigned long long)(a - f->addr), (unsigned long long)(b - f->addr), m);
+			for (m = 0; m < kinstr_probeset__cnt(ps); m++)
+				if (kinstr_probeset__info(ps, m)->addr == ret)
+					CHECK(kinstr_probeset__info(ps, m)->kind == KINSTR_PROBE_TRAP &&
+					      kinstr_probeset__info(ps, m)->displaced_len == kinstr_fn__site_at(fn, ret)->insn_len,
+					      "%s+0x%llx: the stop is a %s of %u bytes", f->name,
+					      (unsigned long long)(ret - f->addr),
+					      kinstr_probe_kind__str(kinstr_probeset__info(ps, m)->kind),
+					      kinstr_probeset__info(ps, m)->displaced_len);
+		}
+		kinstr_plan__free(pl);
+		kinstr_probeset__free(ps);
+	}
+	CHECK(found > 0, "no function of the snapshot has two calls that close");
+}
+
 static void t_trace(void)
 {
 	struct kinstr_probeset *ps;
@@ -321,6 +384,7 @@ int main(void)
 	RUN(t_entry_return_offset);
 	RUN(t_glob_every);
 	RUN(t_time);
+	RUN(t_time_adjacent_calls);
 	RUN(t_trace);
 	RUN(t_opts);
 	return check_done();
