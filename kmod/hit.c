@@ -9,6 +9,7 @@
 #include <uapi/linux/kinstr.h>
 #include "kinstr.h"
 #include "hit.h"
+#include "timing.h"
 
 DEFINE_PER_CPU(u8, kinstr_in_action);
 

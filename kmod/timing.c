@@ -1,17 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Timers for the profiler: start/stop probes measure intervals per thread (a function from its
- * entry to each of its returns; a call instruction to the instruction after it).
- *
- * Each thread that started a timer owns a context in the set's table (claimed by cmpxchg on its
- * task pointer, given back when its stack empties): a stack of started timers and the thread's
- * on-CPU clock. Only the thread itself (in its probes, preemption disabled) and the sched_switch
- * tracepoint on the CPU that switches it touch its context, so there is no lock. Interrupt
- * contexts (softirq, hardirq, NMI) have a context per CPU, where on-CPU time is wall time.
- * Statistics are per CPU and per timer; readers sum them.
+ * entry to each of its returns; a call instruction to the instruction after it). The hit path
+ * is inline in timing.h (into kinstr_probe_hit); here are its slow paths, the clock's choice,
+ * the sched_switch probe, and the sets' life and readers.
  */
+#include <linux/clocksource.h>
 #include <linux/hash.h>
+#include <linux/jump_label.h>
 #include <linux/kref.h>
+#include <linux/math64.h>
+#include <linux/moduleparam.h>
 #include <linux/percpu.h>
 #include <linux/preempt.h>
 #include <linux/rculist.h>
@@ -20,37 +19,19 @@
 #include <linux/pid.h>
 #include <linux/sched/clock.h>
 #include <linux/slab.h>
+#include <linux/static_call_types.h>
 #include <linux/timekeeping.h>
 #include <linux/tracepoint.h>
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
+#include <asm/cpufeature.h>
+#include <asm/msr.h>
+#include <asm/tsc.h>
 
 #include <uapi/linux/kinstr.h>
 #include "kinstr.h"
 #include "abi.h"
-
-#define KT_DEPTH	32
-#define KT_TASKS	1024		/* threads with a timer running at once */
-#define KT_RECURSIVE	1U
-
-struct kt_frame {
-	u32 timer, flags;
-	u64 t0, oncpu0;
-};
-
-struct kt_ctx {
-	struct task_struct *task;	/* owner (a copy of owners[]); NULL: an interrupt context */
-	pid_t pid;			/* the owner's: a task_struct reused by a new thread is not it */
-	u32 depth;
-	u64 acc;			/* on-CPU ns accumulated while switched in before in_ts */
-	u64 in_ts;			/* when the owner was last switched in */
-	struct kt_frame f[KT_DEPTH];
-};
-
-/* interrupt contexts: per CPU, one per level */
-struct kt_irq_ctx {
-	struct kt_ctx lvl[3];		/* softirq, hardirq, NMI */
-};
+#include "timing.h"
 
 #define KT_PATH_PROBES	16	/* linear probing bound in a path table */
 
@@ -58,7 +39,7 @@ struct kt_path {
 	u64 key;			/* 0: free; claimed by cmpxchg */
 	u32 depth;			/* written last (release): 0 while being filled */
 	u32 timers[KINSTR_TIMER_PATH_DEPTH];
-	u64 calls, wall_ns, oncpu_ns;
+	u64 calls, wall, oncpu;		/* kt_clock() units, as struct kt_stats */
 };
 
 struct kt_paths {			/* one CPU's */
@@ -66,48 +47,130 @@ struct kt_paths {			/* one CPU's */
 	struct kt_path p[KINSTR_TIMER_PATHS_MAX];
 };
 
-struct kinstr_timers {
-	struct kref ref;
-	struct list_head node;		/* in kt_sets, for the sched_switch probe (RCU) */
-	u32 count, tgid;
-	struct pid *pgrp;		/* KINSTR_TIMERS_F_PGRP: held; compared, never dereferenced */
-	struct kinstr_timer_stats *stats;	/* [nr_cpu_ids][count]: each CPU's timers together */
-	struct kt_irq_ctx __percpu *irq;
-	struct kt_ctx *tasks;		/* [KT_TASKS] */
-	/*
-	 * [KT_TASKS]: the owner of tasks[i], NULL while free. Apart from the contexts, so that a
-	 * lookup's probes (every context switch makes two) read one or two cache lines, not 16
-	 * contexts' worth.
-	 */
-	struct task_struct **owners;
-	struct kt_paths *paths;		/* [nr_cpu_ids], with KINSTR_TIMERS_F_PATHS */
-	struct rcu_head rcu;
-};
-
 static LIST_HEAD(kt_sets);
 static DEFINE_MUTEX(kt_sets_mutex);
 static struct tracepoint *kt_sched_switch;
 static bool kt_registered;
 
-static notrace struct kinstr_timer_stats *cpu_stats(struct kinstr_timers *t, int cpu)
+/*
+ * The clock. Where the TSC is usable (constant and nonstop, not marked unstable, and the
+ * kernel's sched_clock is the TSC: native_sched_clock, marked stable), timers read the raw TSC
+ * and convert each interval to ns with the kernel's own scale for it (clocks_calc_mult_shift on
+ * tsc_khz, as set_cyc2ns_scale() computes sched_clock's): an interval is then the one
+ * sched_clock would give, to a nanosecond, for the price of rdtsc and one multiply. Elsewhere
+ * they read local_clock(), as ftrace's function_graph does: NMI-safe, monotonic per CPU.
+ * Either way a thread that migrates may see a small step between CPUs, so differences are
+ * clamped at zero.
+ *
+ * The choice is a static key, never a pointer or a load in the hit path. It is made at load and
+ * again whenever a set is created while no other exists (so that a TSC the kernel marked
+ * unstable since is noticed by the next profile); raw readings (frames, on-CPU clocks) are only
+ * ever compared within one set, so the clock never changes under one.
+ * kinstr.timer_clock=tsc forces the TSC wherever tsc_khz is known (tests under TCG, whose CPU
+ * model has no invariant TSC), =local the fallback.
+ */
+DEFINE_STATIC_KEY_FALSE(kinstr_timer_tsc);
+static u32 kt_mult, kt_shift;
+struct kt_log2 kinstr_timer_log2[65] __read_mostly;
+static char *timer_clock = "auto";
+module_param(timer_clock, charp, 0444);
+MODULE_PARM_DESC(timer_clock, "timers' clock: auto (the TSC where usable, else local_clock), tsc, local");
+
+static bool static_key_named(const char *name, bool *on)
 {
-	return t->stats + (size_t)cpu * t->count;
+	struct static_key *k = (struct static_key *)kinstr_kcall(kallsyms_lookup_name)(name);
+
+	if (k)
+		*on = static_key_enabled(k);
+	return k;
+}
+
+/* Is sched_clock() the TSC, scaled by the kernel's cyc2ns, and stable across CPUs? */
+static bool kt_tsc_usable(void)
+{
+	unsigned long native = kinstr_kcall(kallsyms_lookup_name)("native_sched_clock");
+	struct static_call_key *pv =
+		(struct static_call_key *)kinstr_kcall(kallsyms_lookup_name)("__SCK__pv_sched_clock");
+	bool use_tsc = false, stable = false;
+
+	if (!boot_cpu_has(X86_FEATURE_TSC) || !boot_cpu_has(X86_FEATURE_CONSTANT_TSC) ||
+	    !boot_cpu_has(X86_FEATURE_NONSTOP_TSC) || check_tsc_unstable() || !tsc_khz)
+		return false;
+	/* native_sched_clock reads the TSC only with __use_tsc on */
+	if (!static_key_named("__use_tsc", &use_tsc) || !use_tsc)
+		return false;
+	/* local_clock() is sched_clock() plus an offset only while __sched_clock_stable is on */
+	if (!static_key_named("__sched_clock_stable", &stable) || !stable)
+		return false;
+	/* a paravirt clock (kvm-clock, Xen, Hyper-V) replaces it through this static call */
+	return native && pv && (unsigned long)READ_ONCE(pv->func) == native;
+}
+
+/* kt_clock() units to ns, for readers: the TSC's by the kernel's own scale for sched_clock. */
+static u64 kt_ns(u64 d)
+{
+	return static_key_enabled(&kinstr_timer_tsc) ? mul_u64_u32_shr(d, kt_mult, kt_shift) : d;
+}
+
+static u32 ns_bucket(u64 ns)
+{
+	return ns ? min_t(u32, ilog2(ns), KINSTR_TIMER_HIST - 1) : 0;
 }
 
 /*
- * local_clock(), as ftrace's function_graph times functions: NMI-safe and cheap wherever the TSC
- * is usable (ktime_get_mono_fast_ns() reads the clocksource, which an emulator's HPET makes
- * slow). It is monotonic per CPU; a thread that migrates may see a small step between CPUs,
- * so differences are clamped at zero.
+ * kt_bucket()'s table for the TSC: entry j + 1 for cycles in [2^j, 2^(j+1)): the ns bucket b of
+ * 2^j cycles and the least cycle count whose bucket is b + 1 (ns(d) is monotonic in d). Since
+ * ns(2^(j+1) - 1) < 2 ns(2^j) + 2, the range never reaches bucket b + 2 (checked). Entry 0 is
+ * 0 cycles: bucket 0.
  */
-static notrace u64 kt_clock(void)
+static void kt_build_log2(void)
 {
-	return local_clock();
+	u32 j;
+
+	kinstr_timer_log2[0].b = 0;
+	kinstr_timer_log2[0].edge = ~0ULL;
+	for (j = 0; j < 64; j++) {
+		u64 lo = 1ULL << j, hi = j < 63 ? (lo << 1) - 1 : ~0ULL, a, z;
+		u32 b = ns_bucket(mul_u64_u32_shr(lo, kt_mult, kt_shift));
+
+		kinstr_timer_log2[j + 1].b = b;
+		kinstr_timer_log2[j + 1].edge = ~0ULL;
+		if (b == KINSTR_TIMER_HIST - 1 || ns_bucket(mul_u64_u32_shr(hi, kt_mult, kt_shift)) == b)
+			continue;
+		for (a = lo, z = hi; a < z;) {	/* the least d in [lo, hi] in bucket b + 1 */
+			u64 m = a + (z - a) / 2;
+
+			if (ns_bucket(mul_u64_u32_shr(m, kt_mult, kt_shift)) > b)
+				z = m;
+			else
+				a = m + 1;
+		}
+		kinstr_timer_log2[j + 1].edge = a;
+		WARN_ON_ONCE(ns_bucket(mul_u64_u32_shr(hi, kt_mult, kt_shift)) > b + 1);
+	}
 }
 
-static notrace u64 since(u64 now, u64 then)
+/* Choose the clock: at load, and under kt_sets_mutex while no set exists. */
+static void kt_choose_clock(bool at_load)
 {
-	return now > then ? now - then : 0;
+	bool tsc = false;
+
+	if (!strcmp(timer_clock, "tsc"))
+		tsc = tsc_khz;
+	else if (strcmp(timer_clock, "local"))
+		tsc = kt_tsc_usable();
+	if (tsc == static_key_enabled(&kinstr_timer_tsc) && !at_load)
+		return;
+	if (tsc) {
+		/* the kernel's cyc2ns scale for sched_clock (arch/x86/kernel/tsc.c) */
+		clocks_calc_mult_shift(&kt_mult, &kt_shift, tsc_khz, NSEC_PER_MSEC, 0);
+		kt_build_log2();
+		/* static_branch_enable() syncs every CPU's text: they see the table before the key */
+		static_branch_enable(&kinstr_timer_tsc);
+	} else {
+		static_branch_disable(&kinstr_timer_tsc);
+	}
+	pr_info(KINSTR_PR_PREFIX "timers read %s\n", tsc ? "the TSC" : "local_clock()");
 }
 
 /* now: the caller's clock reading, the claimed context's switch-in time (it is running: we are in it) */
@@ -138,52 +201,32 @@ reset:
 			c->task = task;
 			c->pid = task->pid;
 			c->depth = 0;
-			c->acc = 0;
-			c->in_ts = now;
+			c->off = now;	/* it runs: we are in it, with no on-CPU time yet */
+			c->acc = 0;	/* (what a switch-in reads, if this was in the scheduler past the switch-out) */
 			return c;
 		}
 	}
 	return NULL;
 }
 
-static notrace struct kt_ctx *cur_ctx(struct kinstr_timers *t, bool claim, u64 now)
+/*
+ * Slow path of kt_cur_ctx(): the cache holds another task (the set is new on this CPU, or a
+ * probe runs in the scheduler between the sched_switch tracepoint and the switch), or a start
+ * of a task that has no context yet. Look the task up (claim one for a start) and cache it.
+ */
+noinline notrace struct kt_ctx *kinstr_timer_ctx_slow(struct kinstr_timers *t, struct kt_cpu *pc, bool claim,
+						      u64 now)
 {
-	if (in_nmi())
-		return &this_cpu_ptr(t->irq)->lvl[2];
-	if (in_hardirq())
-		return &this_cpu_ptr(t->irq)->lvl[1];
-	if (in_serving_softirq())
-		return &this_cpu_ptr(t->irq)->lvl[0];
-	return task_ctx(t, current, claim, now);
-}
+	struct kt_ctx *c = task_ctx(t, current, claim, now);
 
-static notrace u64 ctx_oncpu(const struct kt_ctx *c, u64 now)
-{
-	return c->task ? c->acc + since(now, c->in_ts) : now;
-}
-
-static notrace void account(struct kinstr_timers *t, u32 timer, const struct kt_frame *f, u64 now,
-			    const struct kt_ctx *c)
-{
-	struct kinstr_timer_stats *s = cpu_stats(t, raw_smp_processor_id()) + timer;
-	u64 wall = since(now, f->t0);
-
-	s->calls++;
-	if (f->flags & KT_RECURSIVE) {
-		s->recursive++;
-		return;
-	}
-	s->wall_ns += wall;
-	s->oncpu_ns += since(ctx_oncpu(c, now), f->oncpu0);
-	if (wall < s->wall_min)
-		s->wall_min = wall;
-	if (wall > s->wall_max)
-		s->wall_max = wall;
-	s->hist[min_t(u32, wall ? ilog2(wall) : 0, KINSTR_TIMER_HIST - 1)]++;
+	pc->cur_task = current;
+	pc->cur_ctx = c;
+	return c;
 }
 
 /* Add a stop to the path of frames [0, i] of c on this CPU. */
-static notrace void account_path(struct kinstr_timers *t, const struct kt_ctx *c, u32 i, u64 wall, u64 oncpu)
+noinline notrace void kinstr_timer_path(struct kinstr_timers *t, const struct kt_ctx *c, u32 i, u64 wall,
+					u64 oncpu)
 {
 	struct kt_paths *tab = &t->paths[raw_smp_processor_id()];
 	u32 depth = min_t(u32, i + 1, KINSTR_TIMER_PATH_DEPTH), j, h;
@@ -215,67 +258,27 @@ static notrace void account_path(struct kinstr_timers *t, const struct kt_ctx *c
 		if (j < depth)
 			continue;
 		p->calls++;
-		p->wall_ns += wall;
-		p->oncpu_ns += oncpu;
+		p->wall += wall;
+		p->oncpu += oncpu;
 		return;
 	}
 	tab->dropped++;
 }
 
-/* From a timer probe's slot (through the entry stub), any context. */
-notrace void kinstr_timer_hit(struct kinstr_timers *t, u32 timer, bool start)
+/* The process filter (-p, -c): only that process's (or process group's) threads, in task context. */
+noinline notrace bool kinstr_timer_filtered(const struct kinstr_timers *t)
 {
-	struct kt_ctx *c;
-	u64 now;
-	int i;
-
-	if (t->pgrp && (!in_task() || task_pgrp(current) != t->pgrp))
-		return;
-	if (!t->pgrp && t->tgid && (!in_task() || current->tgid != t->tgid))
-		return;
-	preempt_disable_notrace();
-	now = kt_clock();
-	c = cur_ctx(t, start, now);
-	if (start) {
-		struct kinstr_timer_stats *s = cpu_stats(t, raw_smp_processor_id()) + timer;
-		struct kt_frame *f;
-
-		s->starts++;
-		if (!c || c->depth == KT_DEPTH) {
-			s->dropped++;
-			goto out;
-		}
-		f = &c->f[c->depth];
-		f->timer = timer;
-		f->flags = 0;
-		for (i = 0; i < c->depth; i++)
-			if (c->f[i].timer == timer)
-				f->flags = KT_RECURSIVE;
-		f->t0 = now;
-		f->oncpu0 = ctx_oncpu(c, now);
-		/* an interrupt's probe sees the frame only once it is complete */
-		barrier();
-		c->depth++;
-		goto out;
-	}
-	for (i = c ? (int)c->depth - 1 : -1; i >= 0; i--)
-		if (c->f[i].timer == timer)
-			break;
-	if (i < 0) {
-		cpu_stats(t, raw_smp_processor_id())[timer].unmatched++;
-		goto out;
-	}
-	account(t, timer, &c->f[i], now, c);
-	if (t->paths && !(c->f[i].flags & KT_RECURSIVE))
-		account_path(t, c, i, since(now, c->f[i].t0), since(ctx_oncpu(c, now), c->f[i].oncpu0));
-	c->depth = i;	/* timers started above it and never stopped go too */
-	if (!i && c->task)	/* give the context back, after our last write */
-		smp_store_release(&t->owners[c - t->tasks], NULL);
-out:
-	preempt_enable_notrace();
+	if (!in_task())
+		return true;
+	if (t->pgrp)
+		return task_pgrp(current) != t->pgrp;
+	return current->tgid != t->tgid;
 }
 
-/* sched_switch: the on-CPU clocks of the threads that have timers running. */
+/*
+ * sched_switch (irqs off, on the CPU that switches): the on-CPU clocks of the threads that have
+ * timers running, the idle contexts given back, the CPU's cache moved to the next task.
+ */
 static notrace void kt_sched_switch_probe(void *data, bool preempt, struct task_struct *prev,
 					  struct task_struct *next, unsigned int prev_state)
 {
@@ -284,13 +287,24 @@ static notrace void kt_sched_switch_probe(void *data, bool preempt, struct task_
 
 	rcu_read_lock_sched_notrace();
 	list_for_each_entry_rcu(t, &kt_sets, node) {
-		struct kt_ctx *c = task_ctx(t, prev, false, now);
+		struct kt_cpu *pc = this_cpu_ptr(t->cpu);
+		struct kt_ctx *c = pc->cur_task == prev ? pc->cur_ctx : task_ctx(t, prev, false, now);
 
-		if (c)
-			c->acc += since(now, c->in_ts);
+		if (c) {
+			c->acc = kt_since(now, c->off);
+			/*
+			 * An empty stack (or a thread that exits with timers running: they never
+			 * stop) gives the context back. The release orders our writes to it before
+			 * the owner's slot reads free to the next claimer's cmpxchg.
+			 */
+			if (!c->depth || prev_state == TASK_DEAD)
+				smp_store_release(&t->owners[c - t->tasks], NULL);
+		}
 		c = task_ctx(t, next, false, now);
-		if (c)
-			c->in_ts = now;
+		if (c)	/* the on-CPU clock resumes: now - off == acc */
+			c->off = now - c->acc;
+		pc->cur_task = next;
+		pc->cur_ctx = c;
 	}
 	rcu_read_unlock_sched_notrace();
 }
@@ -298,9 +312,11 @@ static notrace void kt_sched_switch_probe(void *data, bool preempt, struct task_
 /* What probe context enters here, for the hit path's closure (hitpath.c). */
 size_t kinstr_timing_hit_roots(unsigned long *r)
 {
-	r[0] = (unsigned long)kinstr_timer_hit;
-	r[1] = (unsigned long)kt_sched_switch_probe;
-	return 2;
+	r[0] = (unsigned long)kt_sched_switch_probe;
+	r[1] = (unsigned long)kinstr_timer_ctx_slow;	/* the rest inline in kinstr_probe_hit */
+	r[2] = (unsigned long)kinstr_timer_path;
+	r[3] = (unsigned long)kinstr_timer_filtered;
+	return 4;
 }
 
 static void find_sched_switch(struct tracepoint *tp, void *priv)
@@ -317,7 +333,7 @@ static void timers_free_rcu(struct rcu_head *h)
 	kinstr_limit_release(KINSTR_RES_TIMERS, t->count);
 	vfree(t->stats);
 	vfree(t->paths);
-	free_percpu(t->irq);
+	free_percpu(t->cpu);
 	vfree(t->tasks);
 	vfree(t->owners);
 	kfree(t);
@@ -378,6 +394,7 @@ long kinstr_timers_create(struct kinstr_timers **tp, void __user *uarg)
 	}
 	t->count = tc.count;	/* from here timers_free_rcu() gives the total back */
 	t->tgid = tc.tgid;
+	t->filter = tc.tgid;	/* F_PGRP needs a tgid (the group's id) */
 	if (tc.flags & KINSTR_TIMERS_F_PGRP) {
 		t->pgrp = find_get_pid(tc.tgid);
 		if (!t->pgrp) {
@@ -386,20 +403,28 @@ long kinstr_timers_create(struct kinstr_timers **tp, void __user *uarg)
 		}
 	}
 	t->stats = vzalloc(array3_size(nr_cpu_ids, tc.count, sizeof(*t->stats)));
-	t->irq = alloc_percpu(struct kt_irq_ctx);
+	t->cpu = alloc_percpu(struct kt_cpu);
 	t->tasks = vzalloc(sizeof(*t->tasks) * KT_TASKS);
 	t->owners = vzalloc(sizeof(*t->owners) * KT_TASKS);
 	if (tc.flags & KINSTR_TIMERS_F_PATHS)
 		t->paths = vzalloc(array_size(nr_cpu_ids, sizeof(*t->paths)));
-	if (!t->stats || !t->irq || !t->tasks || !t->owners || ((tc.flags & KINSTR_TIMERS_F_PATHS) && !t->paths)) {
+	if (!t->stats || !t->cpu || !t->tasks || !t->owners || ((tc.flags & KINSTR_TIMERS_F_PATHS) && !t->paths)) {
 		timers_free_rcu(&t->rcu);
 		return -ENOMEM;
 	}
-	for_each_possible_cpu(cpu)
+	for_each_possible_cpu(cpu) {
+		per_cpu_ptr(t->cpu, cpu)->stats = t->stats + (size_t)cpu * t->count;
 		for (i = 0; i < tc.count; i++)
-			cpu_stats(t, cpu)[i].wall_min = ~0ULL;
+			t->stats[(size_t)cpu * t->count + i].wall_min = ~0ULL;
+	}
 	kref_init(&t->ref);
 	mutex_lock(&kt_sets_mutex);
+	if (list_empty(&kt_sets))
+		kt_choose_clock(false);
+	/*
+	 * Long before a probe of this set can fire (its probes go in through text_poke's syncs),
+	 * every CPU's sched_switch probe sees it: its per-CPU caches are kept from the start.
+	 */
 	list_add_rcu(&t->node, &kt_sets);
 	mutex_unlock(&kt_sets_mutex);
 	*tp = t;
@@ -424,7 +449,7 @@ long kinstr_timers_read(struct kinstr_timers *t, void __user *uarg)
 		memset(&sum, 0, sizeof(sum));
 		sum.wall_min = ~0ULL;
 		for_each_possible_cpu(cpu) {
-			const struct kinstr_timer_stats *s = cpu_stats(t, cpu) + rd.first + i;
+			const struct kt_stats *s = per_cpu_ptr(t->cpu, cpu)->stats + rd.first + i;
 
 			/* a racy snapshot of counters that only grow: good enough for a live view */
 			sum.calls += READ_ONCE(s->calls);
@@ -432,13 +457,18 @@ long kinstr_timers_read(struct kinstr_timers *t, void __user *uarg)
 			sum.unmatched += READ_ONCE(s->unmatched);
 			sum.recursive += READ_ONCE(s->recursive);
 			sum.dropped += READ_ONCE(s->dropped);
-			sum.wall_ns += READ_ONCE(s->wall_ns);
-			sum.oncpu_ns += READ_ONCE(s->oncpu_ns);
+			sum.wall_ns += READ_ONCE(s->wall);
+			sum.oncpu_ns += READ_ONCE(s->oncpu);
 			sum.wall_min = min(sum.wall_min, READ_ONCE(s->wall_min));
 			sum.wall_max = max(sum.wall_max, READ_ONCE(s->wall_max));
 			for (b = 0; b < KINSTR_TIMER_HIST; b++)
 				sum.hist[b] += READ_ONCE(s->hist[b]);
 		}
+		sum.wall_ns = kt_ns(sum.wall_ns);	/* summed in clock units, converted once */
+		sum.oncpu_ns = kt_ns(sum.oncpu_ns);
+		if (sum.wall_min != ~0ULL)
+			sum.wall_min = kt_ns(sum.wall_min);
+		sum.wall_max = kt_ns(sum.wall_max);
 		if (copy_to_user((struct kinstr_timer_stats __user *)u64_to_user_ptr(rd.stats) + i, &sum,
 				 sizeof(sum)))
 			return -EFAULT;
@@ -477,8 +507,8 @@ long kinstr_timer_paths(struct kinstr_timers *t, void __user *uarg)
 		for (j = 0; j < depth; j++)
 			out.timers[j] = p->timers[j];
 		out.calls = READ_ONCE(p->calls);
-		out.wall_ns = READ_ONCE(p->wall_ns);
-		out.oncpu_ns = READ_ONCE(p->oncpu_ns);
+		out.wall_ns = kt_ns(READ_ONCE(p->wall));
+		out.oncpu_ns = kt_ns(READ_ONCE(p->oncpu));
 		if (copy_to_user((struct kinstr_timer_path __user *)u64_to_user_ptr(tp.paths) + tp.found, &out,
 				 sizeof(out)))
 			return -EFAULT;
@@ -504,6 +534,7 @@ int kinstr_timing_init(void)
 		return 0;
 	}
 	kt_registered = true;
+	kt_choose_clock(true);
 	return 0;
 }
 

@@ -122,6 +122,22 @@ EXPECT ^split: ok on attempt [123]$
 EXPECT ^sleep: ok on attempt [123]$
 EXPECT_NOT ^timing check failed
 
+NAME profile on the TSC (kinstr.timer_clock=tsc, where auto would not choose it, e.g. TCG): exact calls, nested timers within 10% of the test module's own clock, on-CPU leaves the sleep out
+SETUP insmod kmod/kinstr.ko timer_clock=tsc && insmod tests/vm/modules/kinstr_test_timing.ko
+CLEANUP i=0; until rmmod kinstr_test_timing 2>/dev/null; do i=$((i + 1)); [ $i -lt 50 ] || exit 1; sleep 0.2; done
+RUN dmesg | grep -o 'timers read .*' | tail -1; \
+	build/kinstr profile --json -o /tmp/p.json -c 'build/tests/vm/progs/getppid_loop 3000' __x64_sys_getppid; \
+	python3 tests/vm/checks/profile_json.py /tmp/p.json; \
+	sh tests/vm/progs/timing_accuracy.sh
+TIMEOUT 300
+EXPECT ^timers read the TSC$
+EXPECT ^__x64_sys_getppid calls 3000 starts 3000 unmatched 0 dropped 0 hist 3000$
+EXPECT ^rc=0$
+EXPECT ^outer: ok on attempt [123]$
+EXPECT ^split: ok on attempt [123]$
+EXPECT ^sleep: ok on attempt [123]$
+EXPECT_NOT ^timing check failed
+
 NAME drill on the test module: from kinstr_test_outer the hot path is its own busy-wait, inner's busy-wait found below it, splits add up
 SETUP insmod kmod/kinstr.ko && insmod tests/vm/modules/kinstr_test_timing.ko
 CLEANUP i=0; until rmmod kinstr_test_timing 2>/dev/null; do i=$((i + 1)); [ $i -lt 50 ] || exit 1; sleep 0.2; done
