@@ -69,3 +69,71 @@ pair_hdr() {
 	printf '%-36s %6s %6s %6s   %6s %6s %6s\n' "" "req/s" "" "" "req/CPU-s" "" ""
 	printf '%-36s %6s %6s %6s   %6s %6s %6s\n' "$1" "$2" "$3" "ratio" "$2" "$3" "ratio"
 }
+# since T0 TEXT: print TEXT and the seconds since T0 (date +%s.%N)
+since() { echo "$2 $(echo "$(date +%s.%N) $1" | awk '{ printf "%.1f", $1 - $2 }') s"; }
+# The bpftrace peer (bench/nginx/guest-run): /tmp/fns.bt, for each function of /tmp/fns (line N) a
+# kfunc probe that keeps the entry time per thread and function, and a kretfunc probe that adds the
+# duration to the function's log2 histogram (what kinstr profile keeps per function) and drops it.
+# The key is (thread, function): a call nested in another timed function has its own entry; a
+# function recursing into itself overwrites its own start (kinstr keeps a stack; rare here).
+bt_gen() {
+	awk '{ printf "kfunc:%s { @s[tid, %d] = nsecs; }\n", $1, NR
+		printf "kretfunc:%s /@s[tid, %d]/ { @h[%d] = hist(nsecs - @s[tid, %d]); delete(@s[tid, %d]); }\n",
+			$1, NR, NR, NR, NR }' /tmp/fns >/tmp/fns.bt
+}
+# bt_start: run bpftrace on /tmp/fns.bt in the background (pid $bt) and wait, at most BT_WAIT
+# seconds, until all its probes are attached: one BPF link (fd) per kfunc/kretfunc program. Each
+# trampoline update patches the function's ftrace site and replaces the trampoline (the old one
+# is freed after an RCU-tasks grace period), so hundreds of them take a while. Appends
+# "compile+load SEC attach SEC" to /tmp/bt.times.
+BT_WAIT=${BT_WAIT:-600}
+bt_start() {
+	nprobe=$(grep -c . /tmp/fns.bt)
+	[ "$nprobe" -gt 0 ] || { echo "bpftrace: no functions"; return 1; }
+	ulimit -n 65536 2>/dev/null || ulimit -n 8192
+	t0=$(date +%s.%N) ta=
+	BPFTRACE_MAX_PROBES=100000 bpftrace /tmp/fns.bt >/tmp/bt.out 2>/tmp/bt.err & bt=$!
+	while kill -0 $bt 2>/dev/null; do
+		[ -n "$ta" ] || ! grep -q '^Attaching' /tmp/bt.out || ta=$(date +%s.%N)
+		nl=$(ls -l /proc/$bt/fd 2>/dev/null | grep -c 'bpf.link')
+		if [ "$nl" -ge "$nprobe" ]; then
+			echo "$t0 ${ta:-$t0} $(date +%s.%N)" | awk '{ printf "compile+load %.1f attach %.1f\n", $2 - $1, $3 - $2 }' >>/tmp/bt.times
+			tail -n 1 /tmp/bt.times | sed "s/^/bpftrace: $nprobe probes: /;s/\$/ s/"
+			return 0
+		fi
+		if [ "$(echo "$(date +%s.%N) $t0" | awk '{ print int($1 - $2) }')" -ge "$BT_WAIT" ]; then
+			echo "bpftrace: $nl of $nprobe links after ${BT_WAIT} s; stopped"
+			kill -INT $bt; wait $bt
+			return 1
+		fi
+		sleep 0.5
+	done
+	wait $bt
+	return 1
+}
+# bt_stop: interrupt bpftrace (it prints its maps to /tmp/bt.out) and wait until it has detached
+bt_stop() {
+	t0=$(date +%s.%N)
+	kill -INT $bt; wait $bt
+	echo "$t0 $(date +%s.%N)" | awk '{ printf "detach+exit %.1f\n", $2 - $1 }' >>/tmp/bt.times
+	tail -n 1 /tmp/bt.times | sed 's/^/bpftrace: /;s/$/ s/'
+}
+bt_on() { bt_start; }
+bt_off() { bt_stop; }
+# bpf_fns: attach once (no load) to find the functions of /tmp/fns bpftrace cannot attach to
+# (named in its error: it stops at the first), drop them from /tmp/fns and try again, at most 6
+# times; leaves /tmp/fns.bt
+bpf_fns() {
+	: >/tmp/bt.times
+	for try in 1 2 3 4 5 6; do
+		bt_gen
+		if bt_start; then bt_stop; return 0; fi
+		sed 's/^/    /' /tmp/bt.err | head -n 8
+		grep -o 'func:[A-Za-z0-9_.:]*' /tmp/bt.err | sed 's/.*://' | sort -u >/tmp/fns.bad
+		[ -s /tmp/fns.bad ] && [ -s /tmp/fns ] || break
+		echo "bpftrace: cannot attach to $(tr '\n' ' ' </tmp/fns.bad)(try $try); dropped"
+		comm -23 /tmp/fns /tmp/fns.bad >/tmp/fns.new && mv /tmp/fns.new /tmp/fns
+	done
+	rm -f /tmp/fns.bt
+	return 1
+}
