@@ -156,9 +156,11 @@ static struct installed try_install(struct kinstr_probe *p, unsigned int n,
 static unsigned long long g_site;
 static unsigned int g_len;
 static void (*g_mutate)(struct kinstr_probe *p);
+static unsigned long long g_area;	/* the area build_one builds for */
 
 static void build_one(struct kinstr_probe *p, unsigned long long area)
 {
+	g_area = area;
 	good_request(p, g_site, g_len, area);
 	if (g_mutate)
 		g_mutate(p);
@@ -242,6 +244,68 @@ static unsigned long long end_of_function(void)
 	exit(1);
 }
 
+/*
+ * A jump site of name whose displaced bytes hold an instruction before a direct call and end with
+ * it (the slot emulates the call); *len its displaced length, *next the length of the instruction
+ * after the call.
+ */
+static unsigned long long call_site(const char *name, unsigned int *len, unsigned int *next)
+{
+	const struct kinstr_func *f = kinstr_kernel__find_func(k, name);
+	struct kinstr_fn *fn = f ? kinstr_fn__analyze(k, f) : NULL;
+	const struct kinstr_cfg *cfg = fn ? kinstr_fn__cfg(fn) : NULL;
+	size_t i;
+
+	for (i = 0; cfg && i + 2 < kinstr_fn__site_cnt(fn); i++) {
+		const struct kinstr_site *s = kinstr_fn__site(fn, i);
+		const struct kinstr_cfg_insn *c = kinstr_cfg__insn(cfg, i + 1);
+
+		if (s->cls == KINSTR_SITE_JUMP && c->x.flow == KINSTR_X86_FLOW_CALL &&
+		    c->x.addr + c->x.len == s->addr + s->displaced_len &&
+		    kinstr_cfg__insn(cfg, i + 2)->x.len + s->displaced_len <= KINSTR_MAX_DISPLACED) {
+			unsigned long long a = s->addr;
+
+			*len = s->displaced_len;
+			*next = kinstr_cfg__insn(cfg, i + 2)->x.len;
+			kinstr_fn__free(fn);
+			return a;
+		}
+	}
+	kinstr_fn__free(fn);
+	printf("not ok setup: no jump site ending with a call in %s\n", name);
+	exit(1);
+}
+
+static unsigned int g_next;
+
+/* The body user space builds for the site: the prefix relocated, the call as push $return; jmp. */
+static void m_lib_body(struct kinstr_probe *p)
+{
+	const struct kinstr_func *f = kinstr_kernel__func_at(k, p->site);
+	struct kinstr_probeset *ps = kinstr_probeset__new(NULL, k);
+	char err[256];
+	int n = -1;
+
+	if (ps && f && !kinstr_probeset__add(ps, f, p->site, err, sizeof(err)))
+		n = kinstr_probeset__body(ps, 0, g_area + KINSTR_SLOT_BODY, p->body, sizeof(p->body), err, sizeof(err));
+	kinstr_probeset__free(ps);
+	p->body_len = n > 0 ? n : 0;
+}
+
+/* The pushed return address one off. */
+static void m_call_ret(struct kinstr_probe *p) { m_lib_body(p); p->body[p->body_len - 9] ^= 1; }
+
+/* The call not the last displaced instruction: the one after it displaced too. */
+static void m_call_not_last(struct kinstr_probe *p)
+{
+	const unsigned char *t = kinstr_kernel__text(k, p->site, p->displaced_len + g_next);
+
+	m_lib_body(p);
+	if (t)
+		memcpy(p->expected, t, p->displaced_len + g_next);
+	p->displaced_len += g_next;
+}
+
 struct rcase {
 	const char *what;
 	unsigned long long site;
@@ -256,8 +320,8 @@ int main(void)
 {
 	struct kinstr_dev *dev = kinstr_dev__open(NULL);
 	struct kinstr_probe p[2];
-	unsigned long long g7;
-	unsigned int g7_len;
+	unsigned long long g7, gc;
+	unsigned int g7_len, gc_len;
 	unsigned char big[KINSTR_MAX_STRUCT_SIZE + 64];
 	struct installed r;
 	size_t i;
@@ -269,6 +333,7 @@ int main(void)
 	}
 	fd = kinstr_dev__fd(dev);
 	g7 = multi_insn_site("__x64_sys_getppid", &g7_len);
+	gc = call_site("__x64_sys_getppid", &gc_len, &g_next);
 	{
 		struct rcase cases[] = {
 			{ "a correct jump request installs", g7, g7_len, m_none, 0, 0, 0 },
@@ -287,6 +352,14 @@ int main(void)
 			  m_none, 0, 0, 0 },
 			{ "a ret moved otherwise than the kernel writes returns", filler_ret("__x64_sys_getppid"), 5,
 			  m_other_ret, ENOEXEC, KINSTR_REFUSE_BAD_RELOCATION, 0 },
+			{ "a jump over an instruction and a call, the call emulated, installs", gc, gc_len, m_lib_body,
+			  0, 0, 0 },
+			{ "a displaced call that pushes another return address", gc, gc_len, m_call_ret, ENOEXEC,
+			  KINSTR_REFUSE_BAD_RELOCATION, 0 },
+			{ "a displaced call relocated as a call (it would return into the slot)", gc, gc_len, m_none,
+			  ENOEXEC, KINSTR_REFUSE_BAD_RELOCATION, 0 },
+			{ "a jump that displaces a call and the instruction after it", gc, gc_len, m_call_not_last,
+			  EPERM, KINSTR_REFUSE_UNSAFE_INSN, 0 },
 			{ "a jump that runs past the function's end", end_of_function(), 5, m_none, EXDEV,
 			  KINSTR_REFUSE_CROSSES_END, 0 },
 			{ "ftrace site", fentry("vfs_read"), 5, m_none, EPERM, KINSTR_REFUSE_RESERVED, KINSTR_R_FTRACE },

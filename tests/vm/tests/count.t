@@ -205,6 +205,9 @@ EXPECT_NOT ^not ok
 EXPECT ^ok mid-instruction site \(errno EILSEQ, refusal 2\)$
 EXPECT ^ok kinstr.ko's own text \(errno EFAULT, refusal 1\)$
 EXPECT ^ok jump label site \(errno EPERM, refusal 1\)$
+EXPECT ^ok a jump over an instruction and a call, the call emulated, installs
+EXPECT ^ok a displaced call that pushes another return address \(errno ENOEXEC
+EXPECT ^ok a jump that displaces a call and the instruction after it \(errno EPERM
 EXPECT ^ok unknown non-zero tail
 EXPECT ^text-unchanged$
 
