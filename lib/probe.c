@@ -329,42 +329,11 @@ static int build_body(const struct kinstr_probeset *ps, const struct pset_probe 
 {
 	uint8_t out[KINSTR_RELOC_MAX_OUT];
 	struct kinstr_reloc r;
+	uint32_t len, tail;
 	int ret;
 
 	if (p->info.kind == KINSTR_PROBE_FTRACE) {	/* the module writes what the slot needs */
 		req->body_len = 0;
-		return 0;
-	}
-	if (p->is_call) {
-		/*
-		 * What runs before the call moves as usual; the call itself becomes push $return
-		 * (sign-extended imm32: kernel text is in the top 2 GiB); jmp target, so that the
-		 * callee returns to the original code after the patched bytes, never into the slot.
-		 */
-		uint32_t at = 0;
-		int32_t ret_addr = (int32_t)(p->info.addr + p->info.displaced_len), rel;
-
-		if (p->call_off) {
-			ret = kinstr_reloc__run(&r, p->bytes, p->call_off, p->info.addr, out, sizeof(out), body_addr);
-			if (ret) {
-				snprintf(err, errlen, "%s+0x%llx: cannot relocate: %s", p->info.func->name,
-					 (unsigned long long)(p->info.addr - p->info.func->addr), kinstr_reloc__why(&r));
-				return ret;
-			}
-			if (r.out_len + 10 > KINSTR_SLOT_BODY_MAX) {
-				snprintf(err, errlen, "%s+0x%llx: relocated code too long (%u bytes)", p->info.func->name,
-					 (unsigned long long)(p->info.addr - p->info.func->addr), r.out_len + 10);
-				return -E2BIG;
-			}
-			memcpy(req->body, out, r.out_len);
-			at = r.out_len;
-		}
-		rel = (int32_t)(p->call_target - (body_addr + at + 10));
-		req->body[at] = 0x68;
-		memcpy(req->body + at + 1, &ret_addr, 4);
-		req->body[at + 5] = 0xe9;
-		memcpy(req->body + at + 6, &rel, 4);
-		req->body_len = at + 10;
 		return 0;
 	}
 	if (p->is_ret && p->info.displaced_len == 1) {
@@ -383,12 +352,24 @@ static int build_body(const struct kinstr_probeset *ps, const struct pset_probe 
 		req->body_len = 5;
 		return 0;
 	}
-	/* only what runs moves: int3 filler after a ret/jmp is overwritten and never reached */
-	ret = kinstr_reloc__run(&r, p->bytes, p->live_len, p->info.addr, out, sizeof(out), body_addr);
-	if (ret) {
-		snprintf(err, errlen, "%s+0x%llx: cannot relocate: %s", p->info.func->name,
-			 (unsigned long long)(p->info.addr - p->info.func->addr), kinstr_reloc__why(&r));
-		return ret;
+	/*
+	 * Only what runs moves: int3 filler after a ret/jmp is overwritten and never reached. A
+	 * direct call that ends the displaced bytes (a trap's own, or a jump's last) does not
+	 * move: what runs before it does, and the call becomes push $return (sign-extended imm32:
+	 * kernel text is in the top 2 GiB); jmp target, so that the callee returns to the original
+	 * code after the patched bytes, never into the slot.
+	 */
+	len = p->is_call ? p->call_off : p->live_len;
+	tail = p->is_call ? 10 : 0;
+	r.out_len = 0;
+	r.nr_insns = 0;
+	if (len) {
+		ret = kinstr_reloc__run(&r, p->bytes, len, p->info.addr, out, sizeof(out), body_addr);
+		if (ret) {
+			snprintf(err, errlen, "%s+0x%llx: cannot relocate: %s", p->info.func->name,
+				 (unsigned long long)(p->info.addr - p->info.func->addr), kinstr_reloc__why(&r));
+			return ret;
+		}
 	}
 	/* a bare ret copied as is would bypass the return thunk: end with jmp to it instead */
 	if (r.nr_insns && r.insns[r.nr_insns - 1].old_len == 1 &&
@@ -409,13 +390,22 @@ static int build_body(const struct kinstr_probeset *ps, const struct pset_probe 
 			r.out_len = at + 5;
 		}
 	}
-	if (r.out_len > KINSTR_SLOT_BODY_MAX) {
+	if (r.out_len + tail > KINSTR_SLOT_BODY_MAX) {
 		snprintf(err, errlen, "%s+0x%llx: relocated code too long (%u bytes)", p->info.func->name,
-			 (unsigned long long)(p->info.addr - p->info.func->addr), r.out_len);
+			 (unsigned long long)(p->info.addr - p->info.func->addr), r.out_len + tail);
 		return -E2BIG;
 	}
 	memcpy(req->body, out, r.out_len);
-	req->body_len = r.out_len;
+	req->body_len = r.out_len + tail;
+	if (p->is_call) {
+		int32_t ret_addr = (int32_t)(p->info.addr + p->info.displaced_len);
+		int32_t rel = (int32_t)(p->call_target - (body_addr + r.out_len + 10));
+
+		req->body[r.out_len] = 0x68;
+		memcpy(req->body + r.out_len + 1, &ret_addr, 4);
+		req->body[r.out_len + 5] = 0xe9;
+		memcpy(req->body + r.out_len + 6, &rel, 4);
+	}
 	return 0;
 }
 
