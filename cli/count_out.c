@@ -14,6 +14,15 @@ static void probe_name(const struct kinstr_probe_info *p, char *buf, size_t size
 		snprintf(buf, size, "%s+0x%llx", p->func->name, (unsigned long long)(p->addr - p->func->addr));
 }
 
+/*
+ * How a counting probe counts: inline in its slot (flags dead at the site), inline between
+ * pushfq and popfq (flags live), or through a stub call (a module before ABI 0.8).
+ */
+static const char *cli_count__how(const struct kinstr_probe_info *p)
+{
+	return !p->inline_count ? "stub" : p->saves_flags ? "pushf" : "inline";
+}
+
 void cli_count__table(const struct kinstr_probeset *ps, const uint64_t *hits, const uint64_t *prev,
 			double dt, bool rates)
 {
@@ -26,7 +35,7 @@ void cli_count__table(const struct kinstr_probeset *ps, const uint64_t *hits, co
 
 		probe_name(p, name, sizeof(name));
 		printf("%-44s %-6s %-6s %14llu", name, kinstr_probe_kind__str(p->kind),
-		       p->inline_count ? "inline" : "stub", (unsigned long long)hits[i]);
+		       cli_count__how(p), (unsigned long long)hits[i]);
 		if (rates)
 			printf(" %14.0f", dt > 0 ? (hits[i] - prev[i]) / dt : 0.0);
 		printf("\n");
@@ -51,7 +60,7 @@ void cli_count__json(const struct kinstr_probeset *ps, const uint64_t *hits, dou
 		cli_json_str(name);
 		printf(",\"addr\":\"0x%llx\",\"class\":\"%s\",\"action\":\"%s\",\"hits\":%llu}",
 		       (unsigned long long)p->addr, kinstr_probe_kind__str(p->kind),
-		       p->inline_count ? "inline" : "stub", (unsigned long long)hits[i]);
+		       cli_count__how(p), (unsigned long long)hits[i]);
 	}
 	printf("]}\n");
 }

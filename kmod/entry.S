@@ -1,65 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The entry stub every slot's prologue calls: it lives in the module's own text, so the
- * unwinder knows it. On entry: 0(%rsp) the return address into the slot, 8(%rsp) the probe.
- * It saves the flags and every register C may clobber, calls the action, and restores
- * everything: the probed instruction then runs with exactly the state it had. DF is clear
- * here as everywhere in the kernel's C ABI (objtool checks it); sites between std and cld are
- * for the classifier to refuse.
+ * The trace action's stub, which a trace probe's slot calls: it lives in the module's own text,
+ * so the unwinder knows it. (Counting probes count in the slot itself, timer probes' slots save
+ * the registers and call their C function directly: slot.c.)
  */
 #include <linux/linkage.h>
 #include <asm/nospec-branch.h>
 #include <asm/segment.h>
 
-#define SAVED (10 * 8)	/* flags + 9 registers */
-
-/* Save the caller-saved registers, call kinstr_probe_hit(the probe at `saved` + 8(%rsp)), restore. */
-.macro CALL_PROBE_HIT saved
-	pushq	%rax
-	pushq	%rcx
-	pushq	%rdx
-	pushq	%rsi
-	pushq	%rdi
-	pushq	%r8
-	pushq	%r9
-	pushq	%r10
-	pushq	%r11
-	movq	\saved + 8(%rsp), %rdi
-	call	kinstr_probe_hit
-	popq	%r11
-	popq	%r10
-	popq	%r9
-	popq	%r8
-	popq	%rdi
-	popq	%rsi
-	popq	%rdx
-	popq	%rcx
-	popq	%rax
-.endm
-
-SYM_FUNC_START(kinstr_entry_stub)
-	pushfq
-	CALL_PROBE_HIT SAVED
-	popfq
-	RET
-SYM_FUNC_END(kinstr_entry_stub)
-
 /*
- * The same for a site where the flags are dead (kinstr_flags_dead_by_abi, kinstr_flags_dead_at):
- * no pushfq/popfq. popfq is slow, and an emulator ends its translation block at one. The C code
- * it calls leaves IF, DF and AC as they were; only the status flags change.
- */
-#define SAVED_NF (9 * 8)
-
-SYM_FUNC_START(kinstr_entry_stub_nf)
-	CALL_PROBE_HIT SAVED_NF
-	RET
-SYM_FUNC_END(kinstr_entry_stub_nf)
-
-/*
- * The trace action's stub: like kinstr_entry_stub, but it builds a whole struct pt_regs of the
- * site (the values a trace records: any register, the site's %rsp) and calls
- * kinstr_trace_hit(probe, regs). On entry: 0(%rsp) the return address into the slot, 8(%rsp)
+ * It saves the flags and builds a whole struct pt_regs of the site (the values a trace records:
+ * any register, the site's %rsp), and calls kinstr_trace_hit(probe, regs). On entry: 0(%rsp) the return address into the slot, 8(%rsp)
  * the probe, 16(%rsp) where the site's stack pointer was.
  */
 #define R15	0

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Probe context: what every slot calls through its stub (entry.S), in any context (task, irq,
- * NMI). It calls down only: the timers (timing.c) and the tracer (trace.c).
+ * Probe context: what the slots call, in any context (task, irq, NMI): a timer probe's prologue
+ * calls one of the timer functions itself, a trace probe's goes through its stub (entry.S); a
+ * counting probe's prologue counts and calls nothing. It calls down only: the timers (timing.c)
+ * and the tracer (trace.c).
  */
 #include <linux/percpu.h>
 #include <linux/ptrace.h>
@@ -13,20 +15,32 @@
 
 DEFINE_PER_CPU(u8, kinstr_in_action);
 
-/* Called from every slot's prologue, in any context (task, irq, NMI): touch nothing else. */
-notrace void kinstr_probe_hit(struct kprobe_k *p)
+/*
+ * A timer probe's action, called straight from its slot's prologue (slot.c), which saved the
+ * flags where they are live and every register C may clobber. One function per end, chosen when
+ * the slot is written, so that neither tests which end it is.
+ */
+static __always_inline void timer_hit(struct kprobe_k *p, bool start)
 {
 	u8 bit;
 
 	this_cpu_inc(p->hits[0]);
-	if (unlikely(p->timers)) {
-		if (!kinstr_action_enter(&bit)) {
-			this_cpu_inc(p->hits[1]);
-			return;
-		}
-		kinstr_timer_hit(p->timers, p->timer, p->timer_start);
-		kinstr_action_exit(bit);
+	if (!kinstr_action_enter(&bit)) {
+		this_cpu_inc(p->hits[1]);
+		return;
 	}
+	kinstr_timer_hit(p->timers, p->timer, start);
+	kinstr_action_exit(bit);
+}
+
+notrace void kinstr_timer_start_hit(struct kprobe_k *p)
+{
+	timer_hit(p, true);
+}
+
+notrace void kinstr_timer_stop_hit(struct kprobe_k *p)
+{
+	timer_hit(p, false);
 }
 
 /* From a trace probe's slot, through kinstr_trace_stub: regs is the site's full state. */
@@ -49,7 +63,8 @@ size_t kinstr_hit_roots(unsigned long *r)
 {
 	size_t n = 0;
 
-	r[n++] = (unsigned long)kinstr_probe_hit;
+	r[n++] = (unsigned long)kinstr_timer_start_hit;
+	r[n++] = (unsigned long)kinstr_timer_stop_hit;
 	r[n++] = (unsigned long)kinstr_trace_hit;
 	return n;
 }

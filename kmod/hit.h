@@ -17,7 +17,8 @@ struct kprobe_k {
 	unsigned long site;
 	u8 *slot;
 	u8 kind, displaced_len;
-	bool inline_count;		/* fast path: no call, flags dead at the site */
+	bool inline_count;		/* a counting probe: the slot counts, no call */
+	bool saves_flags;		/* the prologue saves the flags: live at the site */
 	struct kinstr_direct direct;	/* KINSTR_PROBE_FTRACE: ftrace's call of the slot */
 	u8 orig[KINSTR_MAX_DISPLACED];
 	u64 __percpu *hits;		/* [0] hits, [1] actions skipped by the recursion guard */
@@ -25,7 +26,6 @@ struct kprobe_k {
 	/* KINSTR_ACTION_TIMER_*: which timer of which set (the area holds a reference) */
 	struct kinstr_timers *timers;
 	u32 timer;
-	bool timer_start;
 	struct module *mod;		/* a probe in a module's text pins it until the area is freed */
 	/* KINSTR_ACTION_TRACE: what to record, where (the area holds a reference) */
 	struct kinstr_chan *chan;
@@ -33,13 +33,21 @@ struct kprobe_k {
 	struct kinstr_trace_spec spec;
 };
 
-/* The slots' stubs (entry.S): each saves the registers and calls one of the two below. */
-void kinstr_entry_stub(void);
-void kinstr_entry_stub_nf(void);	/* the flags are dead at the site: not saved */
+/* How probe p's slot runs its action, as KINSTR_IOC_COUNTS reports it: KINSTR_PROBE_F_*. */
+static inline u32 kinstr_probe_flags(const struct kprobe_k *p)
+{
+	return (p->inline_count ? KINSTR_PROBE_F_INLINE : 0) | (p->saves_flags ? KINSTR_PROBE_F_SAVES_FLAGS : 0);
+}
+
+/* The trace action's stub (entry.S): saves the whole state as a pt_regs, calls kinstr_trace_hit. */
 void kinstr_trace_stub(void);
 
-/* Called from every slot's prologue, in any context (task, irq, NMI): touch nothing else. */
-void kinstr_probe_hit(struct kprobe_k *p);
+/*
+ * Called from a timer probe's slot, whose prologue saved the registers (and the flags where
+ * they are live), in any context (task, irq, NMI): touch nothing else.
+ */
+void kinstr_timer_start_hit(struct kprobe_k *p);
+void kinstr_timer_stop_hit(struct kprobe_k *p);
 /* From a trace probe's slot, through kinstr_trace_stub: regs is the site's full state. */
 void kinstr_trace_hit(struct kprobe_k *p, struct pt_regs *regs);
 /* The two functions above, as roots of the hit path's closure (hitpath.c). */

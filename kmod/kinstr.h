@@ -144,8 +144,12 @@ bool kinstr_hitpath_spans(const struct kinstr_span **spans, size_t *n);
 DECLARE_PER_CPU(u8, kinstr_in_action);
 static __always_inline bool kinstr_action_enter(u8 *bit)
 {
+	unsigned int pc;
+
 	preempt_disable_notrace();
-	*bit = 1U << interrupt_context_level();
+	/* task level, the common case, in one test; interrupt_context_level() otherwise */
+	pc = preempt_count();
+	*bit = likely(!(pc & (NMI_MASK | HARDIRQ_MASK | SOFTIRQ_OFFSET))) ? 1 : 1U << interrupt_context_level();
 	if (unlikely(__this_cpu_read(kinstr_in_action) & *bit)) {
 		preempt_enable_notrace();
 		return false;

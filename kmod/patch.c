@@ -615,7 +615,6 @@ static void write_publish_locked(struct kinstr_area *a, const struct kinstr_prob
 		if (req[i].action >= KINSTR_ACTION_TIMER_START) {
 			p->timers = timers;
 			p->timer = req[i].arg;
-			p->timer_start = req[i].action == KINSTR_ACTION_TIMER_START;
 			if (!a->timers) {
 				a->timers = timers;
 				kinstr_timers_get(a->timers);

@@ -182,7 +182,7 @@ static long ioctl_counts(struct kinstr_session *s, void __user *uarg)
 			return -EFAULT;
 		if (c.missed && put_user(missed, (u64 __user *)u64_to_user_ptr(c.missed) + i))
 			return -EFAULT;
-		if (c.flags && put_user(a->probes[i].inline_count ? KINSTR_PROBE_F_INLINE : 0,
+		if (c.flags && put_user(kinstr_probe_flags(&a->probes[i]),
 					(u32 __user *)u64_to_user_ptr(c.flags) + i))
 			return -EFAULT;
 	}
@@ -300,8 +300,6 @@ size_t kinstr_probes_hit_roots(unsigned long *r)
 {
 	size_t n = 0;
 
-	r[n++] = (unsigned long)kinstr_entry_stub;
-	r[n++] = (unsigned long)kinstr_entry_stub_nf;
 	r[n++] = (unsigned long)kinstr_trace_stub;
 	n += kinstr_hit_roots(r + n);
 	return n + kinstr_patch_hit_roots(r + n);

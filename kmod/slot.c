@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Slots: what a probe's slot holds (slot.h). The prologue (an inline counter where the flags are
- * dead, else a call of the stub with the probe pointer), the displaced instructions relocated by
+ * Slots: what a probe's slot holds (slot.h). The prologue (the action: an inline counter, a call
+ * of a timer's hit function, or of the trace stub), the displaced instructions relocated by
  * user space and verified by verify.c, and the jump back after them.
  */
 #include <linux/kernel.h>
@@ -20,14 +20,16 @@ void kinstr_put_rel32(u8 *at, unsigned long insn_end, unsigned long target)
 }
 
 /*
- * Prologue, fast path, where the flags are provably dead at the site: an inline per-CPU
- * increment that calls nothing and saves one register, written at b.
- *   push %rax; movabs $hits, %rax; incq %gs:(%rax); pop %rax; jmp body
+ * A counting probe's prologue: an inline per-CPU increment that calls nothing and saves one
+ * register, and the flags where they are live at the site (incq writes them), written at b.
+ *   [pushfq] push %rax; movabs $hits, %rax; incq %gs:(%rax); pop %rax; [popfq]
  */
-static void write_inline_count(u8 *slot, u8 *b, struct kprobe_k *p)
+static u8 *write_count(u8 *b, struct kprobe_k *p, bool flags_dead)
 {
-	unsigned long s = (unsigned long)slot, hits = (unsigned long)p->hits;
+	unsigned long hits = (unsigned long)p->hits;
 
+	if (!flags_dead)
+		*b++ = 0x9c;
 	*b++ = 0x50;
 	*b++ = 0x48;
 	*b++ = 0xb8;
@@ -36,16 +38,79 @@ static void write_inline_count(u8 *slot, u8 *b, struct kprobe_k *p)
 	memcpy(b, "\x65\x48\xff\x00", 4);	/* the per-CPU counter: %gs-relative, like this_cpu_inc() */
 	b += 4;
 	*b++ = 0x58;
-	*b = KINSTR_JMP32;
-	kinstr_put_rel32(b + 1, (unsigned long)b + 5, s + KINSTR_SLOT_BODY);
+	if (!flags_dead)
+		*b++ = 0x9d;
+	return b;
+}
+
+/* The registers C may clobber, in the order a timer probe's prologue pushes them. */
+static const char caller_saved[][2] = {
+	{ 0x50 }, { 0x51 }, { 0x52 }, { 0x56 }, { 0x57 },		/* rax rcx rdx rsi rdi */
+	{ 0x41, 0x50 }, { 0x41, 0x51 }, { 0x41, 0x52 }, { 0x41, 0x53 },	/* r8 r9 r10 r11 */
+};
+
+/*
+ * A timer probe's prologue calls its action itself, with no stub in between (one call and
+ * return less a hit, and no pointer on the stack to load back):
+ *   [pushfq] push 9 registers; movabs $p, %rdi; call kinstr_timer_{start,stop}_hit; pop them; [popfq]
+ * The flags are saved where they are live: the C code leaves IF, DF and AC as they were and
+ * changes only the status flags. DF is clear here as everywhere in the kernel's C ABI (objtool
+ * checks it); sites between std and cld are for the classifier to refuse. 51 bytes at most.
+ */
+static u8 *write_timer_call(u8 *b, struct kprobe_k *p, bool start, bool flags_dead)
+{
+	unsigned long pp = (unsigned long)p;
+	int i;
+
+	if (!flags_dead)
+		*b++ = 0x9c;
+	for (i = 0; i < ARRAY_SIZE(caller_saved); i++) {
+		if (caller_saved[i][0] == 0x41)
+			*b++ = 0x41;
+		*b++ = caller_saved[i][caller_saved[i][0] == 0x41];
+	}
+	*b++ = 0x48;
+	*b++ = 0xbf;
+	memcpy(b, &pp, 8);
+	b += 8;
+	*b = 0xe8;
+	kinstr_put_rel32(b + 1, (unsigned long)b + 5,
+			 (unsigned long)(start ? kinstr_timer_start_hit : kinstr_timer_stop_hit));
+	b += 5;
+	for (i = ARRAY_SIZE(caller_saved) - 1; i >= 0; i--) {
+		if (caller_saved[i][0] == 0x41)
+			*b++ = 0x41;
+		*b++ = caller_saved[i][caller_saved[i][0] == 0x41] + 8;	/* pop = push + 8 */
+	}
+	if (!flags_dead)
+		*b++ = 0x9d;
+	return b;
 }
 
 /*
- * Prologue: the inline counter where the flags are dead, else push the probe pointer kept in
- * the slot, call the stub (which saves the registers, and the flags unless they are dead), drop
- * the pointer, go to the body. An ftrace probe's slot first drops the return address of
- * ftrace's call: from there on the stack is the function's at its entry, as under a jump probe,
- * so the trace stub's pt_regs (its sp above all) and the timers see the same frame either way.
+ * A trace probe's prologue: push the probe pointer kept in the slot, call the trace stub (which
+ * builds the site's pt_regs), drop the pointer without touching the flags.
+ */
+static u8 *write_trace_call(u8 *slot, u8 *b)
+{
+	/* ff 35 disp32: push qword [rip + disp32] -> the pointer at slot + 56 */
+	*b++ = 0xff;
+	*b++ = 0x35;
+	kinstr_put_rel32(b, (unsigned long)b + 4, (unsigned long)slot + 56);
+	b += 4;
+	*b = 0xe8;
+	kinstr_put_rel32(b + 1, (unsigned long)b + 5, (unsigned long)kinstr_trace_stub);
+	b += 5;
+	/* lea 8(%rsp), %rsp */
+	memcpy(b, "\x48\x8d\x64\x24\x08", 5);
+	return b + 5;
+}
+
+/*
+ * The prologue (the action), then a jump to the body. An ftrace probe's slot first drops the
+ * return address of ftrace's call: from there on the stack is the function's at its entry, as
+ * under a jump probe, so the trace stub's pt_regs (its sp above all) and the timers see the same
+ * frame either way.
  */
 void kinstr_slot_write(u8 *slot, const struct kinstr_probe *req, struct kprobe_k *p)
 {
@@ -59,28 +124,25 @@ void kinstr_slot_write(u8 *slot, const struct kinstr_probe *req, struct kprobe_k
 		b += 5;
 	}
 	flags_dead = kinstr_flags_dead_at(req->site) || kinstr_flags_dead_by_abi(req->site);
-	p->inline_count = req->action == KINSTR_ACTION_COUNT && flags_dead;
-	if (p->inline_count) {
-		write_inline_count(slot, b, p);
-		goto body;
+	p->inline_count = req->action == KINSTR_ACTION_COUNT;
+	/* the trace stub always saves them (its pt_regs has the flags) */
+	p->saves_flags = !flags_dead || req->action == KINSTR_ACTION_TRACE;
+	switch (req->action) {
+	case KINSTR_ACTION_COUNT:
+		b = write_count(b, p, flags_dead);
+		break;
+	case KINSTR_ACTION_TRACE:
+		b = write_trace_call(slot, b);
+		memcpy(slot + 56, &p, sizeof(p));
+		break;
+	default:
+		b = write_timer_call(b, p, req->action == KINSTR_ACTION_TIMER_START, flags_dead);
+		break;
 	}
-	/* ff 35 disp32: push qword [rip + disp32] -> the pointer at slot + 56 */
-	*b++ = 0xff;
-	*b++ = 0x35;
-	kinstr_put_rel32(b, (unsigned long)b + 4, (unsigned long)slot + 56);
-	b += 4;
-	*b++ = 0xe8;	/* call kinstr_trace_stub or kinstr_entry_stub[_nf] */
-	kinstr_put_rel32(b, (unsigned long)b + 4, (unsigned long)(req->action == KINSTR_ACTION_TRACE ? kinstr_trace_stub :
-							    flags_dead ? kinstr_entry_stub_nf : kinstr_entry_stub));
-	b += 4;
-	/* lea 8(%rsp), %rsp: drop the pointer without touching the flags */
-	memcpy(b, "\x48\x8d\x64\x24\x08", 5);
-	b += 5;
+	/* the longest prologue (ftrace's lea, then a timer's call with the flags) ends before slot + 56 */
+	BUILD_BUG_ON(5 + 1 + 13 + 10 + 5 + 13 + 1 + 5 > 56);
 	*b = KINSTR_JMP32;
 	kinstr_put_rel32(b + 1, (unsigned long)b + 5, (unsigned long)slot + KINSTR_SLOT_BODY);
-	BUILD_BUG_ON(5 + 21 > 56);	/* the longest prologue stays below the pointer */
-	memcpy(slot + 56, &p, sizeof(p));
-body:
 	/* an ftrace probe's body is empty: on at site + 5, after the NOP */
 	memcpy(slot + KINSTR_SLOT_BODY, req->body, req->body_len);
 	b = slot + KINSTR_SLOT_BODY + req->body_len;

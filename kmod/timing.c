@@ -2,8 +2,8 @@
 /*
  * Timers for the profiler: start/stop probes measure intervals per thread (a function from its
  * entry to each of its returns; a call instruction to the instruction after it). The hit path
- * is inline in timing.h (into kinstr_probe_hit); here are its slow paths, the clock's choice,
- * the sched_switch probe, and the sets' life and readers.
+ * is inline in timing.h (into the timer probes' hit functions, hit.c); here are its slow paths,
+ * the clock's choice, the sched_switch probe, and the sets' life and readers.
  */
 #include <linux/clocksource.h>
 #include <linux/hash.h>
@@ -313,7 +313,7 @@ static notrace void kt_sched_switch_probe(void *data, bool preempt, struct task_
 size_t kinstr_timing_hit_roots(unsigned long *r)
 {
 	r[0] = (unsigned long)kt_sched_switch_probe;
-	r[1] = (unsigned long)kinstr_timer_ctx_slow;	/* the rest inline in kinstr_probe_hit */
+	r[1] = (unsigned long)kinstr_timer_ctx_slow;	/* the rest inline in hit.c */
 	r[2] = (unsigned long)kinstr_timer_path;
 	r[3] = (unsigned long)kinstr_timer_filtered;
 	return 4;

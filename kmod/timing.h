@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The timers' hit path (timing.c owns the rest): inlined into kinstr_probe_hit (hit.c), with
- * its slow paths out of line in timing.c.
+ * The timers' hit path (timing.c owns the rest): inlined into the timer probes' hit functions
+ * (hit.c), with its slow paths out of line in timing.c.
  *
  * Each thread that started a timer owns a context in the set's table (claimed by cmpxchg on its
  * task pointer, in a slow path): a stack of started timers and the thread's on-CPU clock. A

@@ -544,15 +544,17 @@ static int pset_install(struct kinstr_probeset *ps, bool verify_only, size_t *re
 	ps->area = al.area;
 	ps->area_addr = al.addr;
 	{
-		/* learn which probes got the inline fast path */
+		/* learn how each probe's slot runs its action */
 		uint32_t *flags = calloc(ps->n, sizeof(*flags));
 		uint64_t *counts = calloc(ps->n, sizeof(*counts));
 		struct kinstr_counts c = { .size = sizeof(c), .area = ps->area, .count = ps->n,
 					   .counts = (uintptr_t)counts, .flags = (uintptr_t)flags };
 
 		if (flags && counts && ioctl(fd, KINSTR_IOC_COUNTS, &c) == 0)
-			for (i = 0; i < ps->n; i++)
+			for (i = 0; i < ps->n; i++) {
 				ps->probes[i].info.inline_count = flags[i] & KINSTR_PROBE_F_INLINE;
+				ps->probes[i].info.saves_flags = flags[i] & KINSTR_PROBE_F_SAVES_FLAGS;
+			}
 		free(flags);
 		free(counts);
 	}

@@ -23,7 +23,8 @@ struct kinstr_probe_info {
 	const struct kinstr_func *func;	/* owned by the kernel view */
 	uint8_t kind;			/* KINSTR_PROBE_JUMP, _TRAP or _FTRACE */
 	uint8_t displaced_len;
-	bool inline_count;		/* after install: the module chose the inline fast path */
+	bool inline_count;		/* after install: a counting probe counts in its slot, no call */
+	bool saves_flags;		/* after install: its slot saves the flags (live at the site) */
 };
 
 /* dev may be NULL for a set that is only planned (--dry-run). NULL with errno on failure. */

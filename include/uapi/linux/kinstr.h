@@ -17,7 +17,7 @@
 
 #define KINSTR_DEVICE		"/dev/kinstr"
 #define KINSTR_ABI_MAJOR	0	/* incompatible changes */
-#define KINSTR_ABI_MINOR	7	/* compatible additions */
+#define KINSTR_ABI_MINOR	8	/* compatible additions */
 
 /* The ioctl numbers carry no size: the struct's leading size field says how much there is. */
 #define KINSTR_IOC_MAGIC	0xb7
@@ -408,7 +408,10 @@ struct kinstr_sync {
 #define KINSTR_SYNC_SIZE_VER0	8
 
 /* How a probe's action runs (kinstr_counts.flags). */
-#define KINSTR_PROBE_F_INLINE	(1U << 0)	/* inline per-CPU increment: no call, flags dead */
+#define KINSTR_PROBE_F_INLINE	(1U << 0)	/* inline per-CPU increment: no call */
+#define KINSTR_PROBE_F_SAVES_FLAGS (1U << 1)	/* (ABI 0.8) the slot saves the flags around its
+						 * action: they are live at the site. Before 0.8 a
+						 * counting probe without F_INLINE called a stub */
 
 /*
  * Tracing. One trace channel per file descriptor: KINSTR_IOC_TRACE_CREATE makes a ring buffer

@@ -409,7 +409,7 @@ int main(void)
 		FILE *f = fopen("/proc/kallsyms", "r");
 
 		while (f && fgets(line, sizeof(line), f))
-			if (sscanf(line, "%llx %c %127s", &a, &t, name) == 3 && !strcmp(name, "kinstr_entry_stub"))
+			if (sscanf(line, "%llx %c %127s", &a, &t, name) == 3 && !strcmp(name, "kinstr_trace_stub"))
 				stub = a;
 		if (f)
 			fclose(f);

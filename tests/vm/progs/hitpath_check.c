@@ -30,7 +30,8 @@ static const char *const not_scanned[] = { "rcu_read_unlock_special" };
 
 /* the first: the kernel's local_clock(), a function of its own on 6.12, sched_clock_cpu() inlined on 6.1 */
 static const char *must_have[] = {
-	"sched_clock_cpu", "ktime_get_mono_fast_ns", "kinstr_probe_hit", "kinstr_timer_ctx_slow", "kinstr_trace_record",
+	"sched_clock_cpu", "ktime_get_mono_fast_ns", "kinstr_timer_start_hit", "kinstr_timer_stop_hit",
+	"kinstr_timer_ctx_slow", "kinstr_trace_record",
 	"notify_die", "__rcu_read_lock", "__rcu_read_unlock",
 };
 

@@ -18,7 +18,7 @@ CLEANUP echo 0 > /sys/kernel/tracing/events/kprobes/kinstr_ref/enable; \
 	echo '!hist:keys=comm' > /sys/kernel/tracing/events/kprobes/kinstr_ref/trigger; echo > /sys/kernel/tracing/kprobe_events
 TIMEOUT 180
 EXPECT ^sites: __x64_sys_getppid\+0x[0-9a-f]+ __x64_sys_getppid\+0x[0-9a-f]+$
-EXPECT ^__x64_sys_getppid(\+0x[59])? (ftrace|jump|trap) (inline|stub) 50000 kprobe 50000$
+EXPECT ^__x64_sys_getppid(\+0x[59])? (ftrace|jump|trap) (inline|pushf) 50000 kprobe 50000$
 EXPECT ^exact$
 
 NAME on every kernel: exact counts at an entry where only an int3 fits after the ftrace NOP (taken through ftrace), an interior trap site and an interior jump site, equal to a kprobe event's count
@@ -68,10 +68,10 @@ EXPECT ^__x64_sys_getppid\+0xb jump inline 50000 kprobe 50000$
 EXPECT ^__x64_sys_getppid\+0x5 jump inline 50000 kprobe 50000$
 # the return (`ret; int3 x4` after boot on a CPU without the return thunk) is a jump over its filler
 EXPECT ^returns: jump/inline$
-# mid-function, after a mov: the stub that saves the flags
-EXPECT ^__x64_sys_getppid\+0x12 jump stub 50000 kprobe 50000$
+# mid-function, after a mov: the inline counter between pushfq and popfq (the flags are live)
+EXPECT ^__x64_sys_getppid\+0x12 jump pushf 50000 kprobe 50000$
 # a call alone (to __task_pid_nr_ns), emulated likewise
-EXPECT ^__x64_sys_getppid\+0x22 jump (inline|stub) 50000 kprobe 50000$
+EXPECT ^__x64_sys_getppid\+0x22 jump (inline|pushf) 50000 kprobe 50000$
 EXPECT ^exact$
 
 NAME count FUNC where only an int3 fits after the ftrace NOP: the entry through an ftrace direct call (exact), the int3 with --no-ftrace, and -l says which

@@ -80,7 +80,7 @@ EXPECT ^unloaded-after$
 
 NAME kinstr's own text, a module's jump label and its exception-table entry are refused with their rules, by both sides
 SETUP insmod kmod/kinstr.ko && insmod tests/vm/modules/kinstr_test_timing.ko
-RUN build/kinstr count kinstr_entry_stub; \
+RUN build/kinstr count kinstr_trace_stub; \
 	jl=$(build/kinstr disasm kinstr_test_static_key | awk '/overlaps a jump label/ {print $1; exit}'); \
 	ex=$(build/kinstr disasm kinstr_test_extable | awk '/refused holds an instruction with an exception-table fixup/ {print $1; exit}'); \
 	build/kinstr count "kinstr_test_static_key$jl"; build/kinstr count "kinstr_test_extable$ex"; \
@@ -88,7 +88,7 @@ RUN build/kinstr count kinstr_entry_stub; \
 	echo 'ext 3' > /sys/kernel/debug/kinstr_test/run; cat /sys/kernel/debug/kinstr_test/last
 CLEANUP rmmod kinstr_test_timing
 # the stub's entry: +0x0, or after its ENDBR on an IBT kernel
-EXPECT ^kinstr: kinstr_entry_stub\+0x[04]: refused: inside kinstr\.ko itself$
+EXPECT ^kinstr: kinstr_trace_stub\+0x[04]: refused: inside kinstr\.ko itself$
 EXPECT ^kinstr: kinstr_test_static_key\+0x[0-9a-f]+: refused: overlaps a jump label$
 EXPECT ^kinstr: kinstr_test_extable\+0x[0-9a-f]+: refused: holds an instruction with an exception-table fixup$
 EXPECT ^kinstr_test_static_key\+0x[0-9a-f]+ len 2 user=jump-label module=jump-label$
