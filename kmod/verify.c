@@ -15,6 +15,7 @@
 #include "kinstr.h"
 #include "../rules/out_of_line.h"
 #include "../rules/entry.h"
+#include "../rules/flags.h"
 
 #define MAX_FUNC_SIZE (1U << 20)
 
@@ -102,35 +103,23 @@ static bool unsafe_insn(const struct insn *insn, unsigned long addr)
 }
 
 /*
- * Does this instruction overwrite all six status flags without reading any? Then the flags are
- * dead just before it, and a probe placed there may clobber them: add, or, and, sub, xor, cmp,
- * test, in all their forms (not adc/sbb, which read CF; not inc/dec, which keep CF).
+ * Does this instruction overwrite all six status flags without reading any (add, or, and, sub,
+ * xor, cmp, test)? Then the flags are dead just before it, and a probe placed there may clobber
+ * them: the rule lib/cache.c applies too (rules/flags.h), on the decoded bytes.
  */
-static bool kills_flags(const struct insn *insn)
+static bool kills_flags(const struct insn *insn, unsigned long addr)
 {
-	u8 op = insn->opcode.bytes[0];
-	u8 reg = insn->modrm.nbytes ? X86_MODRM_REG(insn->modrm.bytes[0]) : 0xff;
+	u8 b[MAX_INSN_SIZE];
 
-	if (insn->opcode.nbytes != 1)
-		return false;
-	if (op < 0x40 && (op & 7) <= 5)		/* the ALU block: add or adc sbb and sub xor cmp */
-		return (op >> 3) != 2 && (op >> 3) != 3;
-	switch (op) {
-	case 0x84: case 0x85: case 0xa8: case 0xa9:	/* test */
-		return true;
-	case 0x80: case 0x81: case 0x83:		/* group 1: not /2 adc, /3 sbb */
-		return reg != 0xff && reg != 2 && reg != 3;
-	case 0xf6: case 0xf7:				/* group 3 /0: test imm */
-		return reg == 0;
-	}
-	return false;
+	return insn->length <= sizeof(b) && !copy_from_kernel_nofault(b, (void *)addr, insn->length) &&
+	       kinstr_flags_killed(b, insn->length);
 }
 
 bool kinstr_flags_dead_at(unsigned long site)
 {
 	struct insn insn;
 
-	return !decode(&insn, site) && kills_flags(&insn);
+	return !decode(&insn, site) && kills_flags(&insn, site);
 }
 
 static bool function_of(unsigned long site, unsigned long *start, unsigned long *size);
