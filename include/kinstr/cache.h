@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/*
+ * The code cache's builder: an instrumented copy of one kernel function, for exactly the address
+ * the module gave its area, with a per-CPU counter at the start of every basic block
+ * (docs/design.md, "The code cache"). Pure computation: from the function's live text, its CFG
+ * and the kernel's reservations (a live view or a snapshot), and the answers the bytes do not
+ * hold (a jump label's key, a static call's trampoline), which the caller supplies.
+ *
+ * The copy runs from the function's entry (the instruction after its ftrace NOP, or its first
+ * after the ENDBR) to the end of its code:
+ *   - each block starts with its counter:
+ *       [pushfq] push %rax; movabs $counter, %rax; incq %gs:(%rax); pop %rax [popfq]
+ *     (no pushfq/popfq where the block's first instruction kills the flags, rules/flags.h, or
+ *     where the C calling convention leaves them dead: the entry, a return);
+ *   - a call becomes `push $R; jmp target`, R the address after the call in the original (a
+ *     native return address: no stack ever holds an address in the copy);
+ *   - an instruction the kernel finds by address (an exception-table entry's, a BUG/WARN ud2)
+ *     or that must not move (rules/out_of_line.h: cli, sti, popf, system instructions) is not
+ *     copied: the copy jumps to it in the original, which runs it natively;
+ *   - a jump label becomes `cmpl $0, key(%rip); jg/jle target` (taken when the key is enabled
+ *     XOR the entry's branch bit), a static call `push $R; jmp trampoline`;
+ *   - branches inside the function go to the copy of their target (its counter), branches and
+ *     RIP-relative operands outside it keep their absolute targets; the rest is copied as is.
+ * Where control comes back to the original from the copy (R after each call, the instruction
+ * after a native run, an exception fixup in the function) and at the entry, the module splices
+ * the original into the copy: the re-entry points, each a jump where 5 bytes fit, else an int3.
+ *
+ * Refused (kinstr_cache_fn__build() returns NULL, errno and the refusal say why): what the
+ * code cache cannot run faithfully (indirect jumps, calls into the function, loops with
+ * rel8-only forms, an int3 that may run, an ENDBR inside the function, alternatives the kernel
+ * still patches, kprobes, function-level policy) or a site whose kernel facts the caller did
+ * not supply.
+ */
+#ifndef KINSTR_CACHE_H
+#define KINSTR_CACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <kinstr/kernel.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* How an instruction of the original appears in the copy. */
+enum kinstr_cache_how {
+	KINSTR_CACHE_COPY,		/* the same bytes */
+	KINSTR_CACHE_RELOC,		/* a branch or RIP-relative operand, re-aimed (rel8 grows to rel32) */
+	KINSTR_CACHE_CALL,		/* push $R; jmp target (R: after the call, in the original) */
+	KINSTR_CACHE_NATIVE,		/* jmp to it in the original, which runs it */
+	KINSTR_CACHE_JUMP_LABEL,	/* cmpl $0, key(%rip); jg/jle target */
+	KINSTR_CACHE_STATIC_CALL,	/* push $R; jmp trampoline (a tail call: jmp trampoline) */
+	KINSTR_CACHE_NR_HOW
+};
+
+/* Why control enters the copy from the original at a re-entry point. */
+enum kinstr_cache_why {
+	KINSTR_CACHE_ENTRY,		/* the function's entry */
+	KINSTR_CACHE_RETURN,		/* a callee returns here (R) */
+	KINSTR_CACHE_AFTER_NATIVE,	/* after instructions the original ran */
+	KINSTR_CACHE_FIXUP,		/* an exception fixup lands here */
+	KINSTR_CACHE_NR_WHY
+};
+
+struct kinstr_cache_insn {
+	uint64_t addr;		/* in the original */
+	uint64_t copy;		/* its counterpart in the copy (after its block's counter) */
+	uint8_t len, copy_len;
+	uint8_t how;		/* enum kinstr_cache_how */
+	uint32_t block;		/* index into the blocks */
+};
+
+struct kinstr_cache_block {
+	uint64_t addr;		/* first instruction, in the original */
+	uint64_t copy;		/* its counter in the copy: where every branch to the block lands */
+	uint32_t first, count;	/* its instructions */
+	uint8_t saves_flags;	/* the counter sits between pushfq and popfq */
+};
+
+struct kinstr_cache_reentry {
+	uint64_t addr;		/* in the original */
+	uint64_t copy;		/* where it continues in the copy (a block's counter at a block start) */
+	uint8_t why;		/* enum kinstr_cache_why */
+	uint8_t jump;		/* 1: a 5-byte jmp fits at addr, 0: an int3 */
+};
+
+/* Why a function was refused. Ids are stable. */
+enum kinstr_cache_refusal_code {
+	KINSTR_CACHE_OK,
+	KINSTR_CACHE_R_POLICY,		/* the function's text is reserved as a whole (.reserved) */
+	KINSTR_CACHE_R_UNDECODABLE,	/* bytes that do not decode, or a branch into an instruction */
+	KINSTR_CACHE_R_INT3,		/* an int3 that may run: someone's breakpoint */
+	KINSTR_CACHE_R_INDIRECT_JMP,	/* a jmp through a register or memory: it may land in the original */
+	KINSTR_CACHE_R_INDIRECT_CALL,	/* a call through a register or memory (placement matters: ITS) */
+	KINSTR_CACHE_R_INTERNAL_CALL,	/* a call into the function itself */
+	KINSTR_CACHE_R_LOOP,		/* loop/jrcxz (rel8 only) */
+	KINSTR_CACHE_R_ENDBR,		/* an ENDBR inside the function: an indirect branch may land there */
+	KINSTR_CACHE_R_RESERVED,	/* an instruction the kernel may rewrite (alternative, kprobe, ftrace) */
+	KINSTR_CACHE_R_JUMP_LABEL,	/* a jump label whose key the caller did not give, or flags live there */
+	KINSTR_CACHE_R_STATIC_CALL,	/* a static call whose trampoline the caller did not give */
+	KINSTR_CACHE_R_REENTRY,		/* a re-entry point where not even an int3 can go */
+	KINSTR_CACHE_R_RANGE,		/* a target out of rel32 or imm32 reach of the copy */
+	KINSTR_CACHE_R_NO_CODE,		/* nothing after the entry */
+	KINSTR_CACHE_R_NR
+};
+
+struct kinstr_cache_refusal {
+	int code;		/* enum kinstr_cache_refusal_code */
+	uint64_t addr;		/* the instruction it is about, or the function */
+	uint32_t reserved;	/* POLICY / RESERVED: 1 << enum kinstr_site_reason */
+	char why[160];
+};
+
+struct kinstr_cache_opts {
+	size_t sz;		/* sizeof(struct kinstr_cache_opts) */
+	/* the __percpu address of the function's counters (u64 each, one per block, in order) */
+	uint64_t counters;
+	/*
+	 * The kernel's facts the bytes do not hold (from the module; NULL: such a site refuses).
+	 * jump_label: the key (struct static_key *) of the jump label at site, and the entry's
+	 * branch bit. static_call: the trampoline (__SCT__*) of the static call at site, and
+	 * whether the site is a tail call. Each returns 0, or a negative errno.
+	 */
+	int (*jump_label)(uint64_t site, uint64_t *key, int *branch, void *ctx);
+	int (*static_call)(uint64_t site, uint64_t *tramp, int *tail, void *ctx);
+	void *ctx;
+};
+
+struct kinstr_cache_fn;
+
+/*
+ * Build the copy of function f of kernel k to run at copy_addr. NULL with errno set: EPERM
+ * refused (r says why), ERANGE when k does not hold f's text, EINVAL, ENOMEM. r may be NULL.
+ */
+struct kinstr_cache_fn *kinstr_cache_fn__build(const struct kinstr_kernel *k, const struct kinstr_func *f,
+					       uint64_t copy_addr, const struct kinstr_cache_opts *opts,
+					       struct kinstr_cache_refusal *r);
+void kinstr_cache_fn__free(struct kinstr_cache_fn *c);
+
+uint64_t kinstr_cache_fn__copy_addr(const struct kinstr_cache_fn *c);
+size_t kinstr_cache_fn__size(const struct kinstr_cache_fn *c);
+const uint8_t *kinstr_cache_fn__bytes(const struct kinstr_cache_fn *c);
+size_t kinstr_cache_fn__insn_cnt(const struct kinstr_cache_fn *c);
+const struct kinstr_cache_insn *kinstr_cache_fn__insn(const struct kinstr_cache_fn *c, size_t i);
+size_t kinstr_cache_fn__block_cnt(const struct kinstr_cache_fn *c);
+const struct kinstr_cache_block *kinstr_cache_fn__block(const struct kinstr_cache_fn *c, size_t i);
+size_t kinstr_cache_fn__reentry_cnt(const struct kinstr_cache_fn *c);
+const struct kinstr_cache_reentry *kinstr_cache_fn__reentry(const struct kinstr_cache_fn *c, size_t i);
+
+const char *kinstr_cache_how__str(unsigned int how);		/* "copy", "reloc", "call", ... */
+const char *kinstr_cache_why__str(unsigned int why);		/* "entry", "return", ... */
+const char *kinstr_cache_refusal__id(unsigned int code);	/* "indirect-jmp", ... */
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,637 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * The code cache's builder (include/kinstr/cache.h): an instrumented copy of one function. Two
+ * passes over the CFG's instructions: the first decides how each appears in the copy and so its
+ * size, which places every block's counter and every instruction; the second writes the bytes,
+ * now that every branch inside the function knows where its target went.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <uapi/linux/kinstr.h>
+#include <kinstr/cache.h>
+#include <kinstr/reloc.h>
+#include <kinstr/sites.h>
+#include <kinstr/x86.h>
+#include "rules/flags.h"
+#include "rules/out_of_line.h"
+
+struct kinstr_cache_fn {
+	uint64_t copy_addr;
+	uint8_t *bytes;
+	size_t size;
+	struct kinstr_cache_insn *insns;
+	size_t nr_insns;
+	struct kinstr_cache_block *blocks;
+	size_t nr_blocks;
+	struct kinstr_cache_reentry *reentries;
+	size_t nr_reentries;
+};
+
+/* Sizes of what the copy holds besides copied instructions. */
+#define COUNTER_LEN	16	/* push %rax; movabs $c, %rax; incq %gs:(%rax); pop %rax */
+#define PUSHJMP_LEN	10	/* push $imm32; jmp rel32 */
+#define JMP_LEN		5
+#define JCC_LEN		6
+#define JL_LEN		13	/* cmpl $0, disp32(%rip); jg/jle rel32 */
+
+/* Reservations that refuse the whole function: its text is not for a copy at all. */
+#define POLICY_REASONS ((1u << KINSTR_R_NOT_TEXT) | (1u << KINSTR_R_OWN_MODULE) | (1u << KINSTR_R_ENTRY_TEXT) | \
+			(1u << KINSTR_R_NOINSTR_TEXT) | (1u << KINSTR_R_KPROBES_TEXT) |                    \
+			(1u << KINSTR_R_KPROBE_BLACKLIST) | (1u << KINSTR_R_CFI_SYMBOL) |                  \
+			(1u << KINSTR_R_UNVERIFIABLE) | (1u << KINSTR_R_MODULE_STATE) |                    \
+			(1u << KINSTR_R_HIT_PATH) | (1u << KINSTR_R_DIE_NOTIFIER))
+/* ... and those an instruction of the copy cannot hold: the kernel may rewrite the original's. */
+#define REWRITTEN_REASONS ((1u << KINSTR_R_ALTERNATIVE) | (1u << KINSTR_R_KPROBE) | (1u << KINSTR_R_FTRACE))
+
+/* What the first pass decides per instruction. */
+struct plan {
+	uint8_t how;
+	uint8_t leader;		/* starts a block of the copy */
+	uint8_t saves_flags;	/* its block's counter saves the flags */
+	uint8_t reentry;	/* 1 + enum kinstr_cache_why, or 0 */
+	uint8_t tail;		/* STATIC_CALL: a tail call */
+	int jl_branch;		/* JUMP_LABEL: the entry's branch bit */
+	uint64_t aux;		/* JUMP_LABEL: the key; STATIC_CALL: the trampoline */
+	uint64_t jl_target;	/* JUMP_LABEL: where the jump goes when taken */
+	uint64_t copy;		/* where the instruction starts in the copy */
+	uint32_t size;		/* its bytes in the copy, its counter's included */
+	uint32_t block;
+};
+
+static int refuse(struct kinstr_cache_refusal *r, int code, uint64_t addr, uint32_t reserved, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (r) {
+		r->code = code;
+		r->addr = addr;
+		r->reserved = reserved;
+		va_start(ap, fmt);
+		vsnprintf(r->why, sizeof(r->why), fmt, ap);
+		va_end(ap);
+	}
+	errno = EPERM;
+	return -EPERM;
+}
+
+static int fits_rel32(uint64_t from_end, uint64_t to)
+{
+	int64_t d = (int64_t)(to - from_end);
+
+	return d >= INT32_MIN && d <= INT32_MAX;
+}
+
+static int fits_imm32(uint64_t v)
+{
+	return (uint64_t)(int64_t)(int32_t)v == v;
+}
+
+static void put32(uint8_t *p, int32_t v)
+{
+	memcpy(p, &v, 4);
+}
+
+static uint8_t *emit_rel32(uint8_t *b, uint64_t at, const uint8_t *op, unsigned int oplen, uint64_t target)
+{
+	memcpy(b, op, oplen);
+	put32(b + oplen, (int32_t)(target - (at + oplen + 4)));
+	return b + oplen + 4;
+}
+
+/* The counter of block idx at b (copy address at). */
+static uint8_t *emit_counter(uint8_t *b, uint64_t counters, uint32_t idx, int saves_flags)
+{
+	uint64_t c = counters + 8ull * idx;
+
+	if (saves_flags)
+		*b++ = 0x9c;
+	*b++ = 0x50;
+	*b++ = 0x48;
+	*b++ = 0xb8;
+	memcpy(b, &c, 8);
+	b += 8;
+	memcpy(b, "\x65\x48\xff\x00", 4);	/* incq %gs:(%rax): the per-CPU counter */
+	b += 4;
+	*b++ = 0x58;
+	if (saves_flags)
+		*b++ = 0x9d;
+	return b;
+}
+
+/* A jcc's condition: the low nibble of its opcode (7x rel8, or the 8x after 0f for rel32). */
+static int jcc_cond(const struct kinstr_x86_insn *x)
+{
+	return x->bytes[x->branch_off - 1] & 0xf;
+}
+
+/* Native instructions: the kernel finds them by address, or they must not move. */
+static int runs_native(const struct kinstr_x86_insn *x, uint32_t reserved)
+{
+	int ool = kinstr_x86__out_of_line(x);
+
+	if (reserved & ((1u << KINSTR_R_EXTABLE) | (1u << KINSTR_R_BUG)))
+		return 1;
+	return ool == KINSTR_OOL_UD || ool == KINSTR_OOL_IF || ool == KINSTR_OOL_LEAVES || ool == KINSTR_OOL_SYSTEM;
+}
+
+/* Where the copy is entered: after the ftrace NOP at the start (after any ENDBR), else there. */
+static uint64_t entry_of(const struct kinstr_kernel *k, const struct kinstr_func *f)
+{
+	uint64_t e = f->addr + f->endbr;
+
+	if (kinstr_kernel__reserved(k, e, 1) & (1u << KINSTR_R_FTRACE))
+		return e + 5;
+	return e;
+}
+
+/* The ABI leaves the flags dead at the entry (right after the NOP) and at a return. */
+static int flags_dead(const struct kinstr_x86_insn *x, uint64_t entry, uint64_t return_thunk)
+{
+	if (x->addr == entry || x->flow == KINSTR_X86_FLOW_RET)
+		return 1;
+	if (x->flow == KINSTR_X86_FLOW_JMP && return_thunk && x->target == return_thunk)
+		return 1;
+	return kinstr_flags_killed(x->bytes, x->len);
+}
+
+/* Where a branch to original address a inside the copied range goes (a block's counter), or 0. */
+static uint64_t copy_of(const struct plan *p, const struct kinstr_cfg *cfg, size_t first, size_t n, uint64_t a)
+{
+	int i = kinstr_cfg__find_insn(cfg, a);
+
+	if (i < 0 || (size_t)i < first || (size_t)i >= first + n)
+		return 0;
+	return p[i - first].copy;
+}
+
+/* Is a re-entry point's 5-byte jmp clear of what must stay: reservations, native code, other points? */
+static int reentry_jump_fits(const struct kinstr_kernel *k, const struct kinstr_cfg *cfg, const struct plan *p,
+			     size_t first, size_t n, size_t i, uint64_t code_end)
+{
+	const struct kinstr_cfg_insn *ci = kinstr_cfg__insn(cfg, first + i);
+	uint64_t a = ci->x.addr;
+	size_t j;
+
+	if (a + 5 > code_end || kinstr_kernel__reserved(k, a, 5))
+		return 0;
+	for (j = i + 1; j < n; j++) {
+		const struct kinstr_cfg_insn *cj = kinstr_cfg__insn(cfg, first + j);
+
+		if (cj->x.addr >= a + 5)
+			break;
+		if (p[j].reentry || p[j].how == KINSTR_CACHE_NATIVE)
+			return 0;
+	}
+	return 1;
+}
+
+static int plan_insn(const struct kinstr_kernel *k, const struct kinstr_cfg *cfg, const struct kinstr_cache_opts *o,
+		     struct plan *p, size_t first, size_t i, uint64_t entry, uint64_t abi_entry, uint64_t f_first,
+		     uint64_t fstart, uint64_t fend, struct kinstr_cache_refusal *r)
+{
+	const struct kinstr_cfg_insn *ci = kinstr_cfg__insn(cfg, first + i);
+	const struct kinstr_x86_insn *x = &ci->x;
+	uint32_t res = kinstr_kernel__reserved(k, x->addr, x->len);
+	struct plan *pi = &p[i];
+	size_t size;
+
+	if (ci->flags & (KINSTR_CFG_I_INVALID | KINSTR_CFG_I_BAD_TARGET))
+		return refuse(r, KINSTR_CACHE_R_UNDECODABLE, x->addr, 0, "bytes that do not decode, or a branch into an instruction");
+	if (x->attr & KINSTR_X86_A_ENDBR)
+		return refuse(r, KINSTR_CACHE_R_ENDBR, x->addr, 0, "an ENDBR inside the function: an indirect branch may land in the original");
+	if (res & REWRITTEN_REASONS)
+		return refuse(r, KINSTR_CACHE_R_RESERVED, x->addr, res & REWRITTEN_REASONS,
+			      "an instruction the kernel may rewrite in the original");
+	if (x->flow == KINSTR_X86_FLOW_INT3) {
+		/* an SLS guard after a ret or jmp runs never; any other int3 may be someone's breakpoint */
+		const struct kinstr_cfg_insn *prev = i ? kinstr_cfg__insn(cfg, first + i - 1) : NULL;
+
+		if (!prev || kinstr_x86__falls_through(&prev->x) || (ci->flags & KINSTR_CFG_I_TARGET))
+			return refuse(r, KINSTR_CACHE_R_INT3, x->addr, 0, "an int3 that may run: someone's breakpoint");
+		pi->how = KINSTR_CACHE_COPY;
+		size = x->len;
+	} else if (res & (1u << KINSTR_R_JUMP_LABEL)) {
+		const struct kinstr_cfg_edge *e;
+		size_t ne = kinstr_kernel__edges(k, x->addr, x->addr + x->len, &e), j;
+
+		if (!o->jump_label || o->jump_label(x->addr, &pi->aux, &pi->jl_branch, o->ctx))
+			return refuse(r, KINSTR_CACHE_R_JUMP_LABEL, x->addr, 0, "a jump label whose key is not known");
+		/*
+		 * The test clobbers the flags. A jump label in compiled C is an asm goto, and GCC
+		 * takes every x86 asm to clobber the flags: dead there whatever the CFG can prove
+		 * (its target may be a .cold part, where it assumes all live). The ftrace NOP at the
+		 * function's start shows compiled C, as for the module's ABI rule.
+		 */
+		if ((ci->live_in & KINSTR_X86_REG(KINSTR_X86_FLAGS)) && abi_entry == f_first)
+			return refuse(r, KINSTR_CACHE_R_JUMP_LABEL, x->addr, 0, "the flags are live at a jump label");
+		for (j = 0; j < ne; j++)
+			if (e[j].to != x->addr + x->len)
+				pi->jl_target = e[j].to;
+		if (!pi->jl_target)
+			return refuse(r, KINSTR_CACHE_R_JUMP_LABEL, x->addr, 0, "a jump label whose target is not known");
+		pi->how = KINSTR_CACHE_JUMP_LABEL;
+		size = JL_LEN;
+	} else if (res & (1u << KINSTR_R_STATIC_CALL)) {
+		int tail = 0;
+
+		if (!o->static_call || o->static_call(x->addr, &pi->aux, &tail, o->ctx))
+			return refuse(r, KINSTR_CACHE_R_STATIC_CALL, x->addr, 0, "a static call whose trampoline is not known");
+		pi->tail = !!tail;
+		pi->how = KINSTR_CACHE_STATIC_CALL;
+		size = tail ? JMP_LEN : PUSHJMP_LEN;
+		if (!tail && !fits_imm32(x->addr + x->len))
+			return refuse(r, KINSTR_CACHE_R_RANGE, x->addr, 0, "a return address beyond a sign-extended imm32");
+	} else if (runs_native(x, res)) {
+		pi->how = KINSTR_CACHE_NATIVE;
+		size = JMP_LEN;
+	} else if (x->flow == KINSTR_X86_FLOW_JMP_IND) {
+		return refuse(r, KINSTR_CACHE_R_INDIRECT_JMP, x->addr, 0, "a jmp through a register or memory: it may land in the original");
+	} else if (x->flow == KINSTR_X86_FLOW_CALL_IND) {
+		return refuse(r, KINSTR_CACHE_R_INDIRECT_CALL, x->addr, 0, "a call through a register or memory");
+	} else if (x->attr & KINSTR_X86_A_LOOP) {
+		return refuse(r, KINSTR_CACHE_R_LOOP, x->addr, 0, "loop/jrcxz: no rel32 form");
+	} else if (x->flow == KINSTR_X86_FLOW_CALL) {
+		if (x->target >= fstart && x->target < fend)
+			return refuse(r, KINSTR_CACHE_R_INTERNAL_CALL, x->addr, 0, "a call into the function itself");
+		if (!fits_imm32(x->addr + x->len))
+			return refuse(r, KINSTR_CACHE_R_RANGE, x->addr, 0, "a return address beyond a sign-extended imm32");
+		pi->how = KINSTR_CACHE_CALL;
+		size = PUSHJMP_LEN;
+	} else if (x->flow == KINSTR_X86_FLOW_JMP) {
+		pi->how = KINSTR_CACHE_RELOC;
+		size = JMP_LEN;
+	} else if (x->flow == KINSTR_X86_FLOW_JCC) {
+		pi->how = KINSTR_CACHE_RELOC;
+		size = JCC_LEN;
+	} else {
+		pi->how = (x->attr & KINSTR_X86_A_RIP_REL) ? KINSTR_CACHE_RELOC : KINSTR_CACHE_COPY;
+		size = x->len;
+	}
+	if (x->addr == entry)
+		pi->leader = 1;
+	else if (ci->flags & KINSTR_CFG_I_LEADER)
+		pi->leader = 1;
+	if (pi->leader)
+		pi->saves_flags = !flags_dead(x, abi_entry, kinstr_kernel__return_thunk(k));
+	pi->size = (uint32_t)size + (pi->leader ? COUNTER_LEN + 2 * pi->saves_flags : 0);
+	return 0;
+}
+
+/* Mark re-entry point i (why), unless it runs natively; 1 if marked. */
+static int mark(struct plan *p, size_t n, size_t i, int why)
+{
+	if (i >= n || p[i].reentry || p[i].how == KINSTR_CACHE_NATIVE)
+		return 0;
+	p[i].reentry = 1 + why;
+	return 1;
+}
+
+/*
+ * A re-entry point on a jump label or a static call cannot be spliced (the kernel rewrites it):
+ * the original runs it too, and control comes back after it, and at a jump label's target.
+ */
+static void go_native(const struct kinstr_cfg *cfg, struct plan *p, size_t first, size_t n, size_t i)
+{
+	uint32_t old = p[i].size - (p[i].how == KINSTR_CACHE_JUMP_LABEL ? JL_LEN :
+				     p[i].how == KINSTR_CACHE_STATIC_CALL ? (p[i].tail ? JMP_LEN : PUSHJMP_LEN) : 0);
+
+	if (p[i].how == KINSTR_CACHE_JUMP_LABEL) {
+		int t = kinstr_cfg__find_insn(cfg, p[i].jl_target);
+
+		if (t >= 0 && (size_t)t >= first)
+			mark(p, n, (size_t)t - first, KINSTR_CACHE_AFTER_NATIVE);
+	}
+	p[i].how = KINSTR_CACHE_NATIVE;
+	p[i].reentry = 0;
+	p[i].size = old + JMP_LEN;
+}
+
+/* Mark where control comes back from the original: entry, returns, after native runs, fixups. */
+static void plan_reentries(const struct kinstr_kernel *k, const struct kinstr_cfg *cfg, struct plan *p, size_t first,
+			   size_t n, uint64_t entry)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		const struct kinstr_cfg_insn *ci = kinstr_cfg__insn(cfg, first + i);
+		int nat = p[i].how == KINSTR_CACHE_NATIVE;
+
+		if (ci->x.addr == entry)
+			p[i].reentry = 1 + KINSTR_CACHE_ENTRY;
+		if (i + 1 < n && (p[i + 1].how == KINSTR_CACHE_JUMP_LABEL || p[i + 1].how == KINSTR_CACHE_STATIC_CALL) &&
+		    (p[i].how == KINSTR_CACHE_CALL || (p[i].how == KINSTR_CACHE_STATIC_CALL && !p[i].tail) ||
+		     (nat && kinstr_x86__falls_through(&ci->x))))
+			go_native(cfg, p, first, n, i + 1);
+		if (i + 1 < n && !p[i + 1].reentry && p[i + 1].how != KINSTR_CACHE_NATIVE) {
+			if (p[i].how == KINSTR_CACHE_CALL || (p[i].how == KINSTR_CACHE_STATIC_CALL && !p[i].tail))
+				p[i + 1].reentry = 1 + KINSTR_CACHE_RETURN;
+			else if (nat && kinstr_x86__falls_through(&ci->x))
+				p[i + 1].reentry = 1 + KINSTR_CACHE_AFTER_NATIVE;
+		}
+		if (kinstr_kernel__reserved(k, ci->x.addr, ci->x.len) & (1u << KINSTR_R_EXTABLE)) {
+			const struct kinstr_cfg_edge *e;
+			size_t ne = kinstr_kernel__edges(k, ci->x.addr, ci->x.addr + ci->x.len, &e), j;
+
+			for (j = 0; j < ne; j++) {
+				int t = kinstr_cfg__find_insn(cfg, e[j].to);
+
+				if (t >= 0 && (size_t)t >= first && (size_t)t < first + n && !p[t - first].reentry &&
+				    p[t - first].how != KINSTR_CACHE_NATIVE)
+					p[t - first].reentry = 1 + KINSTR_CACHE_FIXUP;
+			}
+		}
+	}
+}
+
+static int emit_insn(const struct kinstr_cfg *cfg, const struct kinstr_cache_opts *o, const struct plan *p, size_t first,
+		     size_t n, size_t i, uint8_t *b, struct kinstr_cache_refusal *r)
+{
+	const struct kinstr_x86_insn *x = &kinstr_cfg__insn(cfg, first + i)->x;
+	const struct plan *pi = &p[i];
+	uint64_t at = pi->copy, t;
+	static const uint8_t jmp[] = { 0xe9 }, push[] = { 0x68 };
+	struct kinstr_reloc rl;
+
+	if (pi->leader) {
+		b = emit_counter(b, o->counters, pi->block, pi->saves_flags);
+		at += COUNTER_LEN + 2 * pi->saves_flags;
+	}
+	switch (pi->how) {
+	case KINSTR_CACHE_NATIVE:
+		emit_rel32(b, at, jmp, 1, x->addr);
+		return fits_rel32(at + JMP_LEN, x->addr) ? 0 :
+		       refuse(r, KINSTR_CACHE_R_RANGE, x->addr, 0, "the original beyond rel32 reach of the copy");
+	case KINSTR_CACHE_CALL:
+	case KINSTR_CACHE_STATIC_CALL:
+		t = pi->how == KINSTR_CACHE_CALL ? x->target : pi->aux;
+		if (!pi->tail) {
+			b[0] = push[0];
+			put32(b + 1, (int32_t)(x->addr + x->len));
+			b += 5;
+			at += 5;
+		}
+		emit_rel32(b, at, jmp, 1, t);
+		return fits_rel32(at + JMP_LEN, t) ? 0 :
+		       refuse(r, KINSTR_CACHE_R_RANGE, x->addr, 0, "a call target beyond rel32 reach of the copy");
+	case KINSTR_CACHE_JUMP_LABEL: {
+		/* cmpl $0, key(%rip): enabled when the count is > 0; jg when taken on enabled, else jle */
+		uint8_t cond[] = { 0x0f, pi->jl_branch ? 0x8e : 0x8f };
+
+		t = copy_of(p, cfg, first, n, pi->jl_target);
+		if (!t)
+			t = pi->jl_target;
+		b[0] = 0x83;
+		b[1] = 0x3d;
+		put32(b + 2, (int32_t)(pi->aux - (at + 7)));
+		b[6] = 0;
+		if (!fits_rel32(at + 7, pi->aux) || !fits_rel32(at + JL_LEN, t))
+			return refuse(r, KINSTR_CACHE_R_RANGE, x->addr, 0, "a jump label's key or target beyond rel32 reach");
+		emit_rel32(b + 7, at + 7, cond, 2, t);
+		return 0;
+	}
+	default:
+		break;
+	}
+	if (x->flow == KINSTR_X86_FLOW_JMP || x->flow == KINSTR_X86_FLOW_JCC) {
+		uint8_t cond[] = { 0x0f, (uint8_t)(0x80 | jcc_cond(x)) };
+
+		t = copy_of(p, cfg, first, n, x->target);
+		if (!t)
+			t = x->target;
+		if (x->flow == KINSTR_X86_FLOW_JMP)
+			emit_rel32(b, at, jmp, 1, t);
+		else
+			emit_rel32(b, at, cond, 2, t);
+		return fits_rel32(at + (x->flow == KINSTR_X86_FLOW_JMP ? JMP_LEN : JCC_LEN), t) ? 0 :
+		       refuse(r, KINSTR_CACHE_R_RANGE, x->addr, 0, "a branch target beyond rel32 reach of the copy");
+	}
+	if (x->flow == KINSTR_X86_FLOW_INT3) {
+		memcpy(b, x->bytes, x->len);
+		return 0;
+	}
+	/* copied, or a RIP-relative operand re-aimed: the relocator's rules (and its refusals) */
+	if (kinstr_reloc__run(&rl, x->bytes, x->len, x->addr, b, x->len, at) || rl.out_len != x->len)
+		return refuse(r, rl.reason == KINSTR_RELOC_OUT_OF_RANGE ? KINSTR_CACHE_R_RANGE : KINSTR_CACHE_R_UNDECODABLE,
+			      x->addr, 0, "%s", kinstr_reloc__why(&rl));
+	return 0;
+}
+
+struct kinstr_cache_fn *kinstr_cache_fn__build(const struct kinstr_kernel *k, const struct kinstr_func *f,
+					       uint64_t copy_addr, const struct kinstr_cache_opts *opts,
+					       struct kinstr_cache_refusal *r)
+{
+	struct kinstr_cache_opts o = { .sz = sizeof(o) };
+	struct kinstr_cache_fn *c = NULL;
+	const struct kinstr_cfg *cfg;
+	struct kinstr_fn *fn = NULL;
+	struct plan *p = NULL;
+	uint64_t entry, abi_entry, code_end, at;
+	size_t first, n, i, nb = 0, nr = 0, total = 0;
+	uint32_t res;
+	int e;
+
+	if (r)
+		memset(r, 0, sizeof(*r));
+	if (!k || !f || (opts && opts->sz < sizeof(size_t))) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (opts)
+		memcpy(&o, opts, opts->sz < sizeof(o) ? opts->sz : sizeof(o));
+	res = kinstr_kernel__reserved(k, f->addr, f->size) & POLICY_REASONS;
+	if (res) {
+		refuse(r, KINSTR_CACHE_R_POLICY, f->addr, res, "the function's text is reserved");
+		return NULL;
+	}
+	fn = kinstr_fn__analyze(k, f);
+	if (!fn)
+		return NULL;
+	cfg = kinstr_fn__cfg(fn);
+	entry = entry_of(k, f);
+	e = kinstr_cfg__find_insn(cfg, entry);
+	if (e < 0) {
+		refuse(r, KINSTR_CACHE_R_NO_CODE, f->addr, 0, "no instruction at the entry");
+		goto fail;
+	}
+	first = (size_t)e;
+	/*
+	 * Native instructions at the entry (cli in _raw_spin_lock_irq) run in the original before
+	 * the splice: a splice on one would enter a copy that jumps straight back to it.
+	 */
+	while (first < kinstr_cfg__insn_cnt(cfg)) {
+		const struct kinstr_x86_insn *x = &kinstr_cfg__insn(cfg, first)->x;
+
+		if (!runs_native(x, kinstr_kernel__reserved(k, x->addr, x->len)) || !kinstr_x86__falls_through(x))
+			break;
+		first++;
+	}
+	if (first == kinstr_cfg__insn_cnt(cfg) || (kinstr_cfg__insn(cfg, first)->flags & KINSTR_CFG_I_PADDING)) {
+		refuse(r, KINSTR_CACHE_R_NO_CODE, f->addr, 0, "nothing after the entry");
+		goto fail;
+	}
+	abi_entry = entry;
+	entry = kinstr_cfg__insn(cfg, first)->x.addr;
+	/* the code ends before the trailing padding */
+	for (n = kinstr_cfg__insn_cnt(cfg); n > first && (kinstr_cfg__insn(cfg, n - 1)->flags & KINSTR_CFG_I_PADDING); n--)
+		;
+	n -= first;
+	if (!n) {
+		refuse(r, KINSTR_CACHE_R_NO_CODE, f->addr, 0, "nothing after the entry");
+		goto fail;
+	}
+	code_end = kinstr_cfg__insn(cfg, first + n - 1)->x.addr + kinstr_cfg__insn(cfg, first + n - 1)->x.len;
+	p = calloc(n, sizeof(*p));
+	if (!p)
+		goto fail;
+	for (i = 0; i < n; i++)
+		if (plan_insn(k, cfg, &o, p, first, i, entry, abi_entry, f->addr + f->endbr, f->addr, f->addr + f->size, r))
+			goto fail;
+	plan_reentries(k, cfg, p, first, n, entry);
+	for (i = 0, at = copy_addr; i < n; i++) {
+		if (p[i].leader)
+			nb++;
+		p[i].block = (uint32_t)(nb - 1);
+		p[i].copy = at;
+		at += p[i].size;
+		nr += !!p[i].reentry;
+	}
+	total = (size_t)(at - copy_addr);
+
+	c = calloc(1, sizeof(*c));
+	if (!c || !(c->bytes = malloc(total)) || !(c->insns = calloc(n, sizeof(*c->insns))) ||
+	    !(c->blocks = calloc(nb, sizeof(*c->blocks))) || !(c->reentries = calloc(nr ? nr : 1, sizeof(*c->reentries))))
+		goto fail;
+	c->copy_addr = copy_addr;
+	c->size = total;
+	for (i = 0; i < n; i++) {
+		const struct kinstr_x86_insn *x = &kinstr_cfg__insn(cfg, first + i)->x;
+		struct kinstr_cache_insn *ci = &c->insns[i];
+
+		if (emit_insn(cfg, &o, p, first, n, i, c->bytes + (p[i].copy - copy_addr), r))
+			goto fail;
+		ci->addr = x->addr;
+		ci->len = x->len;
+		ci->how = p[i].how;
+		ci->block = p[i].block;
+		ci->copy = p[i].copy + (p[i].leader ? COUNTER_LEN + 2 * p[i].saves_flags : 0);
+		ci->copy_len = (uint8_t)(p[i].copy + p[i].size - ci->copy);
+		if (p[i].leader) {
+			struct kinstr_cache_block *b = &c->blocks[p[i].block];
+
+			b->addr = x->addr;
+			b->copy = p[i].copy;
+			b->first = (uint32_t)i;
+			b->saves_flags = p[i].saves_flags;
+		}
+		c->blocks[p[i].block].count++;
+		if (p[i].reentry) {
+			struct kinstr_cache_reentry *re = &c->reentries[c->nr_reentries++];
+
+			re->addr = x->addr;
+			re->copy = p[i].copy;	/* a block's counter at a block start */
+			re->why = p[i].reentry - 1;
+			re->jump = reentry_jump_fits(k, cfg, p, first, n, i, code_end);
+			if (!re->jump && (kinstr_kernel__reserved(k, x->addr, 1))) {
+				refuse(r, KINSTR_CACHE_R_REENTRY, x->addr, kinstr_kernel__reserved(k, x->addr, 1),
+				       "a re-entry point the kernel reserves");
+				goto fail;
+			}
+		}
+	}
+	c->nr_insns = n;
+	c->nr_blocks = nb;
+	free(p);
+	kinstr_fn__free(fn);
+	return c;
+fail:
+	e = errno ? errno : ENOMEM;
+	free(p);
+	kinstr_cache_fn__free(c);
+	kinstr_fn__free(fn);
+	errno = e;
+	return NULL;
+}
+
+void kinstr_cache_fn__free(struct kinstr_cache_fn *c)
+{
+	if (!c)
+		return;
+	free(c->bytes);
+	free(c->insns);
+	free(c->blocks);
+	free(c->reentries);
+	free(c);
+}
+
+uint64_t kinstr_cache_fn__copy_addr(const struct kinstr_cache_fn *c)
+{
+	return c->copy_addr;
+}
+
+size_t kinstr_cache_fn__size(const struct kinstr_cache_fn *c)
+{
+	return c->size;
+}
+
+const uint8_t *kinstr_cache_fn__bytes(const struct kinstr_cache_fn *c)
+{
+	return c->bytes;
+}
+
+size_t kinstr_cache_fn__insn_cnt(const struct kinstr_cache_fn *c)
+{
+	return c->nr_insns;
+}
+
+const struct kinstr_cache_insn *kinstr_cache_fn__insn(const struct kinstr_cache_fn *c, size_t i)
+{
+	return i < c->nr_insns ? &c->insns[i] : NULL;
+}
+
+size_t kinstr_cache_fn__block_cnt(const struct kinstr_cache_fn *c)
+{
+	return c->nr_blocks;
+}
+
+const struct kinstr_cache_block *kinstr_cache_fn__block(const struct kinstr_cache_fn *c, size_t i)
+{
+	return i < c->nr_blocks ? &c->blocks[i] : NULL;
+}
+
+size_t kinstr_cache_fn__reentry_cnt(const struct kinstr_cache_fn *c)
+{
+	return c->nr_reentries;
+}
+
+const struct kinstr_cache_reentry *kinstr_cache_fn__reentry(const struct kinstr_cache_fn *c, size_t i)
+{
+	return i < c->nr_reentries ? &c->reentries[i] : NULL;
+}
+
+const char *kinstr_cache_how__str(unsigned int how)
+{
+	static const char *const s[] = { "copy", "reloc", "call", "native", "jump-label", "static-call" };
+
+	return how < KINSTR_CACHE_NR_HOW ? s[how] : "?";
+}
+
+const char *kinstr_cache_why__str(unsigned int why)
+{
+	static const char *const s[] = { "entry", "return", "after-native", "fixup" };
+
+	return why < KINSTR_CACHE_NR_WHY ? s[why] : "?";
+}
+
+const char *kinstr_cache_refusal__id(unsigned int code)
+{
+	static const char *const s[] = {
+		"ok", "policy", "undecodable", "int3", "indirect-jmp", "indirect-call", "internal-call", "loop",
+		"endbr", "reserved", "jump-label", "static-call", "reentry", "range", "no-code",
+	};
+
+	return code < KINSTR_CACHE_R_NR ? s[code] : "?";
+}
