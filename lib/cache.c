@@ -51,7 +51,8 @@ struct kinstr_cache_fn {
 struct plan {
 	uint8_t how;
 	uint8_t leader;		/* starts a block of the copy */
-	uint8_t saves_flags;	/* its block's counter saves the flags */
+	uint8_t counter;	/* its block's counter goes just before it */
+	uint8_t saves_flags;	/* ... and saves the flags */
 	uint8_t reentry;	/* 1 + enum kinstr_cache_why, or 0 */
 	uint8_t tail;		/* STATIC_CALL: a tail call */
 	int jl_branch;		/* JUMP_LABEL: the entry's branch bit */
@@ -148,10 +149,13 @@ static uint64_t entry_of(const struct kinstr_kernel *k, const struct kinstr_func
 	return e;
 }
 
-/* The ABI leaves the flags dead at the entry (right after the NOP) and at a return. */
-static int flags_dead(const struct kinstr_x86_insn *x, uint64_t entry, uint64_t return_thunk)
+/*
+ * The ABI leaves the flags dead at the entry of compiled C (abi_entry: right after the ftrace
+ * NOP; 0 without one) and at a return; else rules/flags.h.
+ */
+static int flags_dead(const struct kinstr_x86_insn *x, uint64_t abi_entry, uint64_t return_thunk)
 {
-	if (x->addr == entry || x->flow == KINSTR_X86_FLOW_RET)
+	if ((abi_entry && x->addr == abi_entry) || x->flow == KINSTR_X86_FLOW_RET)
 		return 1;
 	if (x->flow == KINSTR_X86_FLOW_JMP && return_thunk && x->target == return_thunk)
 		return 1;
@@ -190,8 +194,7 @@ static int reentry_jump_fits(const struct kinstr_kernel *k, const struct kinstr_
 }
 
 static int plan_insn(const struct kinstr_kernel *k, const struct kinstr_cfg *cfg, const struct kinstr_cache_opts *o,
-		     struct plan *p, size_t first, size_t i, uint64_t entry, uint64_t abi_entry, uint64_t f_first,
-		     uint64_t fstart, uint64_t fend, struct kinstr_cache_refusal *r)
+		     struct plan *p, size_t first, size_t i, uint64_t entry, uint64_t abi_entry, uint64_t fstart, uint64_t fend, struct kinstr_cache_refusal *r)
 {
 	const struct kinstr_cfg_insn *ci = kinstr_cfg__insn(cfg, first + i);
 	const struct kinstr_x86_insn *x = &ci->x;
@@ -226,7 +229,7 @@ static int plan_insn(const struct kinstr_kernel *k, const struct kinstr_cfg *cfg
 		 * (its target may be a .cold part, where it assumes all live). The ftrace NOP at the
 		 * function's start shows compiled C, as for the module's ABI rule.
 		 */
-		if ((ci->live_in & KINSTR_X86_REG(KINSTR_X86_FLAGS)) && abi_entry == f_first)
+		if ((ci->live_in & KINSTR_X86_REG(KINSTR_X86_FLAGS)) && !abi_entry)
 			return refuse(r, KINSTR_CACHE_R_JUMP_LABEL, x->addr, 0, "the flags are live at a jump label");
 		for (j = 0; j < ne; j++)
 			if (e[j].to != x->addr + x->len)
@@ -271,14 +274,58 @@ static int plan_insn(const struct kinstr_kernel *k, const struct kinstr_cfg *cfg
 		pi->how = (x->attr & KINSTR_X86_A_RIP_REL) ? KINSTR_CACHE_RELOC : KINSTR_CACHE_COPY;
 		size = x->len;
 	}
-	if (x->addr == entry)
-		pi->leader = 1;
-	else if (ci->flags & KINSTR_CFG_I_LEADER)
-		pi->leader = 1;
-	if (pi->leader)
-		pi->saves_flags = !flags_dead(x, abi_entry, kinstr_kernel__return_thunk(k));
-	pi->size = (uint32_t)size + (pi->leader ? COUNTER_LEN + 2 * pi->saves_flags : 0);
+	pi->leader = x->addr == entry || (ci->flags & KINSTR_CFG_I_LEADER);
+	pi->size = (uint32_t)size;
 	return 0;
+}
+
+/* Does control go on to the next instruction of the block, whatever happens (but a BUG)? */
+static int stays(const struct kinstr_kernel *k, const struct kinstr_x86_insn *x, const struct plan *pi)
+{
+	switch (pi->how) {
+	case KINSTR_CACHE_CALL:
+		return 1;
+	case KINSTR_CACHE_STATIC_CALL:
+		return !pi->tail;
+	case KINSTR_CACHE_NATIVE:	/* an extable fixup, a native jump label may go elsewhere */
+		return kinstr_x86__falls_through(x) &&
+		       !(kinstr_kernel__reserved(k, x->addr, x->len) & ((1u << KINSTR_R_EXTABLE) | (1u << KINSTR_R_JUMP_LABEL)));
+	case KINSTR_CACHE_JUMP_LABEL:
+		return 0;
+	default:
+		return x->flow == KINSTR_X86_FLOW_NEXT;
+	}
+}
+
+/*
+ * Each block's counter: just before its first instruction where the flags are dead (killed by
+ * it, or dead by the ABI), if every instruction before that one stays in the block, so that
+ * every pass through the block passes the counter once; else at its start, saving the flags.
+ */
+static void place_counters(const struct kinstr_kernel *k, const struct kinstr_cfg *cfg, struct plan *p, size_t first,
+			   size_t n, uint64_t abi_entry)
+{
+	uint64_t thunk = kinstr_kernel__return_thunk(k);
+	size_t i, m;
+
+	for (i = 0; i < n; i = m) {
+		size_t at = i;
+		int dead = 0;
+
+		for (m = i; m < n && (m == i || !p[m].leader); m++) {
+			const struct kinstr_x86_insn *x = &kinstr_cfg__insn(cfg, first + m)->x;
+
+			if (!dead && flags_dead(x, abi_entry, thunk)) {
+				dead = 1;
+				at = m;
+			}
+			if (!dead && !stays(k, x, &p[m]))
+				dead = -1;	/* the counter stays at the start */
+		}
+		p[at].counter = 1;
+		p[at].saves_flags = dead != 1;
+		p[at].size += COUNTER_LEN + 2 * p[at].saves_flags;
+	}
 }
 
 /* Mark re-entry point i (why), unless it runs natively; 1 if marked. */
@@ -356,7 +403,7 @@ static int emit_insn(const struct kinstr_cfg *cfg, const struct kinstr_cache_opt
 	static const uint8_t jmp[] = { 0xe9 }, push[] = { 0x68 };
 	struct kinstr_reloc rl;
 
-	if (pi->leader) {
+	if (pi->counter) {
 		b = emit_counter(b, o->counters, pi->block, pi->saves_flags);
 		at += COUNTER_LEN + 2 * pi->saves_flags;
 	}
@@ -473,7 +520,8 @@ struct kinstr_cache_fn *kinstr_cache_fn__build(const struct kinstr_kernel *k, co
 		refuse(r, KINSTR_CACHE_R_NO_CODE, f->addr, 0, "nothing after the entry");
 		goto fail;
 	}
-	abi_entry = entry;
+	/* compiled C (an ftrace NOP): the flags are dead at the instruction after the NOP */
+	abi_entry = entry != f->addr + f->endbr ? entry : 0;
 	entry = kinstr_cfg__insn(cfg, first)->x.addr;
 	/* the code ends before the trailing padding */
 	for (n = kinstr_cfg__insn_cnt(cfg); n > first && (kinstr_cfg__insn(cfg, n - 1)->flags & KINSTR_CFG_I_PADDING); n--)
@@ -488,9 +536,10 @@ struct kinstr_cache_fn *kinstr_cache_fn__build(const struct kinstr_kernel *k, co
 	if (!p)
 		goto fail;
 	for (i = 0; i < n; i++)
-		if (plan_insn(k, cfg, &o, p, first, i, entry, abi_entry, f->addr + f->endbr, f->addr, f->addr + f->size, r))
+		if (plan_insn(k, cfg, &o, p, first, i, entry, abi_entry, f->addr, f->addr + f->size, r))
 			goto fail;
 	plan_reentries(k, cfg, p, first, n, entry);
+	place_counters(k, cfg, p, first, n, abi_entry);
 	for (i = 0, at = copy_addr; i < n; i++) {
 		if (p[i].leader)
 			nb++;
@@ -517,15 +566,17 @@ struct kinstr_cache_fn *kinstr_cache_fn__build(const struct kinstr_kernel *k, co
 		ci->len = x->len;
 		ci->how = p[i].how;
 		ci->block = p[i].block;
-		ci->copy = p[i].copy + (p[i].leader ? COUNTER_LEN + 2 * p[i].saves_flags : 0);
+		ci->copy = p[i].copy + (p[i].counter ? COUNTER_LEN + 2 * p[i].saves_flags : 0);
 		ci->copy_len = (uint8_t)(p[i].copy + p[i].size - ci->copy);
+		ci->counted = p[i].counter;
 		if (p[i].leader) {
-			struct kinstr_cache_block *b = &c->blocks[p[i].block];
-
-			b->addr = x->addr;
-			b->copy = p[i].copy;
-			b->first = (uint32_t)i;
-			b->saves_flags = p[i].saves_flags;
+			c->blocks[p[i].block].addr = x->addr;
+			c->blocks[p[i].block].copy = p[i].copy;
+			c->blocks[p[i].block].first = (uint32_t)i;
+		}
+		if (p[i].counter) {
+			c->blocks[p[i].block].counter = p[i].copy;
+			c->blocks[p[i].block].saves_flags = p[i].saves_flags;
 		}
 		c->blocks[p[i].block].count++;
 		if (p[i].reentry) {

@@ -8,10 +8,11 @@
  *
  * The copy runs from the function's entry (the instruction after its ftrace NOP, or its first
  * after the ENDBR) to the end of its code:
- *   - each block starts with its counter:
+ *   - each block holds its counter:
  *       [pushfq] push %rax; movabs $counter, %rax; incq %gs:(%rax); pop %rax [popfq]
- *     (no pushfq/popfq where the block's first instruction kills the flags, rules/flags.h, or
- *     where the C calling convention leaves them dead: the entry, a return);
+ *     just before the block's first instruction that kills the flags (rules/flags.h) or where the
+ *     C calling convention leaves them dead (the entry, a return), if nothing before it in the
+ *     block can leave the block; else at the block's start, between pushfq and popfq;
  *   - a call becomes `push $R; jmp target`, R the address after the call in the original (a
  *     native return address: no stack ever holds an address in the copy);
  *   - an instruction the kernel finds by address (an exception-table entry's, a BUG/WARN ud2)
@@ -64,15 +65,17 @@ enum kinstr_cache_why {
 
 struct kinstr_cache_insn {
 	uint64_t addr;		/* in the original */
-	uint64_t copy;		/* its counterpart in the copy (after its block's counter) */
+	uint64_t copy;		/* its counterpart in the copy (after the counter, if counted) */
 	uint8_t len, copy_len;
 	uint8_t how;		/* enum kinstr_cache_how */
+	uint8_t counted;	/* its block's counter runs just before it */
 	uint32_t block;		/* index into the blocks */
 };
 
 struct kinstr_cache_block {
 	uint64_t addr;		/* first instruction, in the original */
-	uint64_t copy;		/* its counter in the copy: where every branch to the block lands */
+	uint64_t copy;		/* where it starts in the copy: where every branch to the block lands */
+	uint64_t counter;	/* its counter in the copy */
 	uint32_t first, count;	/* its instructions */
 	uint8_t saves_flags;	/* the counter sits between pushfq and popfq */
 };

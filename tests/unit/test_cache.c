@@ -70,13 +70,13 @@ static uint64_t abs_target(const ZydisDecodedInstruction *zi, const ZydisDecoded
 
 #define FAIL(...) do { if (t->failures++ < 20) CHECK(0, __VA_ARGS__); return; } while (0)
 
-/* Where control entering instruction i of the copy lands: its block's counter if it starts one. */
+/* Where control entering instruction i of the copy lands: its block's start, or its counter before it. */
 static uint64_t landing(const struct kinstr_cache_fn *c, size_t i)
 {
 	const struct kinstr_cache_insn *ci = kinstr_cache_fn__insn(c, i);
 	const struct kinstr_cache_block *b = kinstr_cache_fn__block(c, ci->block);
 
-	return b->first == i ? b->copy : ci->copy;
+	return b->first == i ? b->copy : ci->counted ? b->counter : ci->copy;
 }
 
 static int find(const struct kinstr_cache_fn *c, uint64_t a)
@@ -99,9 +99,34 @@ static const struct kinstr_cache_reentry *reentry_at(const struct kinstr_cache_f
 	return NULL;
 }
 
+/*
+ * Are the flags dead just before instruction ci, by Zydis's reading (it writes all six status
+ * flags and reads none) or by the C calling convention (the first instruction after the ftrace
+ * NOP, a return)?
+ */
+static int flags_dead_at(const struct kinstr_kernel *k, const struct kinstr_func *f, const struct kinstr_cache_insn *ci)
+{
+	const uint32_t st = ZYDIS_CPUFLAG_CF | ZYDIS_CPUFLAG_PF | ZYDIS_CPUFLAG_AF | ZYDIS_CPUFLAG_ZF | ZYDIS_CPUFLAG_SF |
+			    ZYDIS_CPUFLAG_OF;
+	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+	ZydisDecodedInstruction zi;
+	uint64_t nop = f->addr + f->endbr;
+
+	if (zdecode(kinstr_kernel__text(k, ci->addr, ci->len), ci->len, &zi, ops))
+		return 0;
+	if ((kinstr_kernel__reserved(k, nop, 1) & (1u << KINSTR_R_FTRACE)) && ci->addr == nop + 5)
+		return 1;
+	if (zi.mnemonic == ZYDIS_MNEMONIC_RET ||
+	    (zi.mnemonic == ZYDIS_MNEMONIC_JMP && abs_target(&zi, ops, ci->addr) == kinstr_kernel__return_thunk(k)))
+		return 1;
+	return zi.cpu_flags && ((zi.cpu_flags->modified | zi.cpu_flags->set_0 | zi.cpu_flags->set_1 |
+				 zi.cpu_flags->undefined) & st) == st && !(zi.cpu_flags->tested & st);
+}
+
 static void verify(struct tally *t, const struct kinstr_kernel *k, const struct kinstr_func *f,
 		   const struct kinstr_cache_fn *c)
 {
+	uint8_t counted[4096] = { 0 };
 	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT], oops[ZYDIS_MAX_OPERAND_COUNT];
 	ZydisDecodedInstruction zi, zo;
 	const uint8_t *bytes = kinstr_cache_fn__bytes(c);
@@ -114,14 +139,21 @@ static void verify(struct tally *t, const struct kinstr_kernel *k, const struct 
 		const uint8_t *orig = kinstr_kernel__text(k, ci->addr, ci->len), *p;
 		uint64_t want;
 
-		if (b->first == i) {
+		if (b->first == i && b->copy != at)
+			FAIL("%s: block %u starts at 0x%llx in the copy, not 0x%llx", f->name, ci->block,
+			     (unsigned long long)b->copy, (unsigned long long)at);
+		if (ci->counted) {
 			uint8_t ctr[18];
 			uint64_t v = COUNTERS + 8ull * ci->block;
 			size_t l = 0;
 
-			if (b->copy != at)
-				FAIL("%s: block %u's counter at 0x%llx, not 0x%llx", f->name, ci->block,
-				     (unsigned long long)b->copy, (unsigned long long)at);
+			if (b->counter != at || counted[ci->block]++)
+				FAIL("%s: block %u's counter at 0x%llx, not 0x%llx, or twice", f->name, ci->block,
+				     (unsigned long long)b->counter, (unsigned long long)at);
+			/* where the flags are not saved, this instruction shows them dead */
+			if (!b->saves_flags && !flags_dead_at(k, f, ci))
+				FAIL("%s+0x%llx: a counter without pushfq where the flags may be live", f->name,
+				     (unsigned long long)(ci->addr - f->addr));
 			if (b->saves_flags)
 				ctr[l++] = 0x9c;
 			memcpy(ctr + l, "\x50\x48\xb8", 3);
@@ -202,6 +234,9 @@ static void verify(struct tally *t, const struct kinstr_kernel *k, const struct 
 		}
 		at += ci->copy_len;
 	}
+	for (i = 0; i < kinstr_cache_fn__block_cnt(c) && i < sizeof(counted); i++)
+		if (counted[i] != 1)
+			FAIL("%s: block %zu has %u counters", f->name, i, counted[i]);
 	if (at != base + kinstr_cache_fn__size(c))
 		FAIL("%s: %llu bytes accounted for, the copy has %zu", f->name, (unsigned long long)(at - base),
 		     kinstr_cache_fn__size(c));
