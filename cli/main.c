@@ -14,6 +14,7 @@ static const struct cli_cmd cmds[] = {
 	{ "count", cmd_count, "count hits at functions, offsets, returns or globs of the live kernel" },
 	{ "disasm", cmd_disasm, "disassemble a live function block by block, with each site's class" },
 	{ "sites", cmd_sites, "count jump/trap/refused sites of functions or the whole kernel" },
+	{ "cover", cmd_cover, "block coverage through the code cache (--dry-run: the plan, per function)" },
 	{ "profile", cmd_profile, "time functions from entry to every return: calls, wall and on-CPU time" },
 	{ "drill", cmd_drill, "find where a function's time goes: time its calls, descend into the hot ones" },
 	{ "trace", cmd_trace, "record every hit, with values, into a CTF trace (babeltrace2 reads it)" },

@@ -193,6 +193,32 @@ static int reentry_jump_fits(const struct kinstr_kernel *k, const struct kinstr_
 	return 1;
 }
 
+/* The caller's answer, else the live view's (a snapshot has none). */
+static int jump_label_of(const struct kinstr_kernel *k, const struct kinstr_cache_opts *o, uint64_t site, struct plan *pi)
+{
+	unsigned long long key;
+
+	if (o->jump_label)
+		return o->jump_label(site, &pi->aux, &pi->jl_branch, o->ctx);
+	if (kinstr_kernel__jump_label(k, site, &key, &pi->jl_branch))
+		return -ENOENT;
+	pi->aux = key;
+	return 0;
+}
+
+static int static_call_of(const struct kinstr_kernel *k, const struct kinstr_cache_opts *o, uint64_t site,
+			  struct plan *pi, int *tail)
+{
+	unsigned long long tramp;
+
+	if (o->static_call)
+		return o->static_call(site, &pi->aux, tail, o->ctx);
+	if (kinstr_kernel__static_call(k, site, &tramp, tail))
+		return -ENOENT;
+	pi->aux = tramp;
+	return 0;
+}
+
 static int plan_insn(const struct kinstr_kernel *k, const struct kinstr_cfg *cfg, const struct kinstr_cache_opts *o,
 		     struct plan *p, size_t first, size_t i, uint64_t entry, uint64_t abi_entry, uint64_t fstart, uint64_t fend, struct kinstr_cache_refusal *r)
 {
@@ -221,7 +247,7 @@ static int plan_insn(const struct kinstr_kernel *k, const struct kinstr_cfg *cfg
 		const struct kinstr_cfg_edge *e;
 		size_t ne = kinstr_kernel__edges(k, x->addr, x->addr + x->len, &e), j;
 
-		if (!o->jump_label || o->jump_label(x->addr, &pi->aux, &pi->jl_branch, o->ctx))
+		if (jump_label_of(k, o, x->addr, pi))
 			return refuse(r, KINSTR_CACHE_R_JUMP_LABEL, x->addr, 0, "a jump label whose key is not known");
 		/*
 		 * The test clobbers the flags. A jump label in compiled C is an asm goto, and GCC
@@ -241,7 +267,7 @@ static int plan_insn(const struct kinstr_kernel *k, const struct kinstr_cfg *cfg
 	} else if (res & (1u << KINSTR_R_STATIC_CALL)) {
 		int tail = 0;
 
-		if (!o->static_call || o->static_call(x->addr, &pi->aux, &tail, o->ctx))
+		if (static_call_of(k, o, x->addr, pi, &tail))
 			return refuse(r, KINSTR_CACHE_R_STATIC_CALL, x->addr, 0, "a static call whose trampoline is not known");
 		pi->tail = !!tail;
 		pi->how = KINSTR_CACHE_STATIC_CALL;

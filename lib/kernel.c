@@ -54,19 +54,130 @@ struct kinstr_kernel {
 
 	struct kmod_text *mods;		/* live view only */
 	size_t nmods;
+
+	/* live view only: each jump label's key and branch bit, each static call's key and tail bit */
+	struct site_fact *facts;	/* sorted by site after open */
+	size_t nfacts, facts_cap;
+	struct sck *scks;		/* static call keys (__SCK__<name>), sorted by addr */
+	size_t nscks, scks_cap;
 };
+
+struct site_fact {
+	unsigned long long site, key;	/* key: its low flag bits cleared */
+	unsigned int reason;		/* KINSTR_R_JUMP_LABEL or KINSTR_R_STATIC_CALL */
+	unsigned int flags;		/* jump_entry: bit 0 branch; static_call_site: bit 0 tail */
+};
+
+struct sck {
+	unsigned long long addr;
+	char name[120];			/* after __SCK__ */
+};
+
+/* Room for one more element in *arr (n in use, *cap allocated, doubling from first): 0 or -ENOMEM. */
+static int grow(void **arr, size_t n, size_t *cap, size_t first, size_t elem)
+{
+	size_t c = *cap ? *cap * 2 : first;
+	void *p;
+
+	if (n < *cap)
+		return 0;
+	p = realloc(*arr, c * elem);
+	if (!p)
+		return -ENOMEM;
+	*arr = p;
+	*cap = c;
+	return 0;
+}
+
+static int fact_add(struct kinstr_kernel *k, unsigned long long site, unsigned long long key, unsigned int reason)
+{
+	if (grow((void **)&k->facts, k->nfacts, &k->facts_cap, 4096, sizeof(*k->facts)))
+		return -ENOMEM;
+	k->facts[k->nfacts++] = (struct site_fact){ site, key & ~3ull, reason, (unsigned int)(key & 3) };
+	return 0;
+}
+
+static int cmp_fact(const void *a, const void *b)
+{
+	const struct site_fact *x = a, *y = b;
+
+	return x->site < y->site ? -1 : x->site > y->site;
+}
+
+static int cmp_sck(const void *a, const void *b)
+{
+	const struct sck *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* The first of n elements (sorted by a 64-bit key at their start) whose key is >= key. */
+static size_t lower_bound(const void *base, size_t n, size_t elem, unsigned long long key)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		unsigned long long v;
+
+		memcpy(&v, (const char *)base + mid * elem, sizeof(v));
+		if (v < key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static const struct site_fact *fact_at(const struct kinstr_kernel *k, unsigned long long site, unsigned int reason)
+{
+	size_t lo = lower_bound(k->facts, k->nfacts, sizeof(*k->facts), site);
+
+	for (; lo < k->nfacts && k->facts[lo].site == site; lo++)
+		if (k->facts[lo].reason == reason)
+			return &k->facts[lo];
+	return NULL;
+}
+
+int kinstr_kernel__jump_label(const struct kinstr_kernel *k, unsigned long long site, unsigned long long *key,
+			      int *branch)
+{
+	const struct site_fact *f = fact_at(k, site, KINSTR_R_JUMP_LABEL);
+
+	if (!f)
+		return -ENOENT;
+	*key = f->key;
+	*branch = f->flags & 1;
+	return 0;
+}
+
+int kinstr_kernel__static_call(const struct kinstr_kernel *k, unsigned long long site, unsigned long long *tramp,
+			       int *tail)
+{
+	const struct site_fact *f = fact_at(k, site, KINSTR_R_STATIC_CALL);
+	const struct kinstr_func *t;
+	char name[160];
+	size_t lo;
+
+	if (!f)
+		return -ENOENT;
+	lo = lower_bound(k->scks, k->nscks, sizeof(*k->scks), f->key);
+	if (lo == k->nscks || k->scks[lo].addr != f->key)
+		return -ENOENT;
+	/* the key __SCK__<name> has the trampoline __SCT__<name>, which static_call_update() keeps current */
+	snprintf(name, sizeof(name), "__SCT__%s", k->scks[lo].name);
+	t = kinstr_kernel__find_func(k, name);
+	if (!t)
+		return -ENOENT;
+	*tramp = t->addr;
+	*tail = f->flags & 1;
+	return 0;
+}
 
 static int edge_add(struct kinstr_kernel *k, unsigned long long from, unsigned long long to)
 {
-	if (k->nedges == k->edges_cap) {
-		size_t cap = k->edges_cap ? k->edges_cap * 2 : 4096;
-		void *p = realloc(k->edges, cap * sizeof(*k->edges));
-
-		if (!p)
-			return -ENOMEM;
-		k->edges = p;
-		k->edges_cap = cap;
-	}
+	if (grow((void **)&k->edges, k->nedges, &k->edges_cap, 4096, sizeof(*k->edges)))
+		return -ENOMEM;
 	k->edges[k->nedges++] = (struct kinstr_cfg_edge){ from, to };
 	return 0;
 }
@@ -83,17 +194,8 @@ static int cmp_edge(const void *a, const void *b)
 size_t kinstr_kernel__edges(const struct kinstr_kernel *k, unsigned long long start,
 			    unsigned long long end, const struct kinstr_cfg_edge **edges)
 {
-	size_t lo = 0, hi = k->nedges, first;
+	size_t lo = lower_bound(k->edges, k->nedges, sizeof(*k->edges), start), first = lo;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (k->edges[mid].from < start)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	first = lo;
 	while (lo < k->nedges && k->edges[lo].from < end)
 		lo++;
 	*edges = k->edges ? k->edges + first : NULL;
@@ -210,6 +312,8 @@ void kinstr_kernel__close(struct kinstr_kernel *k)
 	free(k->res_maxend);
 	free(k->edges);
 	free(k->mods);
+	free(k->facts);
+	free(k->scks);
 	free(k);
 }
 
@@ -515,6 +619,15 @@ static int load_kallsyms(struct kinstr_kernel *k, struct kinstr_dev *dev, const 
 
 		if (sscanf(line, "%llx %c %511s%n", &addr, &type, name, &consumed) != 3)
 			continue;
+		if (!strncmp(name, "__SCK__", 7) && strlen(name + 7) < sizeof(k->scks->name) && strchr("dDbB", type)) {
+			if (grow((void **)&k->scks, k->nscks, &k->scks_cap, 256, sizeof(*k->scks))) {
+				free(buf);
+				return -ENOMEM;
+			}
+			k->scks[k->nscks].addr = addr;
+			strcpy(k->scks[k->nscks++].name, name + 7);
+			continue;
+		}
 		/* weak definitions ('W') are functions too */
 		if (!strchr("tTwW", type))
 			continue;
@@ -622,6 +735,20 @@ static int add_table(struct kinstr_kernel *k, struct kinstr_dev *dev, const stru
 			continue;
 		len = len_of(k, site);
 		err = res_add(k, site, len, reason);
+		/*
+		 * The key, self-relative, its low bits flags: x86-64's struct jump_entry { s32 code,
+		 * target; long key; } (bit 0: branch) and struct static_call_site { s32 addr, key; }
+		 * (bit 0: tail call).
+		 */
+		if (!err && reason == KINSTR_R_JUMP_LABEL && t->entry_size == 16) {
+			int64_t kr;
+
+			memcpy(&kr, buf + off + 8, 8);
+			err = fact_add(k, site, t->addr + off + 8 + (unsigned long long)kr, reason);
+		} else if (!err && reason == KINSTR_R_STATIC_CALL && t->entry_size == 8) {
+			memcpy(&rel, buf + off + 4, 4);
+			err = fact_add(k, site, t->addr + off + 4 + (long long)rel, reason);
+		}
 		if (!err && (t->flags & KINSTR_TABLE_HAS_TARGET)) {
 			unsigned long long tat = t->addr + off + t->target_off;
 
@@ -1268,6 +1395,10 @@ struct kinstr_kernel *kinstr_kernel__open_live(struct kinstr_dev *dev)
 		err = add_stray_ftrace(k, dev);
 	if (!err)
 		err = index_names(k);
+	if (!err) {
+		qsort(k->facts, k->nfacts, sizeof(*k->facts), cmp_fact);
+		qsort(k->scks, k->nscks, sizeof(*k->scks), cmp_sck);
+	}
 	if (!err)
 		err = add_die_notifiers(k, dev);
 	if (!err)

@@ -119,7 +119,8 @@ struct kinstr_cache_opts {
 	/* the __percpu address of the function's counters (u64 each, one per block, in order) */
 	uint64_t counters;
 	/*
-	 * The kernel's facts the bytes do not hold (from the module; NULL: such a site refuses).
+	 * The kernel's facts the bytes do not hold (NULL: the view's, kinstr_kernel__jump_label()
+	 * and kinstr_kernel__static_call(); a snapshot has none, and such a site refuses).
 	 * jump_label: the key (struct static_key *) of the jump label at site, and the entry's
 	 * branch bit. static_call: the trampoline (__SCT__*) of the static call at site, and
 	 * whether the site is a tail call. Each returns 0, or a negative errno.

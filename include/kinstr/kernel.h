@@ -98,6 +98,16 @@ unsigned int kinstr_kernel__reserved(const struct kinstr_kernel *k, unsigned lon
  */
 size_t kinstr_kernel__edges(const struct kinstr_kernel *k, unsigned long long start,
 			    unsigned long long end, const struct kinstr_cfg_edge **edges);
+/*
+ * What the bytes do not say, live view only (a snapshot holds neither: -ENOENT). The key (struct
+ * static_key *) of the jump label at site and its entry's branch bit; the trampoline (__SCT__*)
+ * of the static call at site, found from its key's symbol, and whether the site is a tail call.
+ * 0, or -ENOENT.
+ */
+int kinstr_kernel__jump_label(const struct kinstr_kernel *k, unsigned long long site, unsigned long long *key,
+			      int *branch);
+int kinstr_kernel__static_call(const struct kinstr_kernel *k, unsigned long long site, unsigned long long *tramp,
+			       int *tail);
 size_t kinstr_kernel__reserved_cnt(const struct kinstr_kernel *k);
 const struct kinstr_reserved *kinstr_kernel__reserved_at(const struct kinstr_kernel *k, size_t i);
 
