@@ -105,7 +105,7 @@ bool kinstr_ksyms_sites_in(enum kinstr_patch_sites which, unsigned long a, unsig
 bool kinstr_ksyms_extable_in(unsigned long a, unsigned int len);
 bool kinstr_ksyms_core_blacklist_has(unsigned long a);
 void kinstr_ksyms_exit(void);
-bool kinstr_ksyms_is_bug(unsigned long addr);
+bool kinstr_ksyms_bug_in(unsigned long a, unsigned int len);
 /* Does a jump label or an exception fixup of the core kernel aim into (lo, hi)? */
 bool kinstr_ksyms_table_target_in(unsigned long lo, unsigned long hi, unsigned long *target);
 /* Everything patching needs was resolved. */

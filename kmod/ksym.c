@@ -78,15 +78,6 @@ static void index_bugs(struct kinstr_ksyms *k)
 	k->nbug_addrs = n;
 }
 
-bool kinstr_ksyms_is_bug(unsigned long addr)
-{
-	const struct kinstr_ksyms *k = &kinstr_ksyms;
-
-	if (k->bug_addrs && kinstr_span_has(&k->text, addr, 1))
-		return bsearch(&addr, k->bug_addrs, k->nbug_addrs, sizeof(addr), cmp_ulong) != NULL;
-	return kinstr_khas(find_bug) && kinstr_kcall(find_bug)(addr);
-}
-
 bool kinstr_ksyms_can_patch(void)
 {
 	const struct kinstr_ksyms *k = &kinstr_ksyms;
@@ -116,6 +107,23 @@ static size_t first_at_or_above(const unsigned long *a, size_t n, unsigned long 
 			h = m;
 	}
 	return l;
+}
+
+/* A BUG site at some byte of [a, a + len): one search of the index in core text, else find_bug() per byte. */
+bool kinstr_ksyms_bug_in(unsigned long a, unsigned int len)
+{
+	const struct kinstr_ksyms *k = &kinstr_ksyms;
+	unsigned int i;
+
+	if (k->bug_addrs && kinstr_span_has(&k->text, a, len)) {
+		size_t l = first_at_or_above(k->bug_addrs, k->nbug_addrs, a);
+
+		return l < k->nbug_addrs && k->bug_addrs[l] < a + len;
+	}
+	for (i = 0; i < len; i++)
+		if (kinstr_khas(find_bug) && kinstr_kcall(find_bug)(a + i))
+			return true;
+	return false;
 }
 
 bool kinstr_ksyms_table_target_in(unsigned long lo, unsigned long hi, unsigned long *target)

@@ -103,8 +103,8 @@ void kinstr_area_free(struct kinstr_area *a)
 {
 	u32 i;
 
-	for (i = 0; i < a->count; i++)
-		free_percpu(a->probes[i].hits);
+	for (i = 0; i < ARRAY_SIZE(a->hits_chunk); i++)
+		free_percpu(a->hits_chunk[i]);	/* NULL: nothing */
 	kinstr_limit_release(KINSTR_RES_PROBES, a->count);
 	if (a->mem)
 		kinstr_text_free(a->mem);	/* resets permissions (VM_FLUSH_RESET_PERMS) */
@@ -141,9 +141,15 @@ struct kinstr_area *kinstr_area_alloc(u32 count)
 	a->pages = bytes >> PAGE_SHIFT;
 	a->mem = kinstr_text_alloc(bytes);
 	for (i = 0; a->mem && i < a->count; i++) {
-		a->probes[i].hits = __alloc_percpu(2 * sizeof(u64), sizeof(u64));
-		if (!a->probes[i].hits)
-			break;
+		u32 c = i / KINSTR_HITS_CHUNK;
+
+		if (i % KINSTR_HITS_CHUNK == 0) {
+			a->hits_chunk[c] = __alloc_percpu(2 * sizeof(u64) * min(count - i, KINSTR_HITS_CHUNK),
+							  sizeof(u64));
+			if (!a->hits_chunk[c])
+				break;
+		}
+		a->probes[i].hits = a->hits_chunk[c] + 2 * (i % KINSTR_HITS_CHUNK);
 	}
 	if (!a->mem || i < a->count) {
 		kinstr_area_free(a);

@@ -41,6 +41,18 @@ static bool is_cfi_symbol(const char *name)
 	return !strncmp(name, "__cfi_", 6) || !strncmp(name, "__pfx_", 6);
 }
 
+/*
+ * Are [a, a + len) all in a's symbol? (Finding a symbol's name walks the names before it in its
+ * run of the name table: what its size and offset alone need is cheaper.)
+ */
+static bool in_one_symbol(unsigned long a, unsigned int len)
+{
+	unsigned long size, off;
+
+	return kinstr_khas(kallsyms_lookup_size_offset) &&
+	       kinstr_kcall(kallsyms_lookup_size_offset)(a, &size, &off) && off < size && len <= size - off;
+}
+
 /* Does byte a hold part of its function's ENDBR (rules/entry.h)? */
 static bool in_endbr(unsigned long a)
 {
@@ -105,14 +117,12 @@ static u32 reserved_per_byte(unsigned long a, unsigned int len)
 		r |= R(UNVERIFIABLE);
 	if (in_core_text(a, len) && kinstr_ksyms_extable_in(a, len))
 		r |= R(EXTABLE);
-	for (i = 0; i < len; i++) {
-		/* a module's table, through the kernel (the core's is indexed above) */
-		if (!in_core_text(a, len) && kinstr_khas(search_exception_tables) &&
-		    kinstr_kcall(search_exception_tables)(a + i))
+	/* a module's table, through the kernel (the core's is indexed above) */
+	for (i = 0; i < len && !in_core_text(a, len); i++)
+		if (kinstr_khas(search_exception_tables) && kinstr_kcall(search_exception_tables)(a + i))
 			r |= R(EXTABLE);
-		if (kinstr_ksyms_is_bug(a + i))
-			r |= R(BUG);
-	}
+	if (kinstr_ksyms_bug_in(a, len))
+		r |= R(BUG);
 	return r;
 }
 
@@ -152,6 +162,7 @@ static u32 kprobed(unsigned long a, unsigned int len)
 static u32 die_notifier(unsigned long a, unsigned int len)
 {
 	const struct kinstr_ksyms *k = &kinstr_ksyms;
+	bool all_core = in_core_text(a, len), any_core = in_core_text(a, 1) || in_core_text(a + len - 1, 1);
 	struct notifier_block *nb;
 	u32 r = 0;
 
@@ -161,6 +172,13 @@ static u32 die_notifier(unsigned long a, unsigned int len)
 	for (nb = rcu_dereference(k->die_chain->head); nb && !r; nb = rcu_dereference(nb->next)) {
 		unsigned long fn = (unsigned long)nb->notifier_call, size, off;
 
+		/*
+		 * a function is all core text or none: a notifier on the other side of that line
+		 * cannot hold these bytes (and a module's symbols are looked up by a walk of its
+		 * whole symbol table, kinstr's own notifier's on every check)
+		 */
+		if (in_core_text(fn, 1) ? !any_core : all_core)
+			continue;
 		if (!kinstr_kcall(kallsyms_lookup_size_offset)(fn, &size, &off))
 			continue;
 		fn -= off;
@@ -193,9 +211,12 @@ u32 kinstr_policy_check(unsigned long addr, unsigned int len)
 		if (r & (R(NOT_TEXT) | R(MODULE_STATE)))
 			return r;
 	}
-	/* the symbols of the first and last bytes, looked up once */
+	/* the symbols of the first and last bytes, looked up once (one name where both are in one) */
 	sprint_symbol_no_offset(first, addr);
-	sprint_symbol_no_offset(last, addr + len - 1);
+	if (in_one_symbol(addr, len))
+		strscpy(last, first, sizeof(last));
+	else
+		sprint_symbol_no_offset(last, addr + len - 1);
 	if (is_cfi_symbol(first) || is_cfi_symbol(last))
 		r |= R(CFI_SYMBOL);
 	r |= endbr(addr, len);

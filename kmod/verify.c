@@ -34,6 +34,33 @@ static int decode(struct insn *insn, unsigned long addr)
 	return 0;
 }
 
+/*
+ * A function's bytes read a window at a time (one copy where decode() makes one per
+ * instruction): scan_function() decodes every instruction of the function.
+ */
+struct text_window {
+	unsigned long base;
+	unsigned int len;
+	u8 buf[256];
+};
+
+static int decode_window(struct text_window *w, struct insn *insn, unsigned long addr)
+{
+	if (addr < w->base || addr + MAX_INSN_SIZE > w->base + w->len) {
+		w->base = addr;
+		w->len = copy_from_kernel_nofault(w->buf, (void *)addr, sizeof(w->buf)) ? 0 : sizeof(w->buf);
+		if (!w->len)	/* the window would cross the end of what is mapped: as decode() */
+			return decode(insn, addr);
+	}
+	if (kinstr_kcall(insn_decode)(insn, w->buf + (addr - w->base), MAX_INSN_SIZE, INSN_MODE_64) < 0 ||
+	    !insn->length)
+		return -EILSEQ;
+	insn->kaddr = NULL;	/* as decode(): nothing may read through the window later */
+	insn->next_byte = NULL;
+	insn->end_kaddr = NULL;
+	return 0;
+}
+
 static int decode_buf(struct insn *insn, const u8 *buf, int len)
 {
 	if (len <= 0 || kinstr_kcall(insn_decode)(insn, buf, len, INSN_MODE_64) < 0 || !insn->length)
@@ -195,12 +222,13 @@ static void scan_function(unsigned long start, unsigned long size, unsigned long
 			  struct fn_scan *f)
 {
 	unsigned long a = start, hi = site + len;
+	struct text_window w = { .len = 0 };
 	struct insn insn;
 	int cc;
 
 	memset(f, 0, sizeof(*f));
 	while (a < start + size) {
-		if (decode(&insn, a)) {
+		if (decode_window(&w, &insn, a)) {
 			if (a < site) {
 				f->not_boundary = true;
 				f->bad_at = a - start;
