@@ -57,7 +57,7 @@ struct plan {
 	uint8_t tail;		/* STATIC_CALL: a tail call */
 	int jl_branch;		/* JUMP_LABEL: the entry's branch bit */
 	uint64_t aux;		/* JUMP_LABEL: the key; STATIC_CALL: the trampoline */
-	uint64_t jl_target;	/* JUMP_LABEL: where the jump goes when taken */
+	uint64_t jl_target;	/* JUMP_LABEL: where the jump goes when taken; a moved bare ret: its thunk */
 	uint64_t copy;		/* where the instruction starts in the copy */
 	uint32_t size;		/* its bytes in the copy, its counter's included */
 	uint32_t block;
@@ -290,6 +290,17 @@ static int plan_insn(const struct kinstr_kernel *k, const struct kinstr_cfg *cfg
 			return refuse(r, KINSTR_CACHE_R_RANGE, x->addr, 0, "a return address beyond a sign-extended imm32");
 		pi->how = KINSTR_CACHE_CALL;
 		size = PUSHJMP_LEN;
+	} else if (x->flow == KINSTR_X86_FLOW_RET && x->len == 1) {
+		unsigned long long to;
+
+		/* a bare ret moves as the kernel's patch_return() would write it there (lib/probe.c too) */
+		if (kinstr_kernel__ret_relocation(k, &to))
+			return refuse(r, KINSTR_CACHE_R_RETURN, x->addr, 0, "a bare ret that cannot move (%s)",
+				      kinstr_kernel__ret_relocation(k, &to) == -EPERM ?
+				      "the kernel's return thunk depends on the return's address: ITS" : "no return thunk known");
+		pi->jl_target = to;
+		pi->how = to ? KINSTR_CACHE_RELOC : KINSTR_CACHE_COPY;
+		size = to ? JMP_LEN : 1;
 	} else if (x->flow == KINSTR_X86_FLOW_JMP) {
 		pi->how = KINSTR_CACHE_RELOC;
 		size = JMP_LEN;
@@ -468,6 +479,11 @@ static int emit_insn(const struct kinstr_cfg *cfg, const struct kinstr_cache_opt
 	}
 	default:
 		break;
+	}
+	if (x->flow == KINSTR_X86_FLOW_RET && pi->jl_target) {	/* a bare ret, as jmp to the thunk */
+		emit_rel32(b, at, jmp, 1, pi->jl_target);
+		return fits_rel32(at + JMP_LEN, pi->jl_target) ? 0 :
+		       refuse(r, KINSTR_CACHE_R_RANGE, x->addr, 0, "the return thunk beyond rel32 reach of the copy");
 	}
 	if (x->flow == KINSTR_X86_FLOW_JMP || x->flow == KINSTR_X86_FLOW_JCC) {
 		uint8_t cond[] = { 0x0f, (uint8_t)(0x80 | jcc_cond(x)) };
@@ -707,7 +723,7 @@ const char *kinstr_cache_refusal__id(unsigned int code)
 {
 	static const char *const s[] = {
 		"ok", "policy", "undecodable", "int3", "indirect-jmp", "indirect-call", "internal-call", "loop",
-		"endbr", "reserved", "jump-label", "static-call", "reentry", "range", "no-code",
+		"endbr", "reserved", "jump-label", "static-call", "reentry", "range", "no-code", "return",
 	};
 
 	return code < KINSTR_CACHE_R_NR ? s[code] : "?";

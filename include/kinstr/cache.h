@@ -104,6 +104,7 @@ enum kinstr_cache_refusal_code {
 	KINSTR_CACHE_R_REENTRY,		/* a re-entry point where not even an int3 can go */
 	KINSTR_CACHE_R_RANGE,		/* a target out of rel32 or imm32 reach of the copy */
 	KINSTR_CACHE_R_NO_CODE,		/* nothing after the entry */
+	KINSTR_CACHE_R_RETURN,		/* a bare ret that cannot move (the ITS thunk depends on its address) */
 	KINSTR_CACHE_R_NR
 };
 
