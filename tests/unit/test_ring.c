@@ -561,7 +561,11 @@ static int stress_ms(void)
 	return e && atoi(e) > 0 ? atoi(e) : 400;
 }
 
-static void stress(uint32_t mode, uint32_t sb, uint32_t n, uint32_t max_len)
+/*
+ * One stress run; 1 when it exercised every way its mode has to lose a record (a record too big,
+ * a slow reader, at least 100 records read). Its correctness checks hold whatever the timing.
+ */
+static int stress_once(uint32_t mode, uint32_t sb, uint32_t n, uint32_t max_len, int last)
 {
 	struct kr_config cfg = { 0, sb, n, mode };
 	pthread_t readers[4], kicker;
@@ -569,7 +573,7 @@ static void stress(uint32_t mode, uint32_t sb, uint32_t n, uint32_t max_len)
 	struct kr_lost tot = { 0 };
 	uint64_t att = 0, read = 0;
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	int i, ms = stress_ms();
+	int i, ms = stress_ms(), covered;
 
 	memset(&S, 0, sizeof(S));
 	pthread_mutex_init(&S.err_lock, NULL);
@@ -634,11 +638,14 @@ static void stress(uint32_t mode, uint32_t sb, uint32_t n, uint32_t max_len)
 		att += a;
 		read += w->r_records;
 	}
-	/* The run must have exercised every way to lose a record that its mode has. */
-	CHECK(tot.big > 0, "no lost_big");
 	stress_nest_total += tot.nest;
-	CHECK(mode == KR_MODE_OVERWRITE ? tot.wrap > 0 : tot.full > 0, "nothing lost to a slow reader");
-	CHECK(read >= 100, "only %lu records read", (unsigned long)read);
+	covered = tot.big > 0 && (mode == KR_MODE_OVERWRITE ? tot.wrap > 0 : tot.full > 0) && read >= 100;
+	/* The runs must have exercised every way to lose a record that their mode has. */
+	if (last) {
+		CHECK(tot.big > 0, "no lost_big");
+		CHECK(mode == KR_MODE_OVERWRITE ? tot.wrap > 0 : tot.full > 0, "nothing lost to a slow reader");
+		CHECK(read >= 100, "only %lu records read", (unsigned long)read);
+	}
 	printf("     %s sb %u x %u, %d writers, %d readers, %d ms: %lu written, %lu read, lost full %lu wrap %lu"
 	       " big %lu nest %lu, %lu signal handlers\n", mode == KR_MODE_OVERWRITE ? "overwrite" : "discard",
 	       sb, n, S.nw, S.nr, ms, (unsigned long)att, (unsigned long)read, (unsigned long)tot.full,
@@ -646,6 +653,21 @@ static void stress(uint32_t mode, uint32_t sb, uint32_t n, uint32_t max_len)
 	       (unsigned long)__atomic_load_n(&S.handler_runs, __ATOMIC_RELAXED));
 	for (i = 0; i < S.nw; i++)
 		free(S.w[i].mem);
+	return covered;
+}
+
+/*
+ * Stress runs until one has exercised every way to lose a record (up to 5): on a loaded host a
+ * run's writers may get too little CPU to wrap or to draw a record too big, which says nothing
+ * about the ring; every run's accounting is checked all the same.
+ */
+static void stress(uint32_t mode, uint32_t sb, uint32_t n, uint32_t max_len)
+{
+	int run;
+
+	for (run = 1; run <= 5 && !check_case_failed; run++)
+		if (stress_once(mode, sb, n, max_len, run == 5))
+			return;
 }
 
 static void t_stress_discard_small(void) { stress(KR_MODE_DISCARD, 256, 4, 256 - HDR); }
