@@ -15,14 +15,15 @@
 
 static void cover_usage(FILE *f)
 {
-	fprintf(f, "usage: kinstr cover --dry-run [--json] [--snapshot FILE] FUNC...\n\n"
+	fprintf(f, "usage: kinstr cover --dry-run [--json] [--snapshot FILE] FUNC|GLOB...\n\n"
 		   "Block coverage through the code cache: each FUNC runs as an instrumented copy, entered\n"
 		   "through a splice at its entry, with a counter at every basic block and no trap.\n"
 		   "Only the plan can be shown yet (--dry-run): per function its blocks (and how many\n"
 		   "counters must save the flags), how its instructions appear in the copy (copied,\n"
 		   "re-aimed, calls with the original's return address, left to the original, jump labels\n"
 		   "tested at run time, static calls through their trampoline), the re-entry points the\n"
-		   "original gets (a jmp where 5 bytes fit, else an int3), or why it is refused.\n\n"
+		   "original gets (a jmp where 5 bytes fit, else an int3), or why it is refused. A GLOB\n"
+		   "('vfs_*', comma-separated lists too) takes every function it matches.\n\n"
 		   "  --dry-run        show the plan; install nothing (required for now)\n"
 		   "  --json           one JSON object\n"
 		   "  --snapshot FILE  plan from a snapshot ('kinstr snapshot') instead of the running kernel\n"
@@ -96,6 +97,42 @@ static void print_json(const struct kinstr_kernel *k, const struct kinstr_func *
 	printf("]}");
 }
 
+/* Plan f and print the row (or JSON object); shown and refused count the functions. */
+static void plan_one(const struct kinstr_kernel *k, const struct kinstr_func *f, bool json, size_t *shown,
+		     size_t *refused, int *rc)
+{
+	struct kinstr_cache_opts o = { .sz = sizeof(o) };
+	struct kinstr_cache_refusal r;
+	struct kinstr_cache_fn *cf;
+	struct cover_sum s;
+
+	/* the plan for an area where the module's would be: within +-2 GiB of the text */
+	cf = kinstr_cache_fn__build(k, f, (f->addr & ~((1ULL << 30) - 1)) + (1ULL << 30), &o, &r);
+	if (!cf && errno != EPERM) {
+		cli_err("cover: %s: %s", f->name, strerror(errno));
+		*rc = CLI_FAIL;
+		return;
+	}
+	if (cf)
+		summarise(cf, &s);
+	else
+		(*refused)++;
+	if (json) {
+		printf("%s", (*shown)++ ? "," : "");
+		print_json(k, f, cf, &s, &r);
+	} else {
+		(*shown)++;
+		if (cf)
+			printf("%-36s %6zu %6zu %6zu %7zu %6zu %6zu %6zu %4zu/%-4zu\n", f->name, s.blocks, s.pushf, s.insns,
+			       s.bytes, s.how[KINSTR_CACHE_CALL] + s.how[KINSTR_CACHE_STATIC_CALL], s.how[KINSTR_CACHE_NATIVE],
+			       s.how[KINSTR_CACHE_JUMP_LABEL], s.jumps, s.int3s);
+		else
+			printf("%-36s refused (%s) at %s+0x%llx: %s\n", f->name, kinstr_cache_refusal__id((unsigned int)r.code),
+			       f->name, (unsigned long long)(r.addr - f->addr), r.why);
+	}
+	kinstr_cache_fn__free(cf);
+}
+
 int cmd_cover(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -109,7 +146,7 @@ int cmd_cover(int argc, char **argv)
 	bool json = false, dry = false;
 	struct kinstr_kernel *k;
 	struct kinstr_dev *dev;
-	size_t refused = 0;
+	size_t refused = 0, shown = 0;
 	int c, i, rc = CLI_OK;
 
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -138,44 +175,36 @@ int cmd_cover(int argc, char **argv)
 		printf("%-36s %6s %6s %6s %7s %6s %6s %6s %9s\n", "FUNCTION", "BLOCKS", "PUSHF", "INSNS", "BYTES", "CALLS",
 		       "NATIVE", "JLABEL", "REENTRY");
 	for (i = optind; i < argc; i++) {
-		const struct kinstr_func *f = cli_find_func(k, NULL, argv[i]);
-		struct kinstr_cache_opts o = { .sz = sizeof(o) };
-		struct kinstr_cache_refusal r;
-		struct kinstr_cache_fn *cf;
-		struct cover_sum s;
+		size_t j, n = 0;
 
-		if (!f) {
-			rc = CLI_FAIL;
+		if (!strpbrk(argv[i], "*?[,")) {
+			const struct kinstr_func *f = cli_find_func(k, NULL, argv[i]);
+
+			if (f)
+				plan_one(k, f, json, &shown, &refused, &rc);
+			else
+				rc = CLI_FAIL;
 			continue;
 		}
-		/* the plan for an area where the module's would be: within +-2 GiB of the text */
-		cf = kinstr_cache_fn__build(k, f, (f->addr & ~((1ULL << 30) - 1)) + (1ULL << 30), &o, &r);
-		if (!cf && errno != EPERM) {
-			cli_err("cover: %s: %s", f->name, strerror(errno));
+		for (j = 0; j < kinstr_kernel__func_cnt(k); j++) {
+			const struct kinstr_func *f = kinstr_kernel__func(k, j);
+
+			if (kinstr__glob_match(argv[i], f->name)) {
+				plan_one(k, f, json, &shown, &refused, &rc);
+				n++;
+			}
+		}
+		if (!n) {
+			cli_err("no function matches '%s'", argv[i]);
 			rc = CLI_FAIL;
-			continue;
 		}
-		if (cf)
-			summarise(cf, &s);
-		else
-			refused++;
-		if (json) {
-			printf("%s", i > optind ? "," : "");
-			print_json(k, f, cf, &s, &r);
-		} else if (cf) {
-			printf("%-36s %6zu %6zu %6zu %7zu %6zu %6zu %6zu %4zu/%-4zu\n", f->name, s.blocks, s.pushf, s.insns,
-			       s.bytes, s.how[KINSTR_CACHE_CALL] + s.how[KINSTR_CACHE_STATIC_CALL], s.how[KINSTR_CACHE_NATIVE],
-			       s.how[KINSTR_CACHE_JUMP_LABEL], s.jumps, s.int3s);
-		} else {
-			printf("%-36s refused (%s) at %s+0x%llx: %s\n", f->name, kinstr_cache_refusal__id((unsigned int)r.code),
-			       f->name, (unsigned long long)(r.addr - f->addr), r.why);
-		}
-		kinstr_cache_fn__free(cf);
 	}
 	if (json)
 		printf("],\"refused\":%zu}\n", refused);
 	else
-		printf("kinstr: dry run, nothing installed; REENTRY is jumps/int3s the original would get\n");
+		printf("kinstr: dry run, nothing installed: %zu planned, %zu refused; REENTRY is jumps/int3s the "
+		       "original would get\n", shown - refused, refused);
 	cli_close_kernel(k, dev);
 	return rc;
 }
+

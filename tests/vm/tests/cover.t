@@ -11,9 +11,21 @@ EXPECT ^__x64_sys_getppid +[1-9][0-9]* +[0-9]+ +[1-9][0-9]* +[1-9][0-9]* +[1-9][
 EXPECT ^vfs_read +[1-9][0-9]* +[0-9]+ +[1-9][0-9]* +[1-9][0-9]* +[1-9][0-9]* +[0-9]+ +[0-9]+ +[1-9][0-9]*/[0-9]+ *$
 EXPECT ^ksys_read +[1-9][0-9]* .*$
 EXPECT ^do_sys_openat2 +[1-9][0-9]* .*$
-EXPECT_NOT refused
-EXPECT ^kinstr: dry run, nothing installed
+EXPECT_NOT refused \(
+EXPECT ^kinstr: dry run, nothing installed: 4 planned, 0 refused;
 EXPECT ^text-unchanged$
+
+NAME cover --dry-run takes globs: every vfs_* function planned or refused with its reason, and the summary adds up
+SETUP insmod kmod/kinstr.ko
+RUN build/kinstr cover --dry-run 'vfs_*' > /tmp/cover.txt; echo "status $?"; \
+	rows=$(grep -c '^vfs_' /tmp/cover.txt); ref=$(grep -c '^vfs_[^ ]* *refused (' /tmp/cover.txt); \
+	echo "rows $rows refused $ref"; tail -1 /tmp/cover.txt; \
+	build/kinstr cover --dry-run 'no_such_fn_*'; echo "status $?"
+EXPECT ^status 0$
+EXPECT ^rows [1-9][0-9]+ refused [0-9]+$
+EXPECT ^kinstr: dry run, nothing installed: [1-9][0-9]* planned, [0-9]+ refused;
+EXPECT ^kinstr: no function matches 'no_such_fn_\*'$
+EXPECT ^status 1$
 
 NAME cover --dry-run takes jump-label keys and static-call trampolines from the live kernel: each key is a kernel data symbol, each trampoline a __SCT__ symbol
 SETUP insmod kmod/kinstr.ko
