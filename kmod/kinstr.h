@@ -63,7 +63,7 @@ struct kinstr_ksyms {
 	struct list_head *kprobe_blacklist;	/* kernel/kprobes.c's list, written under kprobe_mutex */
 	struct mutex *kprobe_mutex;
 	struct atomic_notifier_head *die_chain;	/* kernel/notifier.c's, which notify_die() calls */
-	struct kinstr_span text, entry_text, irqentry_text, noinstr_text, kprobes_text;
+	struct kinstr_span text, entry_text, irqentry_text, noinstr_text, kprobes_text, sched_text, lock_text;
 	/* the read-only tables user space may read to classify sites itself */
 	struct kinstr_span ex_table, jump_table, static_call_sites, bug_table;
 	/* find_bug() scans the whole table per call: a sorted index of core BUG sites instead */
@@ -108,6 +108,14 @@ void kinstr_ksyms_exit(void);
 bool kinstr_ksyms_bug_in(unsigned long a, unsigned int len);
 /* Does a jump label or an exception fixup of the core kernel aim into (lo, hi)? */
 bool kinstr_ksyms_table_target_in(unsigned long lo, unsigned long hi, unsigned long *target);
+/*
+ * The core's jump entry whose code is at code: its key, branch bit and target; the core's
+ * static call site at addr: its key and whether it is a tail call. 0 or -ENOENT.
+ */
+int kinstr_ksyms_jump_entry(unsigned long code, unsigned long *key, bool *branch, unsigned long *target);
+int kinstr_ksyms_static_call_site(unsigned long addr, unsigned long *key, bool *tail);
+/* Is [a, a + len) in .sched.text or the lock text (wchan and profile_pc look there by address)? */
+bool kinstr_ksyms_sched_or_lock_text(unsigned long a, unsigned long len);
 /* Everything patching needs was resolved. */
 bool kinstr_ksyms_can_patch(void);
 
@@ -205,6 +213,16 @@ struct kinstr_verdict {
 };
 int kinstr_verify_probe(const struct kinstr_probe *p, unsigned long body_addr,
 			struct kinstr_verdict *v);
+/* The decoder's helpers, for cache.c (enum: 0 none, 1 jmp, 2 jcc, 3 call, 4 loop/jrcxz). */
+enum kinstr_branch { KINSTR_BR_NONE, KINSTR_BR_JMP, KINSTR_BR_JCC, KINSTR_BR_CALL, KINSTR_BR_LOOP };
+int kinstr_decode_live(struct insn *insn, unsigned long addr);
+int kinstr_decode_bytes(struct insn *insn, const u8 *buf, int len);
+int kinstr_branch_of(const struct insn *insn, int *cc);
+unsigned long kinstr_branch_target(const struct insn *insn, unsigned long addr);
+bool kinstr_rip_relative(const struct insn *insn);
+bool kinstr_indirect_branch(const struct insn *insn);
+bool kinstr_function_of(unsigned long site, unsigned long *start, unsigned long *size);
+unsigned long kinstr_fentry_of(unsigned long start);
 /* Proven locally: the instruction at site overwrites every status flag before reading one. */
 bool kinstr_flags_dead_at(unsigned long site);
 bool kinstr_flags_dead_by_abi(unsigned long site);

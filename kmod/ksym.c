@@ -149,6 +149,53 @@ int kinstr_ksyms_insn_len(unsigned long addr)
 	return insn.length;
 }
 
+int kinstr_ksyms_jump_entry(unsigned long code, unsigned long *key, bool *branch, unsigned long *target)
+{
+	const struct kinstr_ksyms *k = &kinstr_ksyms;
+	unsigned long e;
+
+	/* once per jump label of a function copied: a scan of the table is cheap enough */
+	for (e = k->jump_table.start; e && e < k->jump_table.end; e += sizeof(struct jump_entry)) {
+		const struct jump_entry *je = (const struct jump_entry *)e;
+
+		if (jump_entry_code(je) != code)
+			continue;
+		*key = (unsigned long)jump_entry_key(je);
+		*branch = jump_entry_is_branch(je);
+		*target = jump_entry_target(je);
+		return 0;
+	}
+	return -ENOENT;
+}
+
+int kinstr_ksyms_static_call_site(unsigned long addr, unsigned long *key, bool *tail)
+{
+	const struct kinstr_ksyms *k = &kinstr_ksyms;
+	unsigned long e;
+
+	for (e = k->static_call_sites.start; e && e < k->static_call_sites.end; e += sizeof(struct static_call_site)) {
+		const struct static_call_site *s = (const struct static_call_site *)e;
+		unsigned long kf;
+
+		if (rel_at(&k->static_call_sites, e, offsetof(struct static_call_site, addr)) != addr)
+			continue;
+		/* the key is self-relative, its low bits flags (static_call_types.h) */
+		kf = (unsigned long)&s->key + (long)s->key;
+		*key = kf & ~(unsigned long)STATIC_CALL_SITE_FLAGS;
+		*tail = kf & STATIC_CALL_SITE_TAIL;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+bool kinstr_ksyms_sched_or_lock_text(unsigned long a, unsigned long len)
+{
+	const struct kinstr_ksyms *k = &kinstr_ksyms;
+
+	return (k->sched_text.start && a < k->sched_text.end && a + len > k->sched_text.start) ||
+	       (k->lock_text.start && a < k->lock_text.end && a + len > k->lock_text.start);
+}
+
 static int cmp_jl(const void *a, const void *b)
 {
 	const struct kinstr_jl_site *x = a, *y = b;
@@ -374,6 +421,8 @@ int kinstr_ksyms_init(void)
 	span(&k->irqentry_text, "__irqentry_text_start", "__irqentry_text_end");
 	span(&k->noinstr_text, "__noinstr_text_start", "__noinstr_text_end");
 	span(&k->kprobes_text, "__kprobes_text_start", "__kprobes_text_end");
+	span(&k->sched_text, "__sched_text_start", "__sched_text_end");
+	span(&k->lock_text, "__lock_text_start", "__lock_text_end");
 	span(&k->ex_table, "__start___ex_table", "__stop___ex_table");
 	span(&k->jump_table, "__start___jump_table", "__stop___jump_table");
 	span(&k->static_call_sites, "__start_static_call_sites", "__stop_static_call_sites");

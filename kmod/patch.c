@@ -49,6 +49,7 @@ static DEFINE_MUTEX(kinstr_patch_mutex);
 static DEFINE_HASHTABLE(kinstr_sites, SITE_HASH_BITS);
 static LIST_HEAD(kinstr_arm_list);	/* areas whose jumps wait for an rcu-tasks wait */
 static LIST_HEAD(kinstr_free_list);	/* removed areas whose slots wait for quiescence */
+static LIST_HEAD(kinstr_cached);	/* areas whose code cache is in: their functions' ranges */
 static void kinstr_worker_fn(struct work_struct *work);
 static DECLARE_DELAYED_WORK(kinstr_worker, kinstr_worker_fn);
 /* Let a few batches gather before a round (the kprobe optimizer waits 5 jiffies too). */
@@ -105,6 +106,11 @@ void kinstr_area_free(struct kinstr_area *a)
 
 	for (i = 0; i < ARRAY_SIZE(a->hits_chunk); i++)
 		free_percpu(a->hits_chunk[i]);	/* NULL: nothing */
+	for (i = 0; a->chunks && i < a->nchunks; i++)
+		free_percpu(a->chunks[i]);
+	kvfree(a->chunks);
+	kvfree(a->fns);
+	kvfree(a->fn_fences);
 	kinstr_limit_release(KINSTR_RES_PROBES, a->count);
 	if (a->mem)
 		kinstr_text_free(a->mem);	/* resets permissions (VM_FLUSH_RESET_PERMS) */
@@ -116,10 +122,31 @@ void kinstr_area_free(struct kinstr_area *a)
 	kvfree(a);
 }
 
-struct kinstr_area *kinstr_area_alloc(u32 count)
+/* The code cache's counters, in chunks the per-CPU allocator can give (zeroed). */
+static int alloc_cache_counters(struct kinstr_area *a, u32 ncounters)
+{
+	u32 i;
+
+	a->nchunks = DIV_ROUND_UP(ncounters, KINSTR_CACHE_CHUNK);
+	if (!a->nchunks)
+		return 0;
+	a->chunks = kvcalloc(a->nchunks, sizeof(*a->chunks), GFP_KERNEL);
+	if (!a->chunks)
+		return -ENOMEM;
+	for (i = 0; i < a->nchunks; i++) {
+		a->chunks[i] = __alloc_percpu(sizeof(u64) * min(ncounters - i * KINSTR_CACHE_CHUNK, KINSTR_CACHE_CHUNK),
+					      sizeof(u64));
+		if (!a->chunks[i])
+			return -ENOMEM;
+	}
+	a->ncounters = ncounters;
+	return 0;
+}
+
+struct kinstr_area *kinstr_area_alloc(u32 count, u64 cache_size, u32 ncounters)
 {
 	struct kinstr_area *a = kvzalloc(struct_size(a, probes, count), GFP_KERNEL);
-	unsigned long bytes;
+	unsigned long bytes, cache_off;
 	u32 i;
 
 	if (!a) {
@@ -137,9 +164,21 @@ struct kinstr_area *kinstr_area_alloc(u32 count)
 			return NULL;
 		}
 	}
+	INIT_LIST_HEAD(&a->cache_node);
+	cache_off = ALIGN(bytes, 64);
+	if (cache_size)
+		bytes = cache_off + cache_size;
 	bytes = PAGE_ALIGN(bytes);
 	a->pages = bytes >> PAGE_SHIFT;
+	if (alloc_cache_counters(a, ncounters)) {
+		kinstr_area_free(a);
+		return NULL;
+	}
 	a->mem = kinstr_text_alloc(bytes);
+	if (a->mem && cache_size) {
+		a->cache = a->mem + cache_off;
+		a->cache_size = cache_size;
+	}
 	for (i = 0; a->mem && i < a->count; i++) {
 		u32 c = i / KINSTR_HITS_CHUNK;
 
@@ -295,6 +334,19 @@ static int fence_area(struct kinstr_area *a, u32 *bad)
 		}
 		kinstr_fence_add(&p->fence, p->site, p->displaced_len);
 	}
+	/* a kprobe inside a copied function would never fire: its code runs in the copy */
+	for (i = 0; i < a->nfns; i++) {
+		if (kinstr_fence_kprobed(a->fns[i].start, a->fns[i].end - a->fns[i].start)) {
+			while (i--)
+				kinstr_fence_del(&a->fn_fences[i]);
+			for (i = 0; i < a->count; i++)
+				kinstr_fence_del(&a->probes[i].fence);
+			*bad = 0;
+			kinstr_fence_unlock();
+			return -EBUSY;
+		}
+		kinstr_fence_add(&a->fn_fences[i], a->fns[i].start, a->fns[i].end - a->fns[i].start);
+	}
 	kinstr_fence_unlock();
 	return 0;
 }
@@ -307,6 +359,8 @@ static void unfence_area(struct kinstr_area *a)
 	kinstr_fence_lock();
 	for (i = 0; i < a->count; i++)
 		kinstr_fence_del(&a->probes[i].fence);
+	for (i = 0; i < a->nfns; i++)
+		kinstr_fence_del(&a->fn_fences[i]);
 	kinstr_fence_unlock();
 }
 
@@ -450,6 +504,7 @@ void kinstr_area_remove(struct kinstr_area *a)
 	mutex_unlock(kinstr_ksyms.text_mutex);
 	unregister_direct(a, a->count);
 	unpublish_locked(a, a->count);
+	list_del_init(&a->cache_node);
 	unfence_area(a);	/* after the text: a kprobe accepted now sees the original bytes */
 	a->state = AREA_NEW;
 	list_add_tail(&a->node, &kinstr_free_list);
@@ -538,7 +593,7 @@ static int verify_requests(struct kinstr_area *a, const struct kinstr_probe *req
 			*v = (struct kinstr_verdict){ .refusal = KINSTR_REFUSE_BAD_REQUEST, .addr = req[i].site };
 			err = !chan ? -ENODEV : -EINVAL;
 		}
-		if (!err && req[i].action >= KINSTR_ACTION_TIMER_START && req[i].arg >= kinstr_timers_count(timers)) {
+		if (!err && (req[i].action == KINSTR_ACTION_TIMER_START || req[i].action == KINSTR_ACTION_TIMER_STOP) && req[i].arg >= kinstr_timers_count(timers)) {
 			*v = (struct kinstr_verdict){ .refusal = KINSTR_REFUSE_BAD_REQUEST, .addr = req[i].site };
 			err = !timers ? -ENODEV : -EINVAL;
 		}
@@ -548,13 +603,52 @@ static int verify_requests(struct kinstr_area *a, const struct kinstr_probe *req
 	return overlap_in_batch(req, a->count, v, at);
 }
 
-/* Phase 3: another probe of ours on one of these bytes: never stack two splices. */
+/* Is [lo, hi) inside a function some code cache runs (its own area's included)? */
+static bool in_cached_locked(struct kinstr_area *a, unsigned long lo, unsigned long hi)
+{
+	struct kinstr_area *c;
+	u32 i;
+
+	for (i = 0; i < a->nfns; i++)
+		if (lo < a->fns[i].end && hi > a->fns[i].start)
+			return true;
+	list_for_each_entry(c, &kinstr_cached, cache_node)
+		for (i = 0; i < c->nfns; i++)
+			if (lo < c->fns[i].end && hi > c->fns[i].start)
+				return true;
+	return false;
+}
+
+/*
+ * Phase 3: another probe of ours on one of these bytes: never stack two splices. Nor a probe in
+ * a function a code cache runs (its original is not run there), nor a cache over a probe.
+ */
 static int check_stacking_locked(struct kinstr_area *a, const struct kinstr_probe *req, struct kinstr_verdict *v,
 				 u32 *at)
 {
 	u32 i, j;
 
 	lockdep_assert_held(&kinstr_patch_mutex);
+	for (i = 0; i < a->count; i++)
+		if (req[i].action != KINSTR_ACTION_ENTER &&
+		    in_cached_locked(a, req[i].site, req[i].site + req[i].displaced_len)) {
+			*v = (struct kinstr_verdict){ .refusal = KINSTR_REFUSE_BUSY, .addr = req[i].site };
+			*at = i;
+			return -EBUSY;
+		}
+	for (i = 0; i < a->nfns; i++) {
+		unsigned long b;
+
+		for (b = a->fns[i].start - KINSTR_MAX_DISPLACED + 1; b < a->fns[i].end; b++) {
+			struct kprobe_k *o = lookup_site(b);
+
+			if (o && b + o->displaced_len > a->fns[i].start && o->kind != KINSTR_PROBE_FTRACE) {
+				*v = (struct kinstr_verdict){ .refusal = KINSTR_REFUSE_BUSY, .addr = b };
+				*at = 0;
+				return -EBUSY;
+			}
+		}
+	}
 	for (i = 0; i < a->count; i++)
 		for (j = 0; j < req[i].displaced_len + KINSTR_MAX_DISPLACED; j++) {
 			unsigned long site = req[i].site + req[i].displaced_len - 1 - j;
@@ -596,11 +690,16 @@ static void write_dispatch(struct kinstr_area *a)
 /* Phase 4: every slot written, the area read-only and executable, the probes published for the int3 handler. */
 static void write_publish_locked(struct kinstr_area *a, const struct kinstr_probe *req,
 				 const struct kinstr_trace_spec *specs, struct kinstr_chan *chan,
-				 struct kinstr_timers *timers)
+				 struct kinstr_timers *timers, const struct kinstr_cache_check *cc)
 {
 	u32 i;
 
 	lockdep_assert_held(&kinstr_patch_mutex);
+	if (cc) {
+		/* the image as checked: its counters' addresses are this area's */
+		memcpy(a->cache, cc->bytes, cc->len);
+		list_add_tail(&a->cache_node, &kinstr_cached);
+	}
 	for (i = 0; i < a->count; i++) {
 		struct kprobe_k *p = &a->probes[i];
 
@@ -609,6 +708,10 @@ static void write_publish_locked(struct kinstr_area *a, const struct kinstr_prob
 		p->displaced_len = req[i].displaced_len;
 		memcpy(p->orig, req[i].expected, KINSTR_MAX_DISPLACED);
 		p->slot = a->mem + (unsigned long)i * KINSTR_SLOT_SIZE;
+		if (req[i].action == KINSTR_ACTION_ENTER) {
+			p->slot = a->cache + req[i].arg;	/* no slot: straight into the copy */
+			continue;
+		}
 		if (req[i].action == KINSTR_ACTION_TRACE) {
 			p->spec = specs[i];
 			p->rec_len = kinstr_trace_spec_len(&specs[i]);
@@ -618,7 +721,7 @@ static void write_publish_locked(struct kinstr_area *a, const struct kinstr_prob
 				kinstr_chan_get(a->chan);
 			}
 		}
-		if (req[i].action >= KINSTR_ACTION_TIMER_START) {
+		if (req[i].action == KINSTR_ACTION_TIMER_START || req[i].action == KINSTR_ACTION_TIMER_STOP) {
 			p->timers = timers;
 			p->timer = req[i].arg;
 			if (!a->timers) {
@@ -727,12 +830,64 @@ static int register_directs(struct kinstr_area *a, struct kinstr_verdict *v, u32
 static void unpublish_unfence(struct kinstr_area *a)
 {
 	unpublish(a, a->count);
+	mutex_lock(&kinstr_patch_mutex);
+	list_del_init(&a->cache_node);
+	mutex_unlock(&kinstr_patch_mutex);
 	unfence_area(a);
 	quiesce();
 }
 
+/* Phase 2b: the code cache, proven against the live text, and the ranges of its functions. */
+static int check_cache(struct kinstr_area *a, const struct kinstr_probe *req, const struct kinstr_cache_check *cc,
+		       struct kinstr_verdict *v, u32 *at)
+{
+	u32 i, enters = 0;
+	int err, n;
+
+	for (i = 0; i < a->count; i++)
+		enters += req[i].action == KINSTR_ACTION_ENTER;
+	kvfree(a->fns);		/* from a refused or verify-only install before */
+	kvfree(a->fn_fences);
+	a->fns = NULL;
+	a->fn_fences = NULL;
+	a->nfns = 0;
+	if (!cc && !enters)
+		return 0;
+	if (!cc || !a->cache || cc->len > a->cache_size || !enters) {
+		*v = (struct kinstr_verdict){ .refusal = KINSTR_REFUSE_BAD_REQUEST, .addr = 0 };
+		*at = 0;
+		return -EINVAL;
+	}
+	err = kinstr_cache_check(cc, req, a->count, v, at);
+	if (err)
+		return err;
+	n = kinstr_cache_functions(cc, NULL);
+	a->fns = kvcalloc(n, sizeof(*a->fns), GFP_KERNEL);
+	a->fn_fences = kvcalloc(n, sizeof(*a->fn_fences), GFP_KERNEL);
+	if (!a->fns || !a->fn_fences)
+		return -ENOMEM;
+	a->nfns = kinstr_cache_functions(cc, a->fns);
+	return 0;
+}
+
+void kinstr_area_cache_counts(struct kinstr_area *a, u32 first, u32 n, u64 *out)
+{
+	u32 i;
+	int cpu;
+
+	for (i = 0; i < n; i++) {
+		u32 c = first + i;
+		u64 sum = 0;
+
+		for_each_possible_cpu(cpu)
+			sum += per_cpu_ptr(a->chunks[c / KINSTR_CACHE_CHUNK], cpu)[c % KINSTR_CACHE_CHUNK];
+		out[i] = sum;
+	}
+}
+
 int kinstr_area_install(struct kinstr_area *a, const struct kinstr_probe *req, const struct kinstr_trace_spec *specs,
-			struct kinstr_chan *chan, struct kinstr_timers *timers, struct kinstr_install *in)
+			struct kinstr_chan *chan, struct kinstr_timers *timers, const struct kinstr_cache_check *cc,
+			struct kinstr_install *in)
 {
 	struct kinstr_verdict v = { 0 };
 	bool jumps = false;
@@ -742,6 +897,8 @@ int kinstr_area_install(struct kinstr_area *a, const struct kinstr_probe *req, c
 	err = pin_modules(a, req, &v, &i);
 	if (!err)
 		err = verify_requests(a, req, specs, chan, timers, &v, &i);
+	if (!err)
+		err = check_cache(a, req, cc, &v, &i);
 	if (err)
 		goto refused;
 	mutex_lock(&kinstr_patch_mutex);
@@ -753,7 +910,7 @@ int kinstr_area_install(struct kinstr_area *a, const struct kinstr_probe *req, c
 		unpin_modules(a);
 		return 0;
 	}
-	write_publish_locked(a, req, specs, chan, timers);
+	write_publish_locked(a, req, specs, chan, timers, cc);
 	mutex_unlock(&kinstr_patch_mutex);
 
 	/* phase 5, before the first byte changes: from here kprobes refuse these bytes */

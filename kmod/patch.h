@@ -12,6 +12,7 @@
 #include <linux/types.h>
 
 #include <uapi/linux/kinstr.h>
+#include "cache.h"
 #include "hit.h"
 #include "slot.h"
 
@@ -42,13 +43,30 @@ struct kinstr_area {
 	u8 *dispatch;
 	struct kinstr_dispatch_entry *dsort;	/* its entries, sorted (count of them at most) */
 	u32 nftrace;
+	/*
+	 * A code cache (KINSTR_ACTION_ENTER probes lead into it): cache_size bytes at cache, after
+	 * the slots in the same allocation; its counters in chunks of KINSTR_CACHE_CHUNK; the
+	 * copied functions' code in the original, fenced against kprobes and refused to other
+	 * probes while the area is in (node in the list of such areas)
+	 */
+	u8 *cache;
+	u64 cache_size;
+	u32 ncounters, nchunks;
+	u64 __percpu **chunks;
+	struct kinstr_cache_range *fns;
+	struct kinstr_fence *fn_fences;
+	u32 nfns;
+	struct list_head cache_node;
 	/* the probes' per-CPU counters, KINSTR_HITS_CHUNK probes' worth per allocation */
 	u64 __percpu *hits_chunk[KINSTR_AREA_MAX_PROBES / KINSTR_HITS_CHUNK];
 	struct kprobe_k probes[];
 };
 
-/* count slots (charged against the total already) and their counters; NULL: -ENOMEM (released). */
-struct kinstr_area *kinstr_area_alloc(u32 count);
+/*
+ * count slots (charged against the total already) and their counters, and a code cache of
+ * cache_size bytes with ncounters counters (0, 0: none); NULL: -ENOMEM (released).
+ */
+struct kinstr_area *kinstr_area_alloc(u32 count, u64 cache_size, u32 ncounters);
 /* An area never installed, or after quiescence: its memory, counters, pins and references. */
 void kinstr_area_free(struct kinstr_area *a);
 /*
@@ -56,7 +74,10 @@ void kinstr_area_free(struct kinstr_area *a);
  * (either may be NULL). 0, or -errno with the refusal in in (which probe, which rule).
  */
 int kinstr_area_install(struct kinstr_area *a, const struct kinstr_probe *req, const struct kinstr_trace_spec *specs,
-			struct kinstr_chan *chan, struct kinstr_timers *timers, struct kinstr_install *in);
+			struct kinstr_chan *chan, struct kinstr_timers *timers, const struct kinstr_cache_check *cc,
+			struct kinstr_install *in);
+/* The sums over CPUs of a's cache counters [first, first + n) into out. */
+void kinstr_area_cache_counts(struct kinstr_area *a, u32 first, u32 n, u64 *out);
 /* Until a's jumps are in (the caller keeps a alive). */
 void kinstr_area_wait_live(struct kinstr_area *a);
 /* Restore a's text now (a already off its session's list); the worker frees it after quiescence. */

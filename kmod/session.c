@@ -51,6 +51,18 @@ static bool locked_down(void)
 	       security_locked_down(LOCKDOWN_KPROBES);
 }
 
+/* The code cache's counter chunks' __percpu addresses, for user space to build copies with. */
+static int put_chunks(struct kinstr_area *a, u64 uptr)
+{
+	u64 __user *u = u64_to_user_ptr(uptr);
+	u32 i;
+
+	for (i = 0; i < a->nchunks; i++)
+		if (put_user((u64)(unsigned long)a->chunks[i], u + i))
+			return -EFAULT;
+	return 0;
+}
+
 static long ioctl_alloc(struct kinstr_session *s, void __user *uarg)
 {
 	struct kinstr_alloc al;
@@ -60,7 +72,9 @@ static long ioctl_alloc(struct kinstr_session *s, void __user *uarg)
 	err = kinstr_get_struct(&al, sizeof(al), uarg, KINSTR_ALLOC_SIZE_VER0);
 	if (err)
 		return err;
-	if (!al.count || al.count > KINSTR_AREA_MAX_PROBES || al.__reserved || al.area || al.addr)
+	if (!al.count || al.count > KINSTR_AREA_MAX_PROBES || al.__reserved || al.area || al.addr ||
+	    al.__reserved2 || al.cache_addr || al.cache_size > KINSTR_CACHE_MAX_BYTES ||
+	    al.cache_counters > KINSTR_CACHE_MAX_COUNTERS || (al.cache_counters && !al.cache_chunks))
 		return -EINVAL;
 	if (!kinstr_ksyms_can_patch())
 		return -EOPNOTSUPP;
@@ -69,7 +83,7 @@ static long ioctl_alloc(struct kinstr_session *s, void __user *uarg)
 	err = kinstr_limit_charge(KINSTR_RES_PROBES, &s->probes, al.count);
 	if (err)
 		return err;
-	a = kinstr_area_alloc(al.count);
+	a = kinstr_area_alloc(al.count, al.cache_size, al.cache_counters);
 	if (!a) {
 		kinstr_limit_release_fd(&s->probes, al.count);
 		return -ENOMEM;
@@ -78,7 +92,10 @@ static long ioctl_alloc(struct kinstr_session *s, void __user *uarg)
 	list_add_tail(&a->node, &s->areas);
 	al.area = a->id;
 	al.addr = (unsigned long)a->mem;
-	err = kinstr_put_struct(uarg, &al, sizeof(al), KINSTR_ALLOC_SIZE_VER0);
+	al.cache_addr = (unsigned long)a->cache;
+	err = put_chunks(a, al.cache_chunks);
+	if (!err)
+		err = kinstr_put_struct(uarg, &al, sizeof(al), KINSTR_ALLOC_SIZE_VER0);
 	if (err) {
 		session_remove(s, a);
 		return err;
@@ -86,9 +103,37 @@ static long ioctl_alloc(struct kinstr_session *s, void __user *uarg)
 	return 0;
 }
 
+/* The install's code cache image and map, copied in; cc's buffers are the caller's to free. */
+static int get_cache(struct kinstr_area *a, u64 uptr, struct kinstr_cache_check *cc)
+{
+	struct kinstr_cache_image img;
+	int err;
+
+	err = kinstr_get_struct(&img, sizeof(img), u64_to_user_ptr(uptr), KINSTR_CACHE_IMAGE_SIZE_VER0);
+	if (err)
+		return err;
+	if (img.flags || img.__reserved || !img.len || img.len > a->cache_size || !img.nmap ||
+	    img.nmap > img.len)
+		return -EINVAL;
+	cc->bytes = kvmalloc(img.len, GFP_KERNEL);
+	cc->map = kvmalloc_array(img.nmap, sizeof(*cc->map), GFP_KERNEL);
+	if (!cc->bytes || !cc->map)
+		return -ENOMEM;
+	if (copy_from_user((void *)cc->bytes, u64_to_user_ptr(img.bytes), img.len) ||
+	    copy_from_user((void *)cc->map, u64_to_user_ptr(img.map), (size_t)img.nmap * sizeof(*cc->map)))
+		return -EFAULT;
+	cc->len = img.len;
+	cc->nmap = img.nmap;
+	cc->base = (unsigned long)a->cache;
+	cc->ncounters = a->ncounters;
+	cc->chunks = (const u64 *)a->chunks;
+	return 0;
+}
+
 static long ioctl_install(struct kinstr_session *s, void __user *uarg)
 {
 	struct kinstr_install in;
+	struct kinstr_cache_check cc = { 0 };
 	struct kinstr_trace_spec *specs = NULL;
 	struct kinstr_probe *req;
 	struct kinstr_area *a;
@@ -125,8 +170,12 @@ static long ioctl_install(struct kinstr_session *s, void __user *uarg)
 	if (copy_from_user(req, u64_to_user_ptr(in.probes), (size_t)in.count * sizeof(*req)) ||
 	    (specs && copy_from_user(specs, u64_to_user_ptr(in.specs), (size_t)in.count * sizeof(*specs))))
 		err = -EFAULT;
-	else
-		err = kinstr_area_install(a, req, specs, s->chan, s->timers, &in);
+	else if (in.cache)
+		err = get_cache(a, in.cache, &cc);
+	if (!err)
+		err = kinstr_area_install(a, req, specs, s->chan, s->timers, in.cache ? &cc : NULL, &in);
+	kvfree(cc.bytes);
+	kvfree(cc.map);
 	kvfree(specs);
 	kvfree(req);
 	if (!err && (in.flags & KINSTR_INSTALL_F_WAIT) && !(in.flags & KINSTR_INSTALL_F_VERIFY_ONLY))
@@ -189,6 +238,30 @@ static long ioctl_counts(struct kinstr_session *s, void __user *uarg)
 	return 0;
 }
 
+static long ioctl_cache_counts(struct kinstr_session *s, void __user *uarg)
+{
+	struct kinstr_cache_counts cc;
+	struct kinstr_area *a;
+	u64 *out;
+	long err;
+
+	err = kinstr_get_struct(&cc, sizeof(cc), uarg, KINSTR_CACHE_COUNTS_SIZE_VER0);
+	if (err)
+		return err;
+	a = find_area(s, cc.area);
+	if (!a)
+		return -ENOENT;
+	if (!cc.count || cc.first >= a->ncounters || cc.count > a->ncounters - cc.first)
+		return -EINVAL;
+	out = kvmalloc_array(cc.count, sizeof(*out), GFP_KERNEL);
+	if (!out)
+		return -ENOMEM;
+	kinstr_area_cache_counts(a, cc.first, cc.count, out);
+	err = copy_to_user(u64_to_user_ptr(cc.counts), out, (size_t)cc.count * sizeof(*out)) ? -EFAULT : 0;
+	kvfree(out);
+	return err;
+}
+
 static long ioctl_sync(void __user *uarg)
 {
 	struct kinstr_sync sy;
@@ -223,6 +296,9 @@ long kinstr_session_ioctl(struct kinstr_session *s, unsigned int cmd, void __use
 		break;
 	case KINSTR_IOC_SYNC:
 		err = ioctl_sync(uarg);
+		break;
+	case KINSTR_IOC_CACHE_COUNTS:
+		err = ioctl_cache_counts(s, uarg);
 		break;
 	case KINSTR_IOC_TRACE_CREATE:
 		err = kinstr_trace_create(&s->chan, uarg);

@@ -352,6 +352,47 @@ static bool relocation_ok(const struct kinstr_probe *p, unsigned long live_end, 
 	return left == 0;
 }
 
+/* The decoder's helpers for the code cache's check (cache.c): the same rules, one source. */
+int kinstr_decode_live(struct insn *insn, unsigned long addr)
+{
+	return decode(insn, addr);
+}
+
+int kinstr_decode_bytes(struct insn *insn, const u8 *buf, int len)
+{
+	return decode_buf(insn, buf, len);
+}
+
+int kinstr_branch_of(const struct insn *insn, int *cc)
+{
+	return branch_of(insn, cc);
+}
+
+unsigned long kinstr_branch_target(const struct insn *insn, unsigned long addr)
+{
+	return branch_target(insn, addr);
+}
+
+bool kinstr_rip_relative(const struct insn *insn)
+{
+	return rip_relative(insn);
+}
+
+bool kinstr_indirect_branch(const struct insn *insn)
+{
+	return indirect_jmp(insn) || indirect_call(insn);
+}
+
+bool kinstr_function_of(unsigned long site, unsigned long *start, unsigned long *size)
+{
+	return function_of(site, start, size);
+}
+
+unsigned long kinstr_fentry_of(unsigned long start)
+{
+	return fentry_of(start);
+}
+
 /*
  * An ftrace direct-call probe: at a function's first byte, which must be an ftrace site and
  * reserved for nothing else. ftrace patches the text; there is nothing to relocate.
@@ -392,14 +433,16 @@ int kinstr_verify_probe(const struct kinstr_probe *p, unsigned long body_addr, s
 	u8 live[KINSTR_MAX_DISPLACED];
 	struct fn_scan fs;
 	struct insn insn;
+	bool enter;
 	u32 r;
 
 	memset(v, 0, sizeof(*v));
 	if (p->kind == KINSTR_PROBE_FTRACE)
 		return verify_ftrace_probe(p, v);
+	enter = p->action == KINSTR_ACTION_ENTER;
 	if ((p->kind != KINSTR_PROBE_JUMP && p->kind != KINSTR_PROBE_TRAP) ||
-	    p->action < KINSTR_ACTION_COUNT || p->action > KINSTR_ACTION_TIMER_STOP || !p->displaced_len ||
-	    p->displaced_len > KINSTR_MAX_DISPLACED || p->body_len > KINSTR_SLOT_BODY_MAX ||
+	    p->action < KINSTR_ACTION_COUNT || p->action > KINSTR_ACTION_ENTER || !p->displaced_len ||
+	    p->displaced_len > KINSTR_MAX_DISPLACED || p->body_len > KINSTR_SLOT_BODY_MAX || (enter && p->body_len) ||
 	    (p->arg && p->action < KINSTR_ACTION_TIMER_START) || (p->kind == KINSTR_PROBE_JUMP && p->displaced_len < 5)) {
 		refuse(v, KINSTR_REFUSE_BAD_REQUEST, p->site);
 		return -EINVAL;
@@ -439,6 +482,12 @@ int kinstr_verify_probe(const struct kinstr_probe *p, unsigned long body_addr, s
 		 * into `ret; int3 x4` at boot): never run, so overwritten, not relocated. No branch
 		 * may land in it (scan_function, table_target_inside), and nothing else may follow it.
 		 */
+		/*
+		 * An entry point of a code cache displaces instructions that never run here again:
+		 * the copy runs them (cache.c proves it), so they need not run out of line.
+		 */
+		if (enter)
+			continue;
 		if (filler(&insn) && (live_end || (p->kind == KINSTR_PROBE_JUMP && exit_end == a))) {
 			if (!live_end)
 				live_end = a;
@@ -462,7 +511,7 @@ int kinstr_verify_probe(const struct kinstr_probe *p, unsigned long body_addr, s
 		refuse(v, KINSTR_REFUSE_BAD_LENGTH, p->site);
 		return -EILSEQ;
 	}
-	if (fs.sets_df) {
+	if (fs.sets_df && !enter) {
 		refuse(v, KINSTR_REFUSE_UNSAFE_INSN, p->site);
 		return -EPERM;
 	}
@@ -471,6 +520,19 @@ int kinstr_verify_probe(const struct kinstr_probe *p, unsigned long body_addr, s
 		refuse(v, KINSTR_REFUSE_BYTES_DIFFER, p->site);
 		return -ESTALE;
 	}
+	/*
+	 * Once a code cache's entry points are in, the original runs only from them (cache.c: every
+	 * way back from the copy lands on one), so the function's own branches may aim inside one;
+	 * the kernel's tables aim from anywhere.
+	 */
+	if (enter && p->kind == KINSTR_PROBE_JUMP &&
+	    table_target_inside(p->site, p->site + p->displaced_len, &fs.target)) {
+		refuse(v, KINSTR_REFUSE_BRANCH_TARGET, fs.target);
+		v->offset = fs.target - start;
+		return -EXDEV;
+	}
+	if (enter)
+		return 0;
 	if (p->kind == KINSTR_PROBE_JUMP) {
 		if (fs.target_in || table_target_inside(p->site, p->site + p->displaced_len, &fs.target)) {
 			refuse(v, KINSTR_REFUSE_BRANCH_TARGET, fs.target);

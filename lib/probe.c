@@ -445,6 +445,7 @@ static const char *const refusals[KINSTR_REFUSE_NR] = {
 	[KINSTR_REFUSE_BAD_REQUEST] = "malformed request",
 	[KINSTR_REFUSE_LOCKDOWN] = "the kernel is locked down",
 	[KINSTR_REFUSE_CROSSES_END] = "the displaced bytes run past the end of the function",
+	[KINSTR_REFUSE_BAD_COPY] = "the code cache's copy does not do what the original does",
 };
 
 const char *kinstr_refusal__str(unsigned int refusal)

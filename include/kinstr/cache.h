@@ -156,6 +156,43 @@ const char *kinstr_cache_how__str(unsigned int how);		/* "copy", "reloc", "call"
 const char *kinstr_cache_why__str(unsigned int why);		/* "entry", "return", ... */
 const char *kinstr_cache_refusal__id(unsigned int code);	/* "indirect-jmp", ... */
 
+/*
+ * A set of functions run through the code cache of one area. Each is planned when added (its
+ * refusal, if any, says why it cannot be), built again for the area's address at install and
+ * handed to the module with its map and entry points, which it proves before anything enters a
+ * copy (KINSTR_REFUSE_BAD_COPY names the rule a copy broke: kinstr_cache_rule__str()).
+ */
+struct kinstr_cacheset;
+struct kinstr_dev;
+struct kinstr_probe;
+struct kinstr_cache_map;
+
+struct kinstr_cacheset *kinstr_cacheset__new(struct kinstr_dev *dev, const struct kinstr_kernel *k);
+/* Removes what is installed. */
+void kinstr_cacheset__free(struct kinstr_cacheset *cs);
+/* 0; -EPERM with r saying why f cannot be cached; -EEXIST, -EBUSY (installed), -ENOMEM. */
+int kinstr_cacheset__add(struct kinstr_cacheset *cs, const struct kinstr_func *f, struct kinstr_cache_refusal *r);
+size_t kinstr_cacheset__cnt(const struct kinstr_cacheset *cs);
+/* Function i (in address order once installed) and its copy (as installed, once it is). */
+const struct kinstr_func *kinstr_cacheset__func(const struct kinstr_cacheset *cs, size_t i);
+const struct kinstr_cache_fn *kinstr_cacheset__fn(const struct kinstr_cacheset *cs, size_t i);
+/*
+ * Install every function's copy (flags: KINSTR_INSTALL_F_*; with F_VERIFY_ONLY the module only
+ * checks). -errno with err saying why and *refused the function it is about.
+ */
+int kinstr_cacheset__install(struct kinstr_cacheset *cs, unsigned int flags, size_t *refused, char *err,
+			     size_t errlen);
+/* Read every counter (one ioctl); then the count of block b of function i. */
+int kinstr_cacheset__read(struct kinstr_cacheset *cs);
+uint64_t kinstr_cacheset__block_count(const struct kinstr_cacheset *cs, size_t i, size_t block);
+int kinstr_cacheset__remove(struct kinstr_cacheset *cs);
+/* For tests of the module's check: change the request (bytes, map, entry probes) before it is sent. */
+typedef void (*kinstr_cacheset_mutate_fn)(uint8_t *bytes, size_t len, struct kinstr_cache_map *map, size_t nmap,
+					  struct kinstr_probe *req, size_t nreq, void *ctx);
+void kinstr_cacheset__set_mutate(struct kinstr_cacheset *cs, kinstr_cacheset_mutate_fn fn, void *ctx);
+const char *kinstr_cache_rule__str(unsigned int rule);	/* enum kinstr_cache_rule */
+const char *kinstr_cache_rule__id(unsigned int rule);	/* "counter", "exit", ... */
+
 #ifdef __cplusplus
 }
 #endif

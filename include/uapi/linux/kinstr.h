@@ -17,7 +17,7 @@
 
 #define KINSTR_DEVICE		"/dev/kinstr"
 #define KINSTR_ABI_MAJOR	0	/* incompatible changes */
-#define KINSTR_ABI_MINOR	8	/* compatible additions */
+#define KINSTR_ABI_MINOR	9	/* compatible additions */
 
 /* The ioctl numbers carry no size: the struct's leading size field says how much there is. */
 #define KINSTR_IOC_MAGIC	0xb7
@@ -34,6 +34,7 @@
 #define KINSTR_IOC_REMOVE	_IO(KINSTR_IOC_MAGIC, 0x12)	/* struct kinstr_remove */
 #define KINSTR_IOC_COUNTS	_IO(KINSTR_IOC_MAGIC, 0x13)	/* struct kinstr_counts */
 #define KINSTR_IOC_SYNC		_IO(KINSTR_IOC_MAGIC, 0x14)	/* struct kinstr_sync */
+#define KINSTR_IOC_CACHE_COUNTS	_IO(KINSTR_IOC_MAGIC, 0x15)	/* struct kinstr_cache_counts */
 #define KINSTR_IOC_TRACE_CREATE	_IO(KINSTR_IOC_MAGIC, 0x20)	/* struct kinstr_trace_create */
 #define KINSTR_IOC_TRACE_GET	_IO(KINSTR_IOC_MAGIC, 0x21)	/* struct kinstr_trace_subbuf */
 #define KINSTR_IOC_TRACE_PUT	_IO(KINSTR_IOC_MAGIC, 0x22)	/* struct kinstr_trace_subbuf */
@@ -72,6 +73,7 @@ struct kinstr_version {
 #define KINSTR_FEAT_MISSED	(1ULL << 10)	/* kinstr_counts.missed: the recursion guard (ABI 0.5) */
 #define KINSTR_FEAT_LIMITS	(1ULL << 11)	/* KINSTR_IOC_LIMITS; EDQUOT/ENOSPC at a limit (ABI 0.5) */
 #define KINSTR_FEAT_KPROBE_FENCE (1ULL << 12)	/* kprobes refuse kinstr's sites (ABI 0.5) */
+#define KINSTR_FEAT_CODE_CACHE	(1ULL << 13)	/* code-cache areas, KINSTR_ACTION_ENTER (ABI 0.9) */
 
 /* KINSTR_IOC_DEBUG_INFO: output only; addresses the module resolved at load time. */
 struct kinstr_debug_info {
@@ -297,8 +299,26 @@ struct kinstr_alloc {
 	__u32 area;			/* out: id for INSTALL/REMOVE/COUNTS */
 	__u32 __reserved;
 	__u64 addr;			/* out: address of slot 0 */
+	/*
+	 * A code cache beside the slots (KINSTR_FEAT_CODE_CACHE, ABI 0.9): cache_size bytes of
+	 * executable memory for instrumented copies of functions (at most KINSTR_CACHE_MAX_BYTES)
+	 * and cache_counters per-CPU __u64 counters for them (at most KINSTR_CACHE_MAX_COUNTERS);
+	 * both 0 for none. The counters come in chunks of KINSTR_CACHE_CHUNK (the per-CPU
+	 * allocator's limit): counter i is at chunk[i / KINSTR_CACHE_CHUNK] + 8 (i % CHUNK), so a
+	 * copy's counters should not straddle two chunks.
+	 */
+	__u64 cache_size;
+	__u32 cache_counters;
+	__u32 __reserved2;
+	__u64 cache_addr;		/* out: where the copies run */
+	__u64 cache_chunks;		/* in: user pointer to __u64[ceil(cache_counters / CHUNK)],
+					 * out there: each chunk's __percpu address */
 };
 #define KINSTR_ALLOC_SIZE_VER0	24
+#define KINSTR_ALLOC_SIZE_VER1	56
+#define KINSTR_CACHE_MAX_BYTES		(64U << 20)
+#define KINSTR_CACHE_MAX_COUNTERS	(1U << 20)
+#define KINSTR_CACHE_CHUNK		4096
 
 enum kinstr_probe_kind {
 	KINSTR_PROBE_JUMP = 1,		/* a 5-byte jmp replaces [site, site + displaced_len) */
@@ -317,6 +337,13 @@ enum kinstr_action {
 	KINSTR_ACTION_TRACE = 2,	/* a record into the session's trace buffers (and the counter) */
 	KINSTR_ACTION_TIMER_START = 3,	/* start timer `arg` of the session's timers for this thread */
 	KINSTR_ACTION_TIMER_STOP = 4,	/* stop it: one call of `arg`, its wall and on-CPU time */
+	/*
+	 * (ABI 0.9) A code cache's entry or re-entry point: the splice leads to the area's cache at
+	 * cache_addr + arg, where the copy of the instruction at site (or its counter) starts; no
+	 * slot, no body (body_len 0). The install's struct kinstr_cache_image says what the copy is;
+	 * the module proves it first. JUMP or TRAP kinds only.
+	 */
+	KINSTR_ACTION_ENTER = 5,
 };
 
 struct kinstr_probe {
@@ -348,6 +375,12 @@ enum kinstr_refusal {
 	KINSTR_REFUSE_BAD_REQUEST,	/* a field is out of range */
 	KINSTR_REFUSE_LOCKDOWN,		/* the kernel is locked down */
 	KINSTR_REFUSE_CROSSES_END,	/* the displaced bytes run past the function's symbol */
+	/*
+	 * (ABI 0.9) the code cache does not do what the original does: refusal_reasons is the
+	 * rule (enum kinstr_cache_rule), refusal_addr the original instruction (or function) and
+	 * refusal_offset the offset in the cache where the module looked
+	 */
+	KINSTR_REFUSE_BAD_COPY,
 	KINSTR_REFUSE_NR
 };
 
@@ -367,9 +400,12 @@ struct kinstr_install {
 	__u64 refusal_addr;		/* the address the refusal is about */
 	__u64 specs;			/* user pointer to struct kinstr_trace_spec[count]; read for
 					 * KINSTR_ACTION_TRACE probes only (needs TRACE_CREATE first) */
+	__u64 cache;			/* (ABI 0.9) user pointer to struct kinstr_cache_image: the
+					 * copies KINSTR_ACTION_ENTER probes lead into; 0: none */
 };
 #define KINSTR_INSTALL_SIZE_VER0	48
 #define KINSTR_INSTALL_SIZE_VER1	56
+#define KINSTR_INSTALL_SIZE_VER2	64
 #define KINSTR_INSTALL_F_WAIT	(1U << 0)	/* return once every jump is in place */
 /*
  * Verify every probe as INSTALL would (module state, the verifier, the live bytes, no other
@@ -377,6 +413,87 @@ struct kinstr_install {
  * (KINSTR_FEAT_VERIFY_ONLY, ABI 0.4).
  */
 #define KINSTR_INSTALL_F_VERIFY_ONLY (1U << 1)
+
+/*
+ * The code cache (ABI 0.9; docs/design.md, "The code cache"). An area allocated with a cache
+ * holds instrumented copies of whole functions, which user space builds for the cache's
+ * address: per original instruction a counterpart, with a block's counter before some. The
+ * install hands over the whole cache image and a map of it, one entry per original
+ * instruction, functions one after the other in ascending address order; the module checks
+ * every byte against the live original before anything enters a copy, and the area's
+ * KINSTR_ACTION_ENTER probes splice the originals' entries and re-entry points into it.
+ */
+enum kinstr_cache_form {
+	KINSTR_CACHE_FORM_COPY,		/* the original's bytes */
+	KINSTR_CACHE_FORM_RELOC,	/* a branch (rel32 form) or a RIP-relative operand re-aimed;
+					 * a bare ret as the kernel's patch_return() writes it */
+	KINSTR_CACHE_FORM_CALL,		/* push $return (sign-extended imm32); jmp target */
+	KINSTR_CACHE_FORM_NATIVE,	/* jmp to the instruction in the original, which runs it */
+	KINSTR_CACHE_FORM_JUMP_LABEL,	/* cmpl $0, key(%rip); jg/jle target (jle: branch bit set) */
+	KINSTR_CACHE_FORM_STATIC_CALL,	/* push $return; jmp __SCT__name (a tail site: jmp only) */
+	KINSTR_CACHE_FORM_NR
+};
+
+#define KINSTR_CACHE_M_COUNTED	(1U << 0)	/* a counter precedes the counterpart */
+#define KINSTR_CACHE_M_PUSHF	(1U << 1)	/* ... between pushfq and popfq */
+#define KINSTR_CACHE_M_FUNC	(1U << 2)	/* the first instruction of a function's copy */
+#define KINSTR_CACHE_M_ALL	0x7U
+
+struct kinstr_cache_map {
+	__u64 addr;			/* the original instruction */
+	__u32 copy;			/* its counterpart's offset in the cache (after its counter) */
+	__u32 counter;			/* KINSTR_CACHE_M_COUNTED: the counter's index */
+	__u8 len;			/* the original's length */
+	__u8 copy_len;			/* the counterpart's */
+	__u8 form;			/* enum kinstr_cache_form */
+	__u8 flags;			/* KINSTR_CACHE_M_* */
+	__u32 __reserved;
+};
+
+struct kinstr_cache_image {
+	__u32 size;
+	__u32 flags;			/* none defined: must be 0 */
+	__u64 bytes;			/* user pointer to the cache's bytes, from cache_addr on */
+	__u64 len;			/* bytes: at most the area's cache_size */
+	__u64 map;			/* user pointer to struct kinstr_cache_map[nmap] */
+	__u32 nmap;
+	__u32 __reserved;
+};
+#define KINSTR_CACHE_IMAGE_SIZE_VER0	40
+
+/*
+ * Which rule a copy broke (KINSTR_REFUSE_BAD_COPY, in kinstr_install.refusal_reasons). Ids are
+ * stable; libkinstr names them (kinstr_cache_rule__str()).
+ */
+enum kinstr_cache_rule {
+	KINSTR_CACHE_RULE_NONE,
+	KINSTR_CACHE_RULE_REQUEST,	/* a field out of range, an unknown form or flag */
+	KINSTR_CACHE_RULE_FUNCTION,	/* the function may not be copied (policy, its symbol, a .cold part) */
+	KINSTR_CACHE_RULE_BOUNDARY,	/* the map is not the function's instructions, back to back */
+	KINSTR_CACHE_RULE_END,		/* the copied code does not end where the function's does */
+	KINSTR_CACHE_RULE_LAYOUT,	/* the copy is not the map's counterparts back to back */
+	KINSTR_CACHE_RULE_COUNTER,	/* a counter is not the counter sequence on its own counter */
+	KINSTR_CACHE_RULE_FLAGS,	/* a counter without pushfq where the flags may be live */
+	KINSTR_CACHE_RULE_COPY,		/* copied bytes differ, or the instruction may not be copied */
+	KINSTR_CACHE_RULE_RELOC,	/* a re-aimed branch or operand goes elsewhere */
+	KINSTR_CACHE_RULE_CALL,		/* a call's push/jmp is not the original's return and target */
+	KINSTR_CACHE_RULE_NATIVE,	/* a native jmp is not to its instruction */
+	KINSTR_CACHE_RULE_JUMP_LABEL,	/* not the jump entry's key, branch bit or target */
+	KINSTR_CACHE_RULE_STATIC_CALL,	/* not the static call site's trampoline or return */
+	KINSTR_CACHE_RULE_REENTRY,	/* an entry point that is not where the map says, or covers
+					 * what it must not */
+	KINSTR_CACHE_RULE_EXIT,		/* control comes back to the original where no entry point is */
+	KINSTR_CACHE_RULE_NR
+};
+
+struct kinstr_cache_counts {
+	__u32 size;
+	__u32 area;
+	__u32 first;			/* counter index */
+	__u32 count;
+	__u64 counts;			/* user pointer to __u64[count]: summed over CPUs */
+};
+#define KINSTR_CACHE_COUNTS_SIZE_VER0	24
 
 struct kinstr_remove {
 	__u32 size;

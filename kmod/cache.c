@@ -1,0 +1,529 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The code cache's check (docs/design.md, "The code cache"): before anything enters a copy, prove
+ * with the kernel's decoder and its own reading of the kernel's tables that the copy does what
+ * the original does, plus counters, and that control never comes back to the original where the
+ * area's splices cover it. User space built the copy; nothing of its analysis is trusted.
+ *
+ * The map says, per original instruction, where its counterpart is and in which form; each rule
+ * below is one predicate, and a broken one names itself (enum kinstr_cache_rule), the original
+ * instruction and the offset in the cache.
+ */
+#include <linux/bitmap.h>
+#include <linux/kallsyms.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/uaccess.h>
+#include <asm/insn.h>
+
+#include <uapi/linux/kinstr.h>
+#include "kinstr.h"
+#include "cache.h"
+#include "../rules/flags.h"
+#include "../rules/out_of_line.h"
+
+#define COUNTER_LEN 16		/* push %rax; movabs $c, %rax; incq %gs:(%rax); pop %rax */
+#define R(x) (1U << KINSTR_R_##x)
+/* Reservations a form answers for; any other refuses the instruction (the kernel rewrites it). */
+#define FORM_REASONS (R(EXTABLE) | R(BUG) | R(JUMP_LABEL) | R(STATIC_CALL))
+
+struct cc {
+	const struct kinstr_cache_check *c;
+	struct kinstr_verdict *v;
+	u32 *at;
+	unsigned long *used;		/* counters seen */
+	unsigned long *enter;		/* per map entry: an entry or re-entry point is spliced there */
+	/* the function being checked: its symbol, its map run [f0, f1), its code [lo, hi) */
+	unsigned long fstart, fsize, lo, hi;
+	u32 f0, f1;
+	bool compiled_c;		/* an ftrace NOP at its entry: the C calling convention holds */
+};
+
+static int bad(struct cc *x, u32 rule, u32 i, unsigned long addr)
+{
+	*x->v = (struct kinstr_verdict){ .refusal = KINSTR_REFUSE_BAD_COPY, .reasons = rule, .addr = addr,
+					 .offset = i < x->c->nmap ? x->c->map[i].copy : 0 };
+	*x->at = i;
+	return -ENOEXEC;
+}
+
+static unsigned int counter_len(const struct kinstr_cache_map *m)
+{
+	return m->flags & KINSTR_CACHE_M_COUNTED ? COUNTER_LEN + 2 * !!(m->flags & KINSTR_CACHE_M_PUSHF) : 0;
+}
+
+static s32 get32(const u8 *p)
+{
+	s32 v;
+
+	memcpy(&v, p, 4);
+	return v;
+}
+
+/* The map entry of the instruction at addr, or -1 (the map is sorted by address). */
+static long find_map(const struct kinstr_cache_check *c, unsigned long addr)
+{
+	u32 l = 0, h = c->nmap;
+
+	while (l < h) {
+		u32 m = l + (h - l) / 2;
+
+		if (c->map[m].addr < addr)
+			l = m + 1;
+		else
+			h = m;
+	}
+	return l < c->nmap && c->map[l].addr == addr ? l : -1;
+}
+
+/* Is addr inside some function's copied code (the entry before it: its run's code reaches addr)? */
+static bool in_copied(const struct kinstr_cache_check *c, unsigned long addr, long *j)
+{
+	u32 l = 0, h = c->nmap;
+
+	while (l < h) {		/* the last entry at or below addr */
+		u32 m = l + (h - l) / 2;
+
+		if (c->map[m].addr <= addr)
+			l = m + 1;
+		else
+			h = m;
+	}
+	if (!l)
+		return false;
+	*j = l - 1;
+	/* inside an instruction, or exactly at one: runs are contiguous, so the entry decides */
+	return addr < c->map[l - 1].addr + c->map[l - 1].len || c->map[l - 1].addr == addr;
+}
+
+/*
+ * A branch of the copy of the current function: aimed at copy_t where the original's goes to t.
+ * Inside the function's code: the counterpart of the instruction there (or its counter). Inside
+ * another copied function: the original, where an entry point or a native instruction must be.
+ * Elsewhere: the original.
+ */
+static bool target_ok(struct cc *x, unsigned long copy_t, unsigned long t)
+{
+	const struct kinstr_cache_check *c = x->c;
+	long j;
+
+	if (!in_copied(c, t, &j))
+		return copy_t == t;
+	if (c->map[j].addr != t)
+		return false;	/* into an instruction */
+	if (t >= x->lo && t < x->hi) {
+		unsigned long cp = c->base + c->map[j].copy;
+
+		return copy_t == cp || copy_t == cp - counter_len(&c->map[j]);
+	}
+	return copy_t == t && (test_bit(j, x->enter) || c->map[j].form == KINSTR_CACHE_FORM_NATIVE);
+}
+
+/* Control passes from the original's instruction back to t: an entry point, a native one, or outside. */
+static bool exit_ok(struct cc *x, unsigned long t)
+{
+	const struct kinstr_cache_check *c = x->c;
+	long j;
+
+	if (!in_copied(c, t, &j))
+		return true;
+	return c->map[j].addr == t && (test_bit(j, x->enter) || c->map[j].form == KINSTR_CACHE_FORM_NATIVE);
+}
+
+/* The counter before entry i: the exact sequence, on a counter of the area's never used before. */
+static int check_counter(struct cc *x, u32 i, const u8 *ob, unsigned int olen)
+{
+	const struct kinstr_cache_check *c = x->c;
+	const struct kinstr_cache_map *m = &c->map[i];
+	bool pushf = m->flags & KINSTR_CACHE_M_PUSHF;
+	const u8 *b = c->bytes + m->copy - counter_len(m);
+	u64 want, got;
+
+	if (m->counter >= c->ncounters || test_and_set_bit(m->counter, x->used))
+		return bad(x, KINSTR_CACHE_RULE_COUNTER, i, m->addr);
+	want = c->chunks[m->counter / KINSTR_CACHE_CHUNK] + 8ull * (m->counter % KINSTR_CACHE_CHUNK);
+	if (pushf && (b[0] != 0x9c || b[COUNTER_LEN + 1] != 0x9d))
+		return bad(x, KINSTR_CACHE_RULE_COUNTER, i, m->addr);
+	b += pushf;
+	memcpy(&got, b + 3, 8);
+	if (b[0] != 0x50 || b[1] != 0x48 || b[2] != 0xb8 || got != want || memcmp(b + 11, "\x65\x48\xff\x00\x58", 5))
+		return bad(x, KINSTR_CACHE_RULE_COUNTER, i, m->addr);
+	/* without pushfq the counter clobbers the flags: dead just before this instruction */
+	if (!pushf && !kinstr_flags_killed(ob, olen) && !kinstr_flags_dead_by_abi(m->addr))
+		return bad(x, KINSTR_CACHE_RULE_FLAGS, i, m->addr);
+	return 0;
+}
+
+static bool is_bare_ret(const struct insn *o)
+{
+	return o->length == 1 && o->opcode.bytes[0] == 0xc3;
+}
+
+/* May the original's bytes run at another address, unchanged? */
+static bool copyable(struct cc *x, u32 i, const struct insn *o, const u8 *ob)
+{
+	const struct kinstr_cache_check *c = x->c;
+	int cc;
+
+	if (kinstr_branch_of(o, &cc) != KINSTR_BR_NONE || kinstr_rip_relative(o) || kinstr_indirect_branch(o))
+		return false;
+	if (is_bare_ret(o))	/* where the CPU needs no return thunk, a ret is a ret anywhere */
+		return !kinstr_ksyms.return_thunk && !kinstr_ksyms.return_thunk_its;
+	if (o->length == 1 && ob[0] == 0xcc) {
+		/*
+		 * int3s after a ret or jmp never run (an SLS guard, or a return thunk's jmp the
+		 * kernel turned into `ret; int3 x4` at boot); any other int3 may be someone's
+		 */
+		struct insn p;
+		u32 j = i;
+
+		while (j > x->f0) {
+			j--;
+			if (kinstr_decode_live(&p, c->map[j].addr))
+				return false;
+			if (p.length == 1 && p.opcode.bytes[0] == 0xcc)
+				continue;
+			return is_bare_ret(&p) || kinstr_branch_of(&p, &cc) == KINSTR_BR_JMP;
+		}
+		return false;
+	}
+	return kinstr_ool_check(ob, o->length) == KINSTR_OOL_OK;
+}
+
+static int check_reloc(struct cc *x, u32 i, const struct insn *o, const u8 *ob)
+{
+	const struct kinstr_cache_check *c = x->c;
+	const struct kinstr_cache_map *m = &c->map[i];
+	unsigned long a = m->addr, cp = c->base + m->copy;
+	const u8 *cb = c->bytes + m->copy;
+	int ko, kr, cco = -1, ccr = -1, off;
+	struct insn r;
+
+	if (is_bare_ret(o)) {	/* as patch_return() would write it here; never under ITS */
+		if (kinstr_ksyms.return_thunk_its || !kinstr_ksyms.return_thunk || m->copy_len != 5 || cb[0] != 0xe9 ||
+		    cp + 5 + get32(cb + 1) != kinstr_ksyms.return_thunk)
+			return bad(x, KINSTR_CACHE_RULE_RELOC, i, a);
+		return 0;
+	}
+	if (kinstr_decode_bytes(&r, cb, m->copy_len) || r.length != m->copy_len)
+		return bad(x, KINSTR_CACHE_RULE_RELOC, i, a);
+	ko = kinstr_branch_of(o, &cco);
+	if (ko == KINSTR_BR_JMP || ko == KINSTR_BR_JCC) {
+		kr = kinstr_branch_of(&r, &ccr);
+		if (kr != ko || cco != ccr || r.immediate.nbytes != 4 ||
+		    !target_ok(x, kinstr_branch_target(&r, cp), kinstr_branch_target(o, a)))
+			return bad(x, KINSTR_CACHE_RULE_RELOC, i, a);
+		return 0;
+	}
+	if (ko != KINSTR_BR_NONE || !kinstr_rip_relative(o) || kinstr_indirect_branch(o) ||
+	    kinstr_ool_check(ob, o->length) != KINSTR_OOL_OK)
+		return bad(x, KINSTR_CACHE_RULE_RELOC, i, a);
+	/* the same bytes but the displacement, which reaches the same address from here */
+	off = insn_offset_displacement((struct insn *)o);	/* its argument is not const */
+	if (!kinstr_rip_relative(&r) || r.length != o->length || insn_offset_displacement(&r) != off ||
+	    memcmp(ob, cb, off) || memcmp(ob + off + 4, cb + off + 4, o->length - off - 4) ||
+	    cp + r.length + (long)r.displacement.value != a + o->length + (long)o->displacement.value)
+		return bad(x, KINSTR_CACHE_RULE_RELOC, i, a);
+	return 0;
+}
+
+/* `push $ret; jmp target` (10 bytes), or a tail's `jmp target` (5). */
+static bool push_jmp(const u8 *cb, unsigned int len, unsigned long cp, unsigned long ret, unsigned long target,
+		     bool tail)
+{
+	if (tail)
+		return len == 5 && cb[0] == 0xe9 && cp + 5 + get32(cb + 1) == target;
+	return len == 10 && cb[0] == 0x68 && (unsigned long)(long)get32(cb + 1) == ret && cb[5] == 0xe9 &&
+	       cp + 10 + get32(cb + 6) == target;
+}
+
+/* The trampoline of a static call key: __SCK__name's __SCT__name, by the kernel's symbols. */
+static unsigned long trampoline_of(unsigned long key)
+{
+	char sym[KSYM_SYMBOL_LEN], name[KSYM_NAME_LEN + 8];
+
+	sprint_symbol_no_offset(sym, key);
+	if (strncmp(sym, "__SCK__", 7) || strchr(sym, ' ') || strlen(sym) >= KSYM_NAME_LEN)
+		return 0;
+	snprintf(name, sizeof(name), "__SCT__%s", sym + 7);
+	return kinstr_kcall(kallsyms_lookup_name)(name);
+}
+
+static int check_insn(struct cc *x, u32 i)
+{
+	const struct kinstr_cache_check *c = x->c;
+	const struct kinstr_cache_map *m = &c->map[i];
+	unsigned long a = m->addr, cp = c->base + m->copy, key, t;
+	const u8 *cb = c->bytes + m->copy;
+	u8 ob[MAX_INSN_SIZE];
+	struct insn o;
+	bool branch, tail;
+	u32 res;
+	int err, cc;
+
+	if (kinstr_decode_live(&o, a) || o.length != m->len || copy_from_kernel_nofault(ob, (void *)a, o.length))
+		return bad(x, KINSTR_CACHE_RULE_BOUNDARY, i, a);
+	res = kinstr_policy_check(a, o.length);
+	if (res & ~FORM_REASONS) {
+		*x->v = (struct kinstr_verdict){ .refusal = KINSTR_REFUSE_RESERVED, .reasons = res & ~FORM_REASONS,
+						 .addr = a };
+		*x->at = i;
+		return res & R(NOT_TEXT) ? -EFAULT : -EPERM;
+	}
+	/* what the kernel finds by address runs where it is; its rewritten sites take their forms */
+	if ((res & (R(EXTABLE) | R(BUG)) && m->form != KINSTR_CACHE_FORM_NATIVE) ||
+	    (res & R(JUMP_LABEL) && m->form != KINSTR_CACHE_FORM_JUMP_LABEL && m->form != KINSTR_CACHE_FORM_NATIVE) ||
+	    (res & R(STATIC_CALL) && m->form != KINSTR_CACHE_FORM_STATIC_CALL && m->form != KINSTR_CACHE_FORM_NATIVE))
+		return bad(x, KINSTR_CACHE_RULE_COPY + m->form, i, a);	/* the form's own rule */
+	if (m->flags & KINSTR_CACHE_M_COUNTED) {
+		err = check_counter(x, i, ob, o.length);
+		if (err)
+			return err;
+	}
+	switch (m->form) {
+	case KINSTR_CACHE_FORM_COPY:
+		if (m->copy_len != o.length || memcmp(cb, ob, o.length) || !copyable(x, i, &o, ob))
+			return bad(x, KINSTR_CACHE_RULE_COPY, i, a);
+		return 0;
+	case KINSTR_CACHE_FORM_RELOC:
+		return check_reloc(x, i, &o, ob);
+	case KINSTR_CACHE_FORM_CALL:
+		if (kinstr_branch_of(&o, &cc) != KINSTR_BR_CALL)
+			return bad(x, KINSTR_CACHE_RULE_CALL, i, a);
+		t = kinstr_branch_target(&o, a);
+		/* a call into the function would push a return address the copy does not map */
+		if ((t >= x->fstart && t < x->fstart + x->fsize) || !exit_ok(x, t) ||
+		    !push_jmp(cb, m->copy_len, cp, a + o.length, t, false))
+			return bad(x, KINSTR_CACHE_RULE_CALL, i, a);
+		return 0;
+	case KINSTR_CACHE_FORM_NATIVE:
+		/* an indirect branch may come back anywhere into the original, under a splice */
+		if (kinstr_indirect_branch(&o) || m->copy_len != 5 || cb[0] != 0xe9 || cp + 5 + get32(cb + 1) != a)
+			return bad(x, KINSTR_CACHE_RULE_NATIVE, i, a);
+		return 0;
+	case KINSTR_CACHE_FORM_JUMP_LABEL:
+		/*
+		 * cmpl $0, key(%rip) reads the key's count (static_key.enabled, its first field):
+		 * taken when enabled XOR the entry's branch bit, as jump_label_type() decides: jg,
+		 * or jle with the bit. It clobbers the flags, dead at every asm goto of compiled C.
+		 */
+		if (!x->compiled_c || kinstr_ksyms_jump_entry(a, &key, &branch, &t) || m->copy_len != 13 ||
+		    cb[0] != 0x83 || cb[1] != 0x3d || cp + 7 + get32(cb + 2) != key || cb[6] != 0 || cb[7] != 0x0f ||
+		    cb[8] != (branch ? 0x8e : 0x8f) || !target_ok(x, cp + 13 + get32(cb + 9), t))
+			return bad(x, KINSTR_CACHE_RULE_JUMP_LABEL, i, a);
+		return 0;
+	case KINSTR_CACHE_FORM_STATIC_CALL:
+		if (kinstr_ksyms_static_call_site(a, &key, &tail) || o.length != 5 || !(t = trampoline_of(key)) ||
+		    !push_jmp(cb, m->copy_len, cp, a + 5, t, tail))
+			return bad(x, KINSTR_CACHE_RULE_STATIC_CALL, i, a);
+		return 0;
+	}
+	return bad(x, KINSTR_CACHE_RULE_REQUEST, i, a);
+}
+
+static bool falls_through(const struct insn *o)
+{
+	int cc;
+
+	return !is_bare_ret(o) && kinstr_branch_of(o, &cc) != KINSTR_BR_JMP && !kinstr_indirect_branch(o) &&
+	       !(o->length == 1 && o->opcode.bytes[0] == 0xcc);
+}
+
+/*
+ * Where control leaves the copy for the original and comes back: after a call (its return
+ * address), after and out of a native instruction (the next one, its branch target, its jump
+ * label's target, its exception fixup). Each must be an entry point, a native instruction or
+ * outside every copy: the original's other bytes may be under a splice.
+ */
+static int check_exits(struct cc *x, u32 i)
+{
+	const struct kinstr_cache_check *c = x->c;
+	const struct kinstr_cache_map *m = &c->map[i];
+	const struct exception_table_entry *e;
+	unsigned long a = m->addr, key, t;
+	struct insn o;
+	bool branch, tail;
+	int cc;
+
+	if (m->form == KINSTR_CACHE_FORM_CALL ||
+	    (m->form == KINSTR_CACHE_FORM_STATIC_CALL && !kinstr_ksyms_static_call_site(a, &key, &tail) && !tail))
+		return exit_ok(x, a + m->len) ? 0 : bad(x, KINSTR_CACHE_RULE_EXIT, i, a + m->len);
+	if (m->form != KINSTR_CACHE_FORM_NATIVE)
+		return 0;
+	if (kinstr_decode_live(&o, a))
+		return bad(x, KINSTR_CACHE_RULE_BOUNDARY, i, a);
+	if (falls_through(&o) && !exit_ok(x, a + o.length))
+		return bad(x, KINSTR_CACHE_RULE_EXIT, i, a + o.length);
+	if (kinstr_branch_of(&o, &cc) != KINSTR_BR_NONE && !exit_ok(x, t = kinstr_branch_target(&o, a)))
+		return bad(x, KINSTR_CACHE_RULE_EXIT, i, t);
+	if (!kinstr_ksyms_jump_entry(a, &key, &branch, &t) && !exit_ok(x, t))
+		return bad(x, KINSTR_CACHE_RULE_EXIT, i, t);
+	e = kinstr_khas(search_exception_tables) ? kinstr_kcall(search_exception_tables)(a) : NULL;
+	if (e && !exit_ok(x, t = (unsigned long)&e->fixup + e->fixup))
+		return bad(x, KINSTR_CACHE_RULE_EXIT, i, t);
+	return 0;
+}
+
+/*
+ * A function's run of the map [f0, f1): a function the cache may hold, its instructions back to
+ * back from a boundary decoded from the symbol's start, its code ending where the function's does
+ * (nothing but int3 or NOP padding after a last instruction that does not fall through).
+ */
+static int check_function(struct cc *x)
+{
+	const struct kinstr_cache_check *c = x->c;
+	char sym[KSYM_SYMBOL_LEN + 8], *plus;
+	unsigned long a, end;
+	struct insn o;
+	u32 i;
+
+	if (!kinstr_function_of(c->map[x->f0].addr, &x->fstart, &x->fsize) ||
+	    kinstr_ksyms_sched_or_lock_text(x->fstart, x->fsize))
+		return bad(x, KINSTR_CACHE_RULE_FUNCTION, x->f0, c->map[x->f0].addr);
+	/* a .cold part of it (none in Debian's kernels) may jump back anywhere into the original */
+	sprint_symbol(sym, x->fstart);
+	plus = strchr(sym, '+');
+	if (plus && plus - sym + 6 < (long)sizeof(sym)) {
+		strcpy(plus, ".cold");
+		if (kinstr_kcall(kallsyms_lookup_name)(sym))
+			return bad(x, KINSTR_CACHE_RULE_FUNCTION, x->f0, c->map[x->f0].addr);
+	}
+	a = kinstr_fentry_of(x->fstart);
+	x->compiled_c = kinstr_khas(ftrace_text_reserved) && kinstr_kcall(ftrace_text_reserved)((void *)a, (void *)a);
+	for (a = x->fstart; a < c->map[x->f0].addr; a += o.length) {
+		cond_resched();
+		if (kinstr_decode_live(&o, a))
+			return bad(x, KINSTR_CACHE_RULE_BOUNDARY, x->f0, a);
+	}
+	if (a != c->map[x->f0].addr)
+		return bad(x, KINSTR_CACHE_RULE_BOUNDARY, x->f0, c->map[x->f0].addr);
+	for (i = x->f0; i < x->f1; i++)
+		if (i > x->f0 && c->map[i].addr != c->map[i - 1].addr + c->map[i - 1].len)
+			return bad(x, KINSTR_CACHE_RULE_BOUNDARY, i, c->map[i].addr);
+	x->lo = c->map[x->f0].addr;
+	x->hi = c->map[x->f1 - 1].addr + c->map[x->f1 - 1].len;
+	end = x->fstart + x->fsize;
+	if (x->hi > end || kinstr_decode_live(&o, c->map[x->f1 - 1].addr) ||
+	    (falls_through(&o) && kinstr_branch_of(&o, &(int){0}) != KINSTR_BR_CALL))
+		return bad(x, KINSTR_CACHE_RULE_END, x->f1 - 1, c->map[x->f1 - 1].addr);
+	for (a = x->hi; a < end; a += o.length) {
+		bool pad;
+
+		if (kinstr_decode_live(&o, a))
+			return bad(x, KINSTR_CACHE_RULE_END, x->f1 - 1, a);
+		pad = (o.length == 1 && (o.opcode.bytes[0] == 0xcc || o.opcode.bytes[0] == 0x90)) ||
+		      (o.opcode.nbytes == 2 && o.opcode.bytes[0] == 0x0f && o.opcode.bytes[1] == 0x1f) ||
+		      (o.opcode.nbytes == 1 && o.opcode.bytes[0] == 0x90);
+		if (!pad)
+			return bad(x, KINSTR_CACHE_RULE_END, x->f1 - 1, a);
+	}
+	return 0;
+}
+
+/* The map on its own: fields in range, sorted, the counterparts back to back filling the image. */
+static int check_layout(struct cc *x)
+{
+	const struct kinstr_cache_check *c = x->c;
+	u64 at = 0;
+	u32 i;
+
+	for (i = 0; i < c->nmap; i++) {
+		const struct kinstr_cache_map *m = &c->map[i];
+
+		if (m->__reserved || (m->flags & ~KINSTR_CACHE_M_ALL) || m->form >= KINSTR_CACHE_FORM_NR ||
+		    !m->len || m->len > MAX_INSN_SIZE || !m->copy_len || (!i && !(m->flags & KINSTR_CACHE_M_FUNC)) ||
+		    ((m->flags & KINSTR_CACHE_M_PUSHF) && !(m->flags & KINSTR_CACHE_M_COUNTED)) ||
+		    (i && m->addr <= c->map[i - 1].addr))
+			return bad(x, KINSTR_CACHE_RULE_REQUEST, i, m->addr);
+		if ((u64)m->copy != at + counter_len(m))
+			return bad(x, KINSTR_CACHE_RULE_LAYOUT, i, m->addr);
+		at = (u64)m->copy + m->copy_len;
+		if (at > c->len)
+			return bad(x, KINSTR_CACHE_RULE_LAYOUT, i, m->addr);
+	}
+	if (at != c->len || !c->nmap)
+		return bad(x, KINSTR_CACHE_RULE_LAYOUT, c->nmap, 0);
+	return 0;
+}
+
+/*
+ * The area's entry points: each on an instruction of a copy, leading to its counterpart (or its
+ * counter); a jump's bytes inside that function's code, over no native instruction. Every
+ * function's first instruction is one. Marks them in x->enter.
+ */
+static int check_entries(struct cc *x, const struct kinstr_probe *req, u32 nreq)
+{
+	const struct kinstr_cache_check *c = x->c;
+	u32 i, k;
+
+	for (k = 0; k < nreq; k++) {
+		const struct kinstr_probe *p = &req[k];
+		long j;
+
+		if (p->action != KINSTR_ACTION_ENTER)
+			continue;
+		j = find_map(c, p->site);
+		if (j < 0 || (p->arg != c->map[j].copy && p->arg != c->map[j].copy - counter_len(&c->map[j])) ||
+		    c->map[j].form == KINSTR_CACHE_FORM_NATIVE)
+			return bad(x, KINSTR_CACHE_RULE_REENTRY, j < 0 ? c->nmap : (u32)j, p->site);
+		for (i = j; i < c->nmap && c->map[i].addr < p->site + p->displaced_len; i++)
+			if ((i > j && (c->map[i].flags & KINSTR_CACHE_M_FUNC)) || c->map[i].form == KINSTR_CACHE_FORM_NATIVE)
+				return bad(x, KINSTR_CACHE_RULE_REENTRY, j, p->site);
+		if (i == c->nmap && c->map[i - 1].addr + c->map[i - 1].len < p->site + p->displaced_len)
+			return bad(x, KINSTR_CACHE_RULE_REENTRY, j, p->site);
+		if (i < c->nmap && (c->map[i].flags & KINSTR_CACHE_M_FUNC) &&
+		    c->map[i - 1].addr + c->map[i - 1].len < p->site + p->displaced_len)
+			return bad(x, KINSTR_CACHE_RULE_REENTRY, j, p->site);
+		__set_bit(j, x->enter);
+	}
+	for (i = 0; i < c->nmap; i++)
+		if ((c->map[i].flags & KINSTR_CACHE_M_FUNC) && !test_bit(i, x->enter))
+			return bad(x, KINSTR_CACHE_RULE_REENTRY, i, c->map[i].addr);
+	return 0;
+}
+
+int kinstr_cache_check(const struct kinstr_cache_check *c, const struct kinstr_probe *req, u32 nreq,
+		       struct kinstr_verdict *v, u32 *at)
+{
+	struct cc x = { .c = c, .v = v, .at = at };
+	int err;
+	u32 i;
+
+	memset(v, 0, sizeof(*v));
+	x.used = bitmap_zalloc(max(c->ncounters, 1U), GFP_KERNEL);
+	x.enter = bitmap_zalloc(max(c->nmap, 1U), GFP_KERNEL);
+	err = !x.used || !x.enter ? -ENOMEM : check_layout(&x);
+	if (!err)
+		err = check_entries(&x, req, nreq);
+	for (x.f0 = 0; !err && x.f0 < c->nmap; x.f0 = x.f1) {
+		for (x.f1 = x.f0 + 1; x.f1 < c->nmap && !(c->map[x.f1].flags & KINSTR_CACHE_M_FUNC); x.f1++)
+			;
+		err = check_function(&x);
+		for (i = x.f0; !err && i < x.f1; i++) {
+			if (!(i % 256))
+				cond_resched();	/* thousands of instructions */
+			err = check_insn(&x, i);
+			if (!err)
+				err = check_exits(&x, i);
+		}
+	}
+	bitmap_free(x.used);
+	bitmap_free(x.enter);
+	return err;
+}
+
+int kinstr_cache_functions(const struct kinstr_cache_check *c, struct kinstr_cache_range *r)
+{
+	u32 i, n = 0;
+
+	for (i = 0; i < c->nmap; i++) {
+		if (c->map[i].flags & KINSTR_CACHE_M_FUNC) {
+			if (r)
+				r[n].start = c->map[i].addr;
+			n++;
+		}
+		if (r)
+			r[n - 1].end = c->map[i].addr + c->map[i].len;
+	}
+	return n;
+}

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The code cache's check (cache.c): a cache image and its map, proven against the live text and
+ * the kernel's tables before any splice leads into it. patch.c calls it; it calls verify.c's
+ * decoder helpers, policy.c and ksym.c, never back.
+ */
+#ifndef KINSTR_CACHE_H
+#define KINSTR_CACHE_H
+
+#include <linux/types.h>
+#include <uapi/linux/kinstr.h>
+
+struct kinstr_probe;
+struct kinstr_verdict;
+
+struct kinstr_cache_check {
+	const u8 *bytes;		/* the image, as it will run at base */
+	u64 len;
+	unsigned long base;
+	const struct kinstr_cache_map *map;
+	u32 nmap;
+	u32 ncounters;
+	const u64 *chunks;		/* the counters' __percpu chunks */
+};
+
+/* A copied function's code in the original: [start, end). */
+struct kinstr_cache_range {
+	unsigned long start, end;
+};
+
+/*
+ * Prove the image against the live text with req[0, nreq)'s KINSTR_ACTION_ENTER probes as its
+ * entry points. 0, or -errno with v the refusal and *at the map entry it is about.
+ */
+int kinstr_cache_check(const struct kinstr_cache_check *c, const struct kinstr_probe *req, u32 nreq,
+		       struct kinstr_verdict *v, u32 *at);
+/* The copied functions' ranges into r (NULL: only count them); how many. */
+int kinstr_cache_functions(const struct kinstr_cache_check *c, struct kinstr_cache_range *r);
+
+#endif

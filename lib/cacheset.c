@@ -1,0 +1,412 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * A set of functions run through the code cache (include/kinstr/cache.h): each planned once to
+ * learn its size and blocks, then, once the module has given the area's address and counters,
+ * built again for exactly there and handed over with its map and entry points in one install.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+
+#include <uapi/linux/kinstr.h>
+#include <kinstr/cache.h>
+#include <kinstr/kinstr.h>
+#include <kinstr/probe.h>
+
+struct cs_fn {
+	const struct kinstr_func *func;
+	struct kinstr_cache_fn *copy;	/* planned, then as installed */
+	uint32_t counter0;		/* its first counter */
+	uint64_t offset;		/* its copy's offset in the cache */
+};
+
+struct kinstr_cacheset {
+	struct kinstr_dev *dev;
+	const struct kinstr_kernel *k;
+	struct cs_fn *fns;
+	size_t n, cap;
+	uint32_t area;
+	uint64_t cache_addr;
+	uint64_t *counts;		/* per counter, after __read() */
+	uint32_t ncounters;
+	kinstr_cacheset_mutate_fn mutate;
+	void *mutate_ctx;
+};
+
+struct kinstr_cacheset *kinstr_cacheset__new(struct kinstr_dev *dev, const struct kinstr_kernel *k)
+{
+	struct kinstr_cacheset *cs = calloc(1, sizeof(*cs));
+
+	if (!cs)
+		return NULL;
+	cs->dev = dev;
+	cs->k = k;
+	return cs;
+}
+
+void kinstr_cacheset__free(struct kinstr_cacheset *cs)
+{
+	size_t i;
+
+	if (!cs)
+		return;
+	kinstr_cacheset__remove(cs);
+	for (i = 0; i < cs->n; i++)
+		kinstr_cache_fn__free(cs->fns[i].copy);
+	free(cs->fns);
+	free(cs->counts);
+	free(cs);
+}
+
+int kinstr_cacheset__add(struct kinstr_cacheset *cs, const struct kinstr_func *f, struct kinstr_cache_refusal *r)
+{
+	struct kinstr_cache_fn *c;
+	size_t i;
+
+	if (cs->area)
+		return -EBUSY;
+	for (i = 0; i < cs->n; i++)
+		if (cs->fns[i].func->addr == f->addr)
+			return -EEXIST;
+	/* planned to run at the function itself: in reach of everything it reaches */
+	c = kinstr_cache_fn__build(cs->k, f, f->addr, NULL, r);
+	if (!c)
+		return -errno;
+	if (cs->n == cs->cap) {
+		size_t cap = cs->cap ? 2 * cs->cap : 16;
+		struct cs_fn *nf = realloc(cs->fns, cap * sizeof(*nf));
+
+		if (!nf) {
+			kinstr_cache_fn__free(c);
+			return -ENOMEM;
+		}
+		cs->fns = nf;
+		cs->cap = cap;
+	}
+	cs->fns[cs->n++] = (struct cs_fn){ .func = f, .copy = c };
+	return 0;
+}
+
+size_t kinstr_cacheset__cnt(const struct kinstr_cacheset *cs)
+{
+	return cs->n;
+}
+
+const struct kinstr_func *kinstr_cacheset__func(const struct kinstr_cacheset *cs, size_t i)
+{
+	return i < cs->n ? cs->fns[i].func : NULL;
+}
+
+const struct kinstr_cache_fn *kinstr_cacheset__fn(const struct kinstr_cacheset *cs, size_t i)
+{
+	return i < cs->n ? cs->fns[i].copy : NULL;
+}
+
+void kinstr_cacheset__set_mutate(struct kinstr_cacheset *cs, kinstr_cacheset_mutate_fn fn, void *ctx)
+{
+	cs->mutate = fn;
+	cs->mutate_ctx = ctx;
+}
+
+static int cmp_fn(const void *a, const void *b)
+{
+	const struct cs_fn *x = a, *y = b;
+
+	return x->func->addr < y->func->addr ? -1 : x->func->addr > y->func->addr;
+}
+
+static const char *const rules[KINSTR_CACHE_RULE_NR] = {
+	[KINSTR_CACHE_RULE_NONE] = "no rule",
+	[KINSTR_CACHE_RULE_REQUEST] = "a malformed map entry",
+	[KINSTR_CACHE_RULE_FUNCTION] = "the function may not be copied",
+	[KINSTR_CACHE_RULE_BOUNDARY] = "the map is not the function's instructions back to back",
+	[KINSTR_CACHE_RULE_END] = "the copied code does not end where the function's does",
+	[KINSTR_CACHE_RULE_LAYOUT] = "the copy is not the map's counterparts back to back",
+	[KINSTR_CACHE_RULE_COUNTER] = "a counter is not the counter sequence on a counter of its own",
+	[KINSTR_CACHE_RULE_FLAGS] = "a counter without pushfq where the flags may be live",
+	[KINSTR_CACHE_RULE_COPY] = "copied bytes differ, or the instruction may not be copied",
+	[KINSTR_CACHE_RULE_RELOC] = "a re-aimed branch or operand goes elsewhere",
+	[KINSTR_CACHE_RULE_CALL] = "a call is not pushed with the original's return address to its target",
+	[KINSTR_CACHE_RULE_NATIVE] = "a native instruction's jmp is not to the instruction",
+	[KINSTR_CACHE_RULE_JUMP_LABEL] = "a jump label's test is not its entry's key, branch and target",
+	[KINSTR_CACHE_RULE_STATIC_CALL] = "a static call does not go through its trampoline",
+	[KINSTR_CACHE_RULE_REENTRY] = "an entry point is not where the map says, or covers what it must not",
+	[KINSTR_CACHE_RULE_EXIT] = "control comes back to the original where no entry point is",
+};
+
+static const char *const rule_ids[KINSTR_CACHE_RULE_NR] = {
+	"none", "request", "function", "boundary", "end", "layout", "counter", "flags", "copy", "reloc",
+	"call", "native", "jump-label", "static-call", "reentry", "exit",
+};
+
+const char *kinstr_cache_rule__str(unsigned int rule)
+{
+	return rule < KINSTR_CACHE_RULE_NR ? rules[rule] : "unknown rule";
+}
+
+const char *kinstr_cache_rule__id(unsigned int rule)
+{
+	return rule < KINSTR_CACHE_RULE_NR ? rule_ids[rule] : "?";
+}
+
+/* The function whose copy holds original address a (its index), or the last one. */
+static size_t fn_of(const struct kinstr_cacheset *cs, uint64_t a)
+{
+	size_t i;
+
+	for (i = 0; i < cs->n; i++)
+		if (a >= cs->fns[i].func->addr && a < cs->fns[i].func->addr + cs->fns[i].func->size)
+			return i;
+	return cs->n - 1;
+}
+
+/* The entry points' probes: a jmp over whole instructions where it fits, else an int3. */
+static int entry_probe(const struct kinstr_cacheset *cs, const struct kinstr_cache_fn *c, size_t fi,
+		       const struct kinstr_cache_reentry *re, struct kinstr_probe *p)
+{
+	size_t i, n = kinstr_cache_fn__insn_cnt(c);
+	const unsigned char *text;
+	unsigned int len = 0;
+
+	for (i = 0; i < n && kinstr_cache_fn__insn(c, i)->addr != re->addr; i++)
+		;
+	if (i == n)
+		return -EINVAL;
+	for (; i < n && (len == 0 || (re->jump && len < 5)); i++)
+		len += kinstr_cache_fn__insn(c, i)->len;
+	if (len > KINSTR_MAX_DISPLACED || (re->jump && len < 5))
+		return -EINVAL;
+	text = kinstr_kernel__text(cs->k, re->addr, len);
+	if (!text)
+		return -ERANGE;
+	memset(p, 0, sizeof(*p));
+	p->site = re->addr;
+	p->kind = re->jump ? KINSTR_PROBE_JUMP : KINSTR_PROBE_TRAP;
+	p->action = KINSTR_ACTION_ENTER;
+	p->displaced_len = (uint8_t)len;
+	p->arg = (uint32_t)(cs->fns[fi].offset + (re->copy - kinstr_cache_fn__copy_addr(c)));
+	memcpy(p->expected, text, len);
+	return 0;
+}
+
+static void refusal_msg(const struct kinstr_cacheset *cs, const struct kinstr_install *in,
+			const struct kinstr_cache_map *map, size_t nmap, const struct kinstr_probe *req, size_t nreq,
+			char *err, size_t errlen)
+{
+	uint64_t a = in->refusal_addr;
+	const struct kinstr_func *f;
+	char extra[200] = "";
+	unsigned int b;
+
+	if (!a && in->refusal != KINSTR_REFUSE_BAD_COPY && in->refused_index < nreq)
+		a = req[in->refused_index].site;
+	if (!a && in->refusal == KINSTR_REFUSE_BAD_COPY && in->refused_index < nmap)
+		a = map[in->refused_index].addr;
+	f = kinstr_kernel__func_at(cs->k, a);
+	if (in->refusal == KINSTR_REFUSE_BAD_COPY)
+		snprintf(extra, sizeof(extra), ": %s [%s] (cache offset 0x%x)", kinstr_cache_rule__str(in->refusal_reasons),
+			 kinstr_cache_rule__id(in->refusal_reasons), in->refusal_offset);
+	else if (in->refusal == KINSTR_REFUSE_RESERVED)
+		for (b = 0; b < KINSTR_R_NR; b++)
+			if (in->refusal_reasons & (1u << b))
+				snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra), ": %s",
+					 kinstr_site_reason__str(b));
+	if (f)
+		snprintf(err, errlen, "%s+0x%llx: the module refused the code cache: %s%s", f->name,
+			 (unsigned long long)(a - f->addr), kinstr_refusal__str(in->refusal), extra);
+	else
+		snprintf(err, errlen, "0x%llx: the module refused the code cache: %s%s", (unsigned long long)a,
+			 kinstr_refusal__str(in->refusal), extra);
+}
+
+int kinstr_cacheset__install(struct kinstr_cacheset *cs, unsigned int flags, size_t *refused, char *err, size_t errlen)
+{
+	struct kinstr_alloc al = { .size = sizeof(al) };
+	struct kinstr_install in = { .size = sizeof(in) };
+	struct kinstr_cache_image img = { .size = sizeof(img) };
+	struct kinstr_remove rm = { .size = sizeof(rm) };
+	struct kinstr_cache_map *map = NULL;
+	struct kinstr_probe *req = NULL;
+	uint64_t *chunks = NULL, size = 0;
+	uint8_t *bytes = NULL;
+	uint32_t counters = 0;
+	size_t i, j, nmap = 0, nreq = 0, at;
+	int fd, ret;
+
+	if (!cs->dev || !cs->n || cs->area)
+		return -EINVAL;
+	fd = kinstr_dev__fd(cs->dev);
+	/* ascending addresses, as the module wants the map; no copy's counters across two chunks */
+	qsort(cs->fns, cs->n, sizeof(*cs->fns), cmp_fn);
+	for (i = 0; i < cs->n; i++) {
+		const struct kinstr_cache_fn *c = cs->fns[i].copy;
+		uint32_t nb = (uint32_t)kinstr_cache_fn__block_cnt(c);
+
+		if (nb > KINSTR_CACHE_CHUNK) {
+			snprintf(err, errlen, "%s: %u blocks, more than a counter chunk (%d)", cs->fns[i].func->name, nb,
+				 KINSTR_CACHE_CHUNK);
+			return -E2BIG;
+		}
+		if (counters / KINSTR_CACHE_CHUNK != (counters + nb - 1) / KINSTR_CACHE_CHUNK)
+			counters = (counters / KINSTR_CACHE_CHUNK + 1) * KINSTR_CACHE_CHUNK;
+		cs->fns[i].counter0 = counters;
+		counters += nb;
+		cs->fns[i].offset = size;
+		size += kinstr_cache_fn__size(c);
+		nmap += kinstr_cache_fn__insn_cnt(c);
+		nreq += kinstr_cache_fn__reentry_cnt(c);
+	}
+	if (size > KINSTR_CACHE_MAX_BYTES || counters > KINSTR_CACHE_MAX_COUNTERS || nreq > KINSTR_AREA_MAX_PROBES) {
+		snprintf(err, errlen, "%zu functions: %llu bytes of copies, %u counters, %zu entry points: beyond one area's limits",
+			 cs->n, (unsigned long long)size, counters, nreq);
+		return -E2BIG;
+	}
+	chunks = calloc((counters + KINSTR_CACHE_CHUNK - 1) / KINSTR_CACHE_CHUNK + 1, sizeof(*chunks));
+	if (!chunks)
+		return -ENOMEM;
+	al.count = (uint32_t)nreq;
+	al.cache_size = size;
+	al.cache_counters = counters;
+	al.cache_chunks = (uintptr_t)chunks;
+	if (ioctl(fd, KINSTR_IOC_ALLOC, &al) < 0) {
+		ret = -errno;
+		snprintf(err, errlen, "cannot reserve a code cache of %llu bytes and %u counters: %s%s",
+			 (unsigned long long)size, counters, strerror(-ret),
+			 ret == -EINVAL && !kinstr_dev__has(cs->dev, KINSTR_FEAT_CODE_CACHE) ?
+			 " (the loaded kinstr.ko has no code cache: load this version's)" : "");
+		free(chunks);
+		return ret;
+	}
+	bytes = malloc(size);
+	map = calloc(nmap, sizeof(*map));
+	req = calloc(nreq, sizeof(*req));
+	if (!bytes || !map || !req) {
+		ret = -ENOMEM;
+		goto undo;
+	}
+	/* built again for where the module put the cache and the counters */
+	for (i = 0, nmap = 0, nreq = 0; i < cs->n; i++) {
+		struct cs_fn *f = &cs->fns[i];
+		struct kinstr_cache_opts o = { .sz = sizeof(o) };
+		struct kinstr_cache_refusal r;
+		struct kinstr_cache_fn *c;
+
+		o.counters = chunks[f->counter0 / KINSTR_CACHE_CHUNK] + 8ull * (f->counter0 % KINSTR_CACHE_CHUNK);
+		c = kinstr_cache_fn__build(cs->k, f->func, al.cache_addr + f->offset, &o, &r);
+		if (!c || kinstr_cache_fn__size(c) != kinstr_cache_fn__size(f->copy)) {
+			ret = c ? -EAGAIN : -errno;
+			snprintf(err, errlen, "%s: the copy changed between plan and install: %s", f->func->name,
+				 c ? "another size" : r.why);
+			kinstr_cache_fn__free(c);
+			goto undo;
+		}
+		kinstr_cache_fn__free(f->copy);
+		f->copy = c;
+		memcpy(bytes + f->offset, kinstr_cache_fn__bytes(c), kinstr_cache_fn__size(c));
+		for (j = 0; j < kinstr_cache_fn__insn_cnt(c); j++) {
+			const struct kinstr_cache_insn *ci = kinstr_cache_fn__insn(c, j);
+			const struct kinstr_cache_block *b = kinstr_cache_fn__block(c, ci->block);
+			struct kinstr_cache_map *m = &map[nmap++];
+
+			m->addr = ci->addr;
+			m->copy = (uint32_t)(ci->copy - al.cache_addr);
+			m->len = ci->len;
+			m->copy_len = ci->copy_len;
+			m->form = ci->how;	/* enum kinstr_cache_how is the ABI's form order */
+			m->flags = (j == 0 ? KINSTR_CACHE_M_FUNC : 0) |
+				   (ci->counted ? KINSTR_CACHE_M_COUNTED | (b->saves_flags ? KINSTR_CACHE_M_PUSHF : 0) : 0);
+			m->counter = ci->counted ? f->counter0 + ci->block : 0;
+		}
+		for (j = 0; j < kinstr_cache_fn__reentry_cnt(c); j++) {
+			ret = entry_probe(cs, c, i, kinstr_cache_fn__reentry(c, j), &req[nreq++]);
+			if (ret) {
+				snprintf(err, errlen, "%s: an entry point at 0x%llx cannot be made: %s", f->func->name,
+					 (unsigned long long)kinstr_cache_fn__reentry(c, j)->addr, strerror(-ret));
+				goto undo;
+			}
+		}
+	}
+	if (cs->mutate)
+		cs->mutate(bytes, size, map, nmap, req, nreq, cs->mutate_ctx);
+	img.bytes = (uintptr_t)bytes;
+	img.len = size;
+	img.map = (uintptr_t)map;
+	img.nmap = (uint32_t)nmap;
+	in.area = al.area;
+	in.count = (uint32_t)nreq;
+	in.flags = flags;
+	in.probes = (uintptr_t)req;
+	in.cache = (uintptr_t)&img;
+	if (ioctl(fd, KINSTR_IOC_INSTALL, &in) < 0) {
+		ret = -errno;
+		if (in.refusal) {
+			refusal_msg(cs, &in, map, nmap, req, nreq, err, errlen);
+			if (refused)
+				*refused = fn_of(cs, in.refusal == KINSTR_REFUSE_BAD_COPY && in.refused_index < nmap ?
+						 map[in.refused_index].addr : in.refused_index < nreq ?
+						 req[in.refused_index].site : in.refusal_addr);
+		} else {
+			snprintf(err, errlen, "installing the code cache of %zu functions failed: %s", cs->n, strerror(-ret));
+		}
+		goto undo;
+	}
+	if (flags & KINSTR_INSTALL_F_VERIFY_ONLY) {
+		ret = 0;
+		goto undo;
+	}
+	free(bytes);
+	free(map);
+	free(req);
+	free(chunks);
+	cs->area = al.area;
+	cs->cache_addr = al.cache_addr;
+	cs->ncounters = counters;
+	return 0;
+undo:
+	(void)at;
+	free(bytes);
+	free(map);
+	free(req);
+	free(chunks);
+	rm.area = al.area;
+	ioctl(fd, KINSTR_IOC_REMOVE, &rm);
+	return ret;
+}
+
+int kinstr_cacheset__read(struct kinstr_cacheset *cs)
+{
+	struct kinstr_cache_counts cc = { .size = sizeof(cc) };
+	uint64_t *counts;
+
+	if (!cs->area || !cs->ncounters)
+		return -EINVAL;
+	counts = cs->counts ? cs->counts : calloc(cs->ncounters, sizeof(*counts));
+	if (!counts)
+		return -ENOMEM;
+	cs->counts = counts;
+	cc.area = cs->area;
+	cc.first = 0;
+	cc.count = cs->ncounters;
+	cc.counts = (uintptr_t)counts;
+	return ioctl(kinstr_dev__fd(cs->dev), KINSTR_IOC_CACHE_COUNTS, &cc) < 0 ? -errno : 0;
+}
+
+uint64_t kinstr_cacheset__block_count(const struct kinstr_cacheset *cs, size_t i, size_t block)
+{
+	if (!cs->counts || i >= cs->n || block >= kinstr_cache_fn__block_cnt(cs->fns[i].copy))
+		return 0;
+	return cs->counts[cs->fns[i].counter0 + block];
+}
+
+int kinstr_cacheset__remove(struct kinstr_cacheset *cs)
+{
+	struct kinstr_remove rm = { .size = sizeof(rm) };
+
+	if (!cs->area)
+		return 0;
+	rm.area = cs->area;
+	cs->area = 0;
+	return ioctl(kinstr_dev__fd(cs->dev), KINSTR_IOC_REMOVE, &rm) < 0 ? -errno : 0;
+}
