@@ -403,15 +403,18 @@ static int check_function(struct cc *x)
 	x->lo = c->map[x->f0].addr;
 	x->hi = c->map[x->f1 - 1].addr + c->map[x->f1 - 1].len;
 	end = x->fstart + x->fsize;
+	/* the last instruction ends the code: it does not fall through, or is a call (noreturn) or a BUG */
 	if (x->hi > end || kinstr_decode_live(&o, c->map[x->f1 - 1].addr) ||
-	    (falls_through(&o) && kinstr_branch_of(&o, &(int){0}) != KINSTR_BR_CALL))
+	    (falls_through(&o) && kinstr_branch_of(&o, &(int){0}) != KINSTR_BR_CALL &&
+	     !(o.opcode.nbytes == 2 && o.opcode.bytes[0] == 0x0f && o.opcode.bytes[1] == 0x0b)))
 		return bad(x, KINSTR_CACHE_RULE_END, x->f1 - 1, c->map[x->f1 - 1].addr);
 	for (a = x->hi; a < end; a += o.length) {
 		bool pad;
 
 		if (kinstr_decode_live(&o, a))
 			return bad(x, KINSTR_CACHE_RULE_END, x->f1 - 1, a);
-		pad = (o.length == 1 && (o.opcode.bytes[0] == 0xcc || o.opcode.bytes[0] == 0x90)) ||
+		/* int3, or a NOP (90, 0f 1f /0) with any prefixes */
+		pad = (o.length == 1 && o.opcode.bytes[0] == 0xcc) ||
 		      (o.opcode.nbytes == 2 && o.opcode.bytes[0] == 0x0f && o.opcode.bytes[1] == 0x1f) ||
 		      (o.opcode.nbytes == 1 && o.opcode.bytes[0] == 0x90);
 		if (!pad)

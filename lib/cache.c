@@ -155,9 +155,10 @@ static uint64_t entry_of(const struct kinstr_kernel *k, const struct kinstr_func
  */
 static int flags_dead(const struct kinstr_x86_insn *x, uint64_t abi_entry, uint64_t return_thunk)
 {
-	if ((abi_entry && x->addr == abi_entry) || x->flow == KINSTR_X86_FLOW_RET)
+	/* only compiled C (an ftrace NOP) keeps the convention: assembly may return flags */
+	if (abi_entry && (x->addr == abi_entry || x->flow == KINSTR_X86_FLOW_RET))
 		return 1;
-	if (x->flow == KINSTR_X86_FLOW_JMP && return_thunk && x->target == return_thunk)
+	if (abi_entry && x->flow == KINSTR_X86_FLOW_JMP && return_thunk && x->target == return_thunk)
 		return 1;
 	return kinstr_flags_killed(x->bytes, x->len);
 }
@@ -174,14 +175,20 @@ static uint64_t copy_of(const struct plan *p, const struct kinstr_cfg *cfg, size
 
 /* Is a re-entry point's 5-byte jmp clear of what must stay: reservations, native code, other points? */
 static int reentry_jump_fits(const struct kinstr_kernel *k, const struct kinstr_cfg *cfg, const struct plan *p,
-			     size_t first, size_t n, size_t i, uint64_t code_end)
+			     size_t first, size_t n, size_t i, uint64_t code_end, const struct kinstr_func *f)
 {
 	const struct kinstr_cfg_insn *ci = kinstr_cfg__insn(cfg, first + i);
+	const struct kinstr_cfg_edge *e;
 	uint64_t a = ci->x.addr;
-	size_t j;
+	size_t j, ne;
 
 	if (a + 5 > code_end || kinstr_kernel__reserved(k, a, 5))
 		return 0;
+	/* the kernel's tables (jump labels, exception fixups) may send control into the bytes */
+	ne = kinstr_kernel__edges(k, f->addr, f->addr + f->size, &e);
+	for (j = 0; j < ne; j++)
+		if (e[j].to > a && e[j].to < a + 5)
+			return 0;
 	for (j = i + 1; j < n; j++) {
 		const struct kinstr_cfg_insn *cj = kinstr_cfg__insn(cfg, first + j);
 
@@ -509,6 +516,45 @@ static int emit_insn(const struct kinstr_cfg *cfg, const struct kinstr_cache_opt
 	return 0;
 }
 
+/* int3 or a NOP (90, 0f 1f /0, with 66 or 2e prefixes): what the module takes for padding */
+static int is_pad(const struct kinstr_x86_insn *x)
+{
+	unsigned int i = 0;
+
+	while (i < x->len && (x->bytes[i] == 0x66 || x->bytes[i] == 0x2e))
+		i++;
+	if (i == x->len)
+		return 0;
+	if (x->len == 1 && x->bytes[0] == 0xcc)
+		return 1;
+	return x->bytes[i] == 0x90 || (i + 1 < x->len && x->bytes[i] == 0x0f && x->bytes[i + 1] == 0x1f);
+}
+
+/* Is f in [START, END) of the kernel's symbols (when the view has both)? */
+static int between(const struct kinstr_kernel *k, const struct kinstr_func *f, const char *start, const char *end)
+{
+	const struct kinstr_func *s = kinstr_kernel__find_func(k, start), *e = kinstr_kernel__find_func(k, end);
+
+	return s && e && f->addr >= s->addr && f->addr < e->addr;
+}
+
+static int in_sched_text(const struct kinstr_kernel *k, const struct kinstr_func *f)
+{
+	return between(k, f, "__sched_text_start", "__sched_text_end") ||
+	       between(k, f, "__lock_text_start", "__lock_text_end");
+}
+
+/* GCC's .cold part of f ("f.cold"), a symbol of its own whose jumps come back into f's middle. */
+static int has_cold_part(const struct kinstr_kernel *k, const struct kinstr_func *f)
+{
+	char name[512];
+
+	if (strlen(f->name) + 6 > sizeof(name))
+		return 0;
+	snprintf(name, sizeof(name), "%s.cold", f->name);
+	return kinstr_kernel__find_func(k, name) != NULL;
+}
+
 struct kinstr_cache_fn *kinstr_cache_fn__build(const struct kinstr_kernel *k, const struct kinstr_func *f,
 					       uint64_t copy_addr, const struct kinstr_cache_opts *opts,
 					       struct kinstr_cache_refusal *r)
@@ -534,6 +580,15 @@ struct kinstr_cache_fn *kinstr_cache_fn__build(const struct kinstr_kernel *k, co
 	res = kinstr_kernel__reserved(k, f->addr, f->size) & POLICY_REASONS;
 	if (res) {
 		refuse(r, KINSTR_CACHE_R_POLICY, f->addr, res, "the function's text is reserved");
+		return NULL;
+	}
+	if (in_sched_text(k, f)) {
+		refuse(r, KINSTR_CACHE_R_SCHED_TEXT, f->addr, 0,
+		       ".sched.text or lock text: wchan and profile_pc look for these functions by address");
+		return NULL;
+	}
+	if (has_cold_part(k, f)) {
+		refuse(r, KINSTR_CACHE_R_COLD, f->addr, 0, "a .cold part of the function may jump back into the original");
 		return NULL;
 	}
 	fn = kinstr_fn__analyze(k, f);
@@ -565,8 +620,9 @@ struct kinstr_cache_fn *kinstr_cache_fn__build(const struct kinstr_kernel *k, co
 	/* compiled C (an ftrace NOP): the flags are dead at the instruction after the NOP */
 	abi_entry = entry != f->addr + f->endbr ? entry : 0;
 	entry = kinstr_cfg__insn(cfg, first)->x.addr;
-	/* the code ends before the trailing padding */
-	for (n = kinstr_cfg__insn_cnt(cfg); n > first && (kinstr_cfg__insn(cfg, n - 1)->flags & KINSTR_CFG_I_PADDING); n--)
+	/* the code ends before the trailing padding (int3s and NOPs: a last BUG's ud2 is code) */
+	for (n = kinstr_cfg__insn_cnt(cfg); n > first && (kinstr_cfg__insn(cfg, n - 1)->flags & KINSTR_CFG_I_PADDING) &&
+	     is_pad(&kinstr_cfg__insn(cfg, n - 1)->x); n--)
 		;
 	n -= first;
 	if (!n) {
@@ -627,7 +683,7 @@ struct kinstr_cache_fn *kinstr_cache_fn__build(const struct kinstr_kernel *k, co
 			re->addr = x->addr;
 			re->copy = p[i].copy;	/* a block's counter at a block start */
 			re->why = p[i].reentry - 1;
-			re->jump = reentry_jump_fits(k, cfg, p, first, n, i, code_end);
+			re->jump = reentry_jump_fits(k, cfg, p, first, n, i, code_end, f);
 			if (!re->jump && (kinstr_kernel__reserved(k, x->addr, 1))) {
 				refuse(r, KINSTR_CACHE_R_REENTRY, x->addr, kinstr_kernel__reserved(k, x->addr, 1),
 				       "a re-entry point the kernel reserves");
@@ -723,7 +779,7 @@ const char *kinstr_cache_refusal__id(unsigned int code)
 {
 	static const char *const s[] = {
 		"ok", "policy", "undecodable", "int3", "indirect-jmp", "indirect-call", "internal-call", "loop",
-		"endbr", "reserved", "jump-label", "static-call", "reentry", "range", "no-code", "return",
+		"endbr", "reserved", "jump-label", "static-call", "reentry", "range", "no-code", "return", "cold-part", "sched-text",
 	};
 
 	return code < KINSTR_CACHE_R_NR ? s[code] : "?";

@@ -105,6 +105,8 @@ enum kinstr_cache_refusal_code {
 	KINSTR_CACHE_R_RANGE,		/* a target out of rel32 or imm32 reach of the copy */
 	KINSTR_CACHE_R_NO_CODE,		/* nothing after the entry */
 	KINSTR_CACHE_R_RETURN,		/* a bare ret that cannot move (the ITS thunk depends on its address) */
+	KINSTR_CACHE_R_COLD,		/* a .cold part of the function may jump back into the original */
+	KINSTR_CACHE_R_SCHED_TEXT,	/* .sched.text or lock text (wchan, profile_pc look there) */
 	KINSTR_CACHE_R_NR
 };
 

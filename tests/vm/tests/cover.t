@@ -1,4 +1,4 @@
-# The code cache's plan on the live kernel (issue 15): kinstr cover --dry-run.
+# The code cache (issue 15): kinstr cover --dry-run plans, kinstr cover runs copies the module proved.
 
 NAME cover --dry-run plans a copy of syscall-path functions on the live kernel: every block counted, calls with the original's return address, a re-entry point at each return; nothing is installed
 SETUP insmod kmod/kinstr.ko
@@ -35,3 +35,77 @@ EXPECT ^status 0$
 EXPECT ^copied [1-9][0-9]* of 7$
 EXPECT ^jump labels [1-9][0-9]* static calls [0-9]+$
 EXPECT ^bad facts 0 \[\]$
+
+NAME cover: the module proves every copy the builder makes (vfs_*, ksys_*, do_sys_*, __x64_sys_*, tcp_*: each handed over alone, verify-only) and accepts them all
+SMOKE
+FEATURE code_cache
+SETUP insmod kmod/kinstr.ko
+RUN build/tests/vm/progs/cache_check accept 'vfs_*' 'ksys_*' 'do_sys_*' '__x64_sys_*' 'tcp_*'
+EXPECT ^planned [1-9][0-9]{2,} \(builder refused [0-9]+\), module accepted [1-9][0-9]{2,}, refused 0$
+EXPECT_NOT ^module refused
+TIMEOUT 600
+
+NAME cover: the module refuses a copy with one kind of damage each, naming the rule it broke (copied byte, re-aimed branch, call, native jmp, jump label, static call, counter, layout, boundary, entry point, a return with no re-entry point)
+SMOKE
+FEATURE code_cache
+SETUP insmod kmod/kinstr.ko
+RUN build/tests/vm/progs/cache_check mutate __x64_sys_getppid vfs_read ksys_read do_sys_openat2 kfree \
+	kmem_cache_free try_to_wake_up
+EXPECT ^mutation copy: refused .*\[copy\]
+EXPECT ^mutation reloc: refused .*\[reloc\]
+EXPECT ^mutation call: refused .*\[call\]
+EXPECT ^mutation native: refused .*\[native\]
+EXPECT ^mutation jump-label: refused .*\[jump-label\]
+EXPECT ^mutation static-call: refused .*\[static-call\]
+EXPECT ^mutation counter: refused .*\[counter\]
+EXPECT ^mutation layout: refused .*\[layout\]
+EXPECT ^mutation boundary: refused .*\[boundary\]
+EXPECT ^mutation reentry: refused .*\[reentry\]
+EXPECT ^mutation exit: refused .*\[exit\]
+EXPECT_NOT ACCEPTED|no instruction of that form
+TIMEOUT 300
+
+NAME cover: the code cache's block counts of syscall paths equal kprobe events on each block's first instruction (separate runs of the same workload, differences of 1,000 and 2,000 passes)
+SMOKE
+FEATURE code_cache
+SETUP insmod kmod/kinstr.ko
+RUN python3 tests/vm/checks/cover_vs_kprobes.py build/kinstr build/tests/vm/progs/cover_workload \
+	__x64_sys_getppid ksys_read vfs_read do_sys_openat2
+EXPECT ^blocks [1-9][0-9]+ compared [1-9][0-9]+ ran [1-9][0-9]+ mismatches 0$
+EXPECT ^getppid first block difference 1000$
+TIMEOUT 600
+
+NAME cover -c CMD: per-block counts and coverage of a syscall path, an lcov tracefile genhtml renders without a warning, and the text is the same after the run
+FEATURE code_cache
+REQUIRES command -v genhtml
+SETUP insmod kmod/kinstr.ko
+RUN before=$(build/tests/vm/progs/textsum '__x64_sys_getppid,ksys_read,vfs_read'); rm -rf /tmp/cov /tmp/cov.info*; \
+	build/kinstr cover --lcov /tmp/cov.info -c 'build/tests/vm/progs/cover_workload 300' __x64_sys_getppid ksys_read vfs_read; \
+	echo "status $?"; genhtml -q -o /tmp/cov /tmp/cov.info > /tmp/genhtml.log 2>&1; echo "genhtml $? warnings $(grep -ci warn /tmp/genhtml.log)"; \
+	test -f /tmp/cov/index.html && echo html; \
+	after=$(build/tests/vm/progs/textsum '__x64_sys_getppid,ksys_read,vfs_read'); test "$before" = "$after" && echo text-unchanged
+EXPECT ^__x64_sys_getppid: [1-9][0-9]*/[1-9][0-9]* blocks \([0-9.]+%\)$
+EXPECT ^  \+0x5 +300$
+EXPECT ^vfs_read: [1-9][0-9]*/[1-9][0-9]* blocks
+EXPECT ^kinstr: covered 3/3 functions, [1-9][0-9]*/[1-9][0-9]* blocks \([0-9.]+%\) in [0-9.]+ s; 0 refused$
+EXPECT ^status 0$
+EXPECT ^genhtml 0 warnings 0$
+EXPECT ^html$
+EXPECT ^text-unchanged$
+TIMEOUT 300
+
+NAME cover: install and remove a code cache 20 times while tasks sleep under cached functions (nanosleep: do_nanosleep itself is .sched.text, refused) and others run through them: no splat, the text restored
+FEATURE code_cache
+SETUP insmod kmod/kinstr.ko
+BEFORE while :; do sleep 0.05; done & while :; do sleep 0.07; done & build/tests/vm/progs/cover_workload 100000000
+RUN before=$(build/tests/vm/progs/textsum 'hrtimer_nanosleep,__x64_sys_nanosleep,__x64_sys_clock_nanosleep,common_nsleep,vfs_read,ksys_read'); \
+	build/kinstr cover --dry-run do_nanosleep | grep -o 'refused (sched-text)'; \
+	ok=0; for i in $(seq 20); do build/kinstr cover --hit -d 0.3 hrtimer_nanosleep __x64_sys_nanosleep \
+	__x64_sys_clock_nanosleep common_nsleep vfs_read ksys_read > /tmp/c.txt 2>&1 && grep -q '^kinstr: covered [1-9]' /tmp/c.txt && ok=$((ok+1)); done; \
+	echo "rounds ok $ok"; tail -1 /tmp/c.txt; \
+	after=$(build/tests/vm/progs/textsum 'hrtimer_nanosleep,__x64_sys_nanosleep,__x64_sys_clock_nanosleep,common_nsleep,vfs_read,ksys_read'); \
+	test "$before" = "$after" && echo text-unchanged
+EXPECT ^refused \(sched-text\)$
+EXPECT ^rounds ok 20$
+EXPECT ^text-unchanged$
+TIMEOUT 600

@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The module's check of code-cache copies (kmod/cache.c), from user space, like bad_requests
+ * for probes. `cache_check accept GLOB...`: every function the builder can copy is handed to
+ * the module one at a time, verify-only: each must be accepted. `cache_check mutate FUNC...`:
+ * the copies of FUNCs, installed verify-only with one kind of damage each (a copied byte, a
+ * re-aimed branch, a call's return address, a native jmp, a jump label's condition, a static
+ * call's trampoline, a counter's address, the layout, an entry point's destination, a missing
+ * re-entry point after a call, an instruction's length): each must be refused, naming the rule.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <uapi/linux/kinstr.h>
+#include <kinstr/cache.h>
+#include <kinstr/kernel.h>
+#include <kinstr/kinstr.h>
+
+struct mut {
+	const char *name;
+	const struct kinstr_kernel *k;
+	int applied;
+};
+
+static void add32(uint8_t *p, int32_t d)
+{
+	int32_t v;
+
+	memcpy(&v, p, 4);
+	v += d;
+	memcpy(p, &v, 4);
+}
+
+static int counter_len(const struct kinstr_cache_map *m)
+{
+	return m->flags & KINSTR_CACHE_M_COUNTED ? 16 + 2 * !!(m->flags & KINSTR_CACHE_M_PUSHF) : 0;
+}
+
+static int is_enter(const struct kinstr_probe *req, size_t nreq, uint64_t a)
+{
+	size_t i;
+
+	for (i = 0; i < nreq; i++)
+		if (req[i].site == a)
+			return 1;
+	return 0;
+}
+
+static void mutate(uint8_t *b, size_t len, struct kinstr_cache_map *map, size_t nmap, struct kinstr_probe *req,
+		   size_t nreq, void *ctx)
+{
+	struct mut *m = ctx;
+	size_t i, k;
+
+	for (i = 0; i < nmap && !m->applied; i++) {
+		struct kinstr_cache_map *e = &map[i];
+		uint8_t *c = b + e->copy;
+
+		if (!strcmp(m->name, "copy") && e->form == KINSTR_CACHE_FORM_COPY && c[0] != 0xcc && c[0] != 0xc3) {
+			c[e->copy_len - 1] ^= 0x01;
+			m->applied = 1;
+		} else if (!strcmp(m->name, "reloc") && e->form == KINSTR_CACHE_FORM_RELOC &&
+			   (c[0] == 0xe9 || (c[0] == 0x0f && (c[1] & 0xf0) == 0x80))) {
+			add32(c + e->copy_len - 4, 1);
+			m->applied = 1;
+		} else if (!strcmp(m->name, "call") && e->form == KINSTR_CACHE_FORM_CALL) {
+			add32(c + 1, 1);
+			m->applied = 1;
+		} else if (!strcmp(m->name, "native") && e->form == KINSTR_CACHE_FORM_NATIVE) {
+			add32(c + 1, 1);
+			m->applied = 1;
+		} else if (!strcmp(m->name, "jump-label") && e->form == KINSTR_CACHE_FORM_JUMP_LABEL) {
+			c[8] ^= 0x01;	/* jg <-> jle */
+			m->applied = 1;
+		} else if (!strcmp(m->name, "static-call") && e->form == KINSTR_CACHE_FORM_STATIC_CALL) {
+			add32(c + e->copy_len - 4, 1);
+			m->applied = 1;
+		} else if (!strcmp(m->name, "counter") && (e->flags & KINSTR_CACHE_M_COUNTED)) {
+			uint8_t *seq = c - counter_len(e) + !!(e->flags & KINSTR_CACHE_M_PUSHF);
+
+			add32(seq + 3, 8);	/* movabs $counter: the next counter's address */
+			m->applied = 1;
+		} else if (!strcmp(m->name, "layout") && i == 1) {
+			e->copy += 1;
+			m->applied = 1;
+		} else if (!strcmp(m->name, "boundary") && i == 1) {
+			e->len += 1;
+			m->applied = 1;
+		} else if (!strcmp(m->name, "exit") && e->form == KINSTR_CACHE_FORM_CALL && i + 2 < nmap &&
+			   !(map[i + 1].flags & KINSTR_CACHE_M_FUNC) && !(map[i + 2].flags & KINSTR_CACHE_M_FUNC) &&
+			   map[i + 2].form <= KINSTR_CACHE_FORM_RELOC && !is_enter(req, nreq, map[i + 2].addr)) {
+			/* the re-entry point after the call moves on by one instruction: the return lands on none */
+			for (k = 0; k < nreq; k++) {
+				const unsigned char *t = kinstr_kernel__text(m->k, map[i + 2].addr, map[i + 2].len);
+
+				if (req[k].site != map[i + 1].addr || !t)
+					continue;
+				req[k].site = map[i + 2].addr;
+				req[k].kind = KINSTR_PROBE_TRAP;
+				req[k].displaced_len = map[i + 2].len;
+				memset(req[k].expected, 0, sizeof(req[k].expected));
+				memcpy(req[k].expected, t, map[i + 2].len);
+				req[k].arg = map[i + 2].copy - counter_len(&map[i + 2]);
+				m->applied = 1;
+				break;
+			}
+		}
+	}
+	if (!strcmp(m->name, "reentry") && nreq) {
+		req[0].arg += 1;
+		m->applied = 1;
+	}
+	(void)len;
+}
+
+static int accept(struct kinstr_dev *dev, const struct kinstr_kernel *k, int argc, char **argv)
+{
+	size_t i, planned = 0, builder_refused = 0, accepted = 0, refused = 0;
+	int a;
+
+	for (i = 0; i < kinstr_kernel__func_cnt(k); i++) {
+		const struct kinstr_func *f = kinstr_kernel__func(k, i);
+		struct kinstr_cacheset *cs;
+		struct kinstr_cache_refusal r;
+		char err[512];
+		int match = 0;
+
+		for (a = 0; a < argc; a++)
+			match |= kinstr__glob_match(argv[a], f->name);
+		if (!match)
+			continue;
+		cs = kinstr_cacheset__new(dev, k);
+		if (!cs)
+			return 1;
+		if (kinstr_cacheset__add(cs, f, &r)) {
+			builder_refused++;
+		} else {
+			planned++;
+			if (kinstr_cacheset__install(cs, KINSTR_INSTALL_F_VERIFY_ONLY, NULL, err, sizeof(err))) {
+				refused++;
+				printf("module refused %s: %s\n", f->name, err);
+			} else {
+				accepted++;
+			}
+		}
+		kinstr_cacheset__free(cs);
+	}
+	printf("planned %zu (builder refused %zu), module accepted %zu, refused %zu\n", planned, builder_refused,
+	       accepted, refused);
+	return planned ? 0 : 1;
+}
+
+static int mutations(struct kinstr_dev *dev, const struct kinstr_kernel *k, int argc, char **argv)
+{
+	static const char *const kinds[] = { "copy", "reloc", "call", "native", "jump-label", "static-call",
+					     "counter", "layout", "boundary", "reentry", "exit" };
+	size_t i;
+	int a, rc = 0;
+
+	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		struct kinstr_cacheset *cs = kinstr_cacheset__new(dev, k);
+		struct mut m = { kinds[i], k, 0 };
+		char err[512] = "";
+		int ret;
+
+		for (a = 0; a < argc; a++) {
+			const struct kinstr_func *f = kinstr_kernel__find_func(k, argv[a]);
+			struct kinstr_cache_refusal r;
+
+			if (f)
+				kinstr_cacheset__add(cs, f, &r);
+		}
+		kinstr_cacheset__set_mutate(cs, mutate, &m);
+		ret = kinstr_cacheset__install(cs, KINSTR_INSTALL_F_VERIFY_ONLY, NULL, err, sizeof(err));
+		if (!m.applied)
+			printf("mutation %s: no instruction of that form\n", kinds[i]);
+		else if (!ret)
+			printf("mutation %s: ACCEPTED\n", kinds[i]), rc = 1;
+		else
+			printf("mutation %s: refused (%s) %s\n", kinds[i], strerror(-ret), err);
+		kinstr_cacheset__free(cs);
+	}
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	struct kinstr_dev *dev = kinstr_dev__open(NULL);
+	struct kinstr_kernel *k = dev ? kinstr_kernel__open_live(dev) : NULL;
+	int rc;
+
+	if (argc < 3 || !k) {
+		fprintf(stderr, "usage: cache_check accept|mutate GLOB|FUNC... (with /dev/kinstr)\n");
+		return 2;
+	}
+	rc = !strcmp(argv[1], "accept") ? accept(dev, k, argc - 2, argv + 2) : mutations(dev, k, argc - 2, argv + 2);
+	kinstr_kernel__close(k);
+	kinstr_dev__close(dev);
+	return rc;
+}
