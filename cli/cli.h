@@ -24,6 +24,18 @@ enum {
 int cmd_version(int argc, char **argv);
 int cmd_disasm(int argc, char **argv);
 int cmd_cover(int argc, char **argv);
+
+/* The code cache's run (cli/cover_run.c), shared by cover and count --every-block. */
+struct cli_cover_args {
+	char **funcs;		/* FUNC or GLOB each */
+	int nfuncs;
+	const char *snapshot;	/* --dry-run only */
+	const char *command;	/* -c CMD */
+	double duration;	/* -d SEC, 0: none */
+	const char *lcov;	/* --lcov FILE */
+	bool json, dry, hit_only, once;
+};
+int cli_cover__run(const struct cli_cover_args *a);
 int cmd_sites(int argc, char **argv);
 int cmd_snapshot(int argc, char **argv);
 int cmd_count(int argc, char **argv);

@@ -37,6 +37,9 @@ static void count_usage(FILE *f)
 		   "                      out; the others are counted (it fails if every one is)\n"
 		   "  -e, --every         probe each FUNC at every jump site that does not share bytes\n"
 		   "                      with the previous one (first to last), not just its entry\n"
+		   "      --every-block   count every basic block of each FUNC (or GLOB) through the\n"
+		   "                      code cache: an instrumented copy, no trap ('kinstr cover\n"
+		   "                      --count', which prints the blocks)\n"
 		   "  -i, --interval SEC  refresh the live table every SEC seconds (default 1)\n"
 		   "      --json          print the totals as one JSON object (no live table)\n"
 		   "  -o, --output FILE   write the totals to FILE, not stdout (which -c CMD shares)\n"
@@ -47,6 +50,29 @@ static void count_usage(FILE *f)
 		   "Without -d or -c, count until interrupted (Ctrl-C). Interrupted during -c CMD,\n"
 		   "CMD gets the signal too, its status is reported and kinstr exits 130 (SIGINT)\n"
 		   "or 143 (SIGTERM). The live table needs a terminal (not TERM=dumb).\n");
+}
+
+/*
+ * --every-block: the code cache counts every block of each FUNC (kinstr cover --count's run,
+ * cli_cover__run), with the same -c/-d/--json/--dry-run.
+ */
+static int count_every_block(int n, char **specs, const char *command, double duration, bool json, bool dry,
+			     bool other)
+{
+	struct cli_cover_args a = { .funcs = specs, .nfuncs = n, .command = command, .duration = duration,
+				    .json = json, .dry = dry };
+	int i;
+
+	if (other) {
+		cli_err("--every-block takes -c, -d, --json and --dry-run only");
+		return CLI_USAGE;
+	}
+	for (i = 0; i < n; i++)
+		if (strpbrk(specs[i], "+%")) {
+			cli_err("--every-block: '%s': give functions (FUNC or GLOB), not instructions", specs[i]);
+			return CLI_USAGE;
+		}
+	return cli_cover__run(&a);
 }
 
 struct live_ctx {
@@ -74,6 +100,7 @@ int cmd_count(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "dry-run", no_argument, NULL, 'n' },
 		{ "every", no_argument, NULL, 'e' },
+		{ "every-block", no_argument, NULL, 'B' },
 		{ "keep-going", no_argument, NULL, 'k' },
 		{ "no-ftrace", no_argument, NULL, 'N' },
 		{ "max-probes", required_argument, NULL, 'P' },
@@ -83,7 +110,7 @@ int cmd_count(int argc, char **argv)
 	};
 	double duration = 0, interval = 1;
 	const char *command = NULL, *output = NULL;
-	bool json = false, dry = false, live, keep = false;
+	bool json = false, dry = false, live, keep = false, every_block = false;
 	struct kinstr_plan_opts popts = { .sz = sizeof(popts) };
 	struct kinstr_probeset *ps = NULL;
 	struct kinstr_plan *pl = NULL;
@@ -108,6 +135,7 @@ int cmd_count(int argc, char **argv)
 		case 'j': json = true; break;
 		case 'n': dry = true; break;
 		case 'e': popts.every = true; break;
+		case 'B': every_block = true; break;
 		case 'k': keep = true; break;
 		case 'N': popts.no_ftrace = true; break;
 		case 'P':
@@ -123,6 +151,8 @@ int cmd_count(int argc, char **argv)
 		count_usage(stderr);
 		return CLI_USAGE;
 	}
+	if (every_block)
+		return count_every_block(argc - optind, argv + optind, command, duration, json, dry, output || keep || popts.every);
 	for (i = optind; i < argc; i++) {	/* the specs' syntax before anything is opened */
 		struct kinstr_spec sp;
 

@@ -5,22 +5,14 @@
  * splices at its entry and its re-entry points; the module proves each copy first. --dry-run
  * prints the plan (blocks, forms, re-entry points, or why a function is refused).
  */
-#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/stat.h>
 
-#include <uapi/linux/kinstr.h>
-#include <kinstr/cache.h>
-#include <kinstr/kinstr.h>
-#include <kinstr/lcov.h>
 #include "cli.h"
 
 static void cover_usage(FILE *f)
 {
-	fprintf(f, "usage: kinstr cover [--count|--hit] [-c CMD|-d SEC] [--json] [--lcov FILE] FUNC|GLOB...\n"
+	fprintf(f, "usage: kinstr cover [--count|--hit|--once] [-c CMD|-d SEC] [--json] [--lcov FILE] FUNC|GLOB...\n"
 		   "       kinstr cover --dry-run [--json] [--snapshot FILE] FUNC|GLOB...\n\n"
 		   "Block coverage through the code cache: each FUNC runs as an instrumented copy, entered\n"
 		   "through splices at its entry and where control comes back to it (after a call, after an\n"
@@ -33,295 +25,15 @@ static void cover_usage(FILE *f)
 		   "  -d, --duration SEC cover for SEC seconds (without -c or -d: until Ctrl-C)\n"
 		   "      --count        every block's count (default)\n"
 		   "      --hit          only hit or not hit per block\n"
+		   "      --once         one-shot: a probe at every block's first instruction, taken out after\n"
+		   "                     its first hit (hit or not only; a block where no probe fits is\n"
+		   "                     'unprobed'): near-zero cost once the hot blocks have run\n"
 		   "      --lcov FILE    also write an lcov tracefile (genhtml FILE renders it); each function's\n"
 		   "                     listing, standing for its source, goes next to it (FILE.src/)\n"
 		   "      --json         one JSON object\n"
 		   "      --dry-run      show the plan; install nothing\n"
 		   "      --snapshot FILE  (--dry-run) plan from a snapshot ('kinstr snapshot') instead of the\n"
 		   "                     running kernel (it holds no jump-label keys: such functions are refused)\n");
-}
-
-struct cover_sum {
-	size_t blocks, pushf, insns, bytes, how[KINSTR_CACHE_NR_HOW], jumps, int3s;
-};
-
-static void summarise(const struct kinstr_cache_fn *c, struct cover_sum *s)
-{
-	size_t i;
-
-	memset(s, 0, sizeof(*s));
-	s->blocks = kinstr_cache_fn__block_cnt(c);
-	for (i = 0; i < s->blocks; i++)
-		s->pushf += kinstr_cache_fn__block(c, i)->saves_flags;
-	s->insns = kinstr_cache_fn__insn_cnt(c);
-	for (i = 0; i < s->insns; i++)
-		s->how[kinstr_cache_fn__insn(c, i)->how]++;
-	s->bytes = kinstr_cache_fn__size(c);
-	for (i = 0; i < kinstr_cache_fn__reentry_cnt(c); i++) {
-		if (kinstr_cache_fn__reentry(c, i)->jump)
-			s->jumps++;
-		else
-			s->int3s++;
-	}
-}
-
-static void print_json(const struct kinstr_kernel *k, const struct kinstr_func *f, const struct kinstr_cache_fn *c,
-		       const struct cover_sum *s, const struct kinstr_cache_refusal *r)
-{
-	size_t i, n = 0;
-
-	printf("{\"function\":");
-	cli_json_str(f->name);
-	printf(",\"addr\":\"0x%llx\"", f->addr);
-	if (!c) {
-		printf(",\"refused\":\"%s\",\"at\":\"0x%llx\",\"why\":", kinstr_cache_refusal__id((unsigned int)r->code),
-		       (unsigned long long)r->addr);
-		cli_json_str(r->why);
-		printf("}");
-		return;
-	}
-	printf(",\"blocks\":%zu,\"saves_flags\":%zu,\"instructions\":%zu,\"copy_bytes\":%zu,\"how\":{", s->blocks,
-	       s->pushf, s->insns, s->bytes);
-	for (i = 0; i < KINSTR_CACHE_NR_HOW; i++)
-		printf("%s\"%s\":%zu", i ? "," : "", kinstr_cache_how__str((unsigned int)i), s->how[i]);
-	printf("},\"reentries\":[");
-	for (i = 0; i < kinstr_cache_fn__reentry_cnt(c); i++) {
-		const struct kinstr_cache_reentry *re = kinstr_cache_fn__reentry(c, i);
-
-		printf("%s{\"offset\":%llu,\"why\":\"%s\",\"kind\":\"%s\"}", i ? "," : "",
-		       (unsigned long long)(re->addr - f->addr), kinstr_cache_why__str(re->why), re->jump ? "jump" : "int3");
-	}
-	/* the kernel's facts the copy relies on: each jump label's key, each static call's trampoline */
-	printf("],\"facts\":[");
-	for (i = 0; i < kinstr_cache_fn__insn_cnt(c); i++) {
-		const struct kinstr_cache_insn *in = kinstr_cache_fn__insn(c, i);
-		unsigned long long v;
-		int bit;
-
-		if (in->how == KINSTR_CACHE_JUMP_LABEL && !kinstr_kernel__jump_label(k, in->addr, &v, &bit))
-			printf("%s{\"offset\":%llu,\"jump_label_key\":\"0x%llx\",\"branch\":%d}", n++ ? "," : "",
-			       (unsigned long long)(in->addr - f->addr), v, bit);
-		else if (in->how == KINSTR_CACHE_STATIC_CALL && !kinstr_kernel__static_call(k, in->addr, &v, &bit))
-			printf("%s{\"offset\":%llu,\"static_call_trampoline\":\"0x%llx\",\"tail\":%d}", n++ ? "," : "",
-			       (unsigned long long)(in->addr - f->addr), v, bit);
-	}
-	printf("]}");
-}
-
-/* Plan f and print the row (or JSON object); shown and refused count the functions. */
-static void plan_one(const struct kinstr_kernel *k, const struct kinstr_func *f, bool json, size_t *shown,
-		     size_t *refused, int *rc)
-{
-	struct kinstr_cache_opts o = { .sz = sizeof(o) };
-	struct kinstr_cache_refusal r;
-	struct kinstr_cache_fn *cf;
-	struct cover_sum s;
-
-	/* the plan for an area where the module's would be: within +-2 GiB of the text */
-	cf = kinstr_cache_fn__build(k, f, (f->addr & ~((1ULL << 30) - 1)) + (1ULL << 30), &o, &r);
-	if (!cf && errno != EPERM) {
-		cli_err("cover: %s: %s", f->name, strerror(errno));
-		*rc = CLI_FAIL;
-		return;
-	}
-	if (cf)
-		summarise(cf, &s);
-	else
-		(*refused)++;
-	if (json) {
-		printf("%s", (*shown)++ ? "," : "");
-		print_json(k, f, cf, &s, &r);
-	} else {
-		(*shown)++;
-		if (cf)
-			printf("%-36s %6zu %6zu %6zu %7zu %6zu %6zu %6zu %4zu/%-4zu\n", f->name, s.blocks, s.pushf, s.insns,
-			       s.bytes, s.how[KINSTR_CACHE_CALL] + s.how[KINSTR_CACHE_STATIC_CALL], s.how[KINSTR_CACHE_NATIVE],
-			       s.how[KINSTR_CACHE_JUMP_LABEL], s.jumps, s.int3s);
-		else
-			printf("%-36s refused (%s) at %s+0x%llx: %s\n", f->name, kinstr_cache_refusal__id((unsigned int)r.code),
-			       f->name, (unsigned long long)(r.addr - f->addr), r.why);
-	}
-	kinstr_cache_fn__free(cf);
-}
-
-/* Every function the arguments name, each once, in the order named. */
-static int collect(const struct kinstr_kernel *k, int argc, char **argv, const struct kinstr_func ***out, size_t *n)
-{
-	const struct kinstr_func **v = NULL;
-	size_t cap = 0;
-	int i, rc = CLI_OK;
-
-	*n = 0;
-	for (i = 0; i < argc; i++) {
-		size_t j, m = 0, cnt = kinstr_kernel__func_cnt(k);
-
-		for (j = 0; j < cnt || !strpbrk(argv[i], "*?[,"); j++) {
-			const struct kinstr_func *f;
-			size_t q;
-
-			if (!strpbrk(argv[i], "*?[,")) {
-				f = cli_find_func(k, NULL, argv[i]);
-				if (!f)
-					rc = CLI_FAIL;
-				m = 1;
-			} else {
-				f = kinstr_kernel__func(k, j);
-				if (!kinstr__glob_match(argv[i], f->name))
-					continue;
-				m++;
-			}
-			for (q = 0; f && q < *n && v[q] != f; q++)
-				;
-			if (f && q == *n) {
-				if (*n == cap) {
-					const struct kinstr_func **nv = realloc(v, (cap = cap ? 2 * cap : 64) * sizeof(*v));
-
-					if (!nv) {
-						free(v);
-						return CLI_FAIL;
-					}
-					v = nv;
-				}
-				v[(*n)++] = f;
-			}
-			if (!strpbrk(argv[i], "*?[,"))
-				break;
-		}
-		if (!m) {
-			cli_err("no function matches '%s'", argv[i]);
-			rc = CLI_FAIL;
-		}
-	}
-	*out = v;
-	return rc;
-}
-
-static int dry_run(const struct kinstr_kernel *k, const struct kinstr_func **fs, size_t n, bool json)
-{
-	size_t refused = 0, shown = 0, i;
-	int rc = CLI_OK;
-
-	if (json)
-		printf("{\"kernel\":\"%s\",\"functions\":[", kinstr_kernel__release(k));
-	else
-		printf("%-36s %6s %6s %6s %7s %6s %6s %6s %9s\n", "FUNCTION", "BLOCKS", "PUSHF", "INSNS", "BYTES", "CALLS",
-		       "NATIVE", "JLABEL", "REENTRY");
-	for (i = 0; i < n; i++)
-		plan_one(k, fs[i], json, &shown, &refused, &rc);
-	if (json)
-		printf("],\"refused\":%zu}\n", refused);
-	else
-		printf("kinstr: dry run, nothing installed: %zu planned, %zu refused; REENTRY is jumps/int3s the "
-		       "original would get\n", shown - refused, refused);
-	return rc;
-}
-
-struct refused_fn {
-	const struct kinstr_func *f;
-	struct kinstr_cache_refusal r;
-};
-
-static void print_results(const struct kinstr_cacheset *cs, const struct refused_fn *rf, size_t nrf, bool json,
-			  bool hit_only, double secs, int status)
-{
-	size_t i, b, fcov = 0, bcov = 0, btot = 0;
-
-	if (json)
-		printf("{\"seconds\":%.3f,\"functions\":[", secs);
-	for (i = 0; i < kinstr_cacheset__cnt(cs); i++) {
-		const struct kinstr_func *f = kinstr_cacheset__func(cs, i);
-		const struct kinstr_cache_fn *c = kinstr_cacheset__fn(cs, i);
-		size_t nb = kinstr_cache_fn__block_cnt(c), hit = 0;
-
-		for (b = 0; b < nb; b++)
-			hit += kinstr_cacheset__block_count(cs, i, b) != 0;
-		fcov += hit != 0;
-		bcov += hit;
-		btot += nb;
-		if (json) {
-			printf("%s{\"function\":", i ? "," : "");
-			cli_json_str(f->name);
-			printf(",\"addr\":\"0x%llx\",\"blocks\":%zu,\"covered\":%zu,\"counts\":[", f->addr, nb, hit);
-			for (b = 0; b < nb; b++) {
-				const struct kinstr_cache_block *bl = kinstr_cache_fn__block(c, b);
-				uint64_t v = kinstr_cacheset__block_count(cs, i, b);
-
-				printf("%s{\"offset\":%llu,\"%s\":%llu}", b ? "," : "",
-				       (unsigned long long)(bl->addr - f->addr), hit_only ? "hit" : "count",
-				       (unsigned long long)(hit_only ? v != 0 : v));
-			}
-			printf("]}");
-			continue;
-		}
-		printf("%s: %zu/%zu blocks (%.1f%%)\n", f->name, hit, nb, nb ? 100.0 * (double)hit / (double)nb : 0.0);
-		for (b = 0; b < nb; b++) {
-			const struct kinstr_cache_block *bl = kinstr_cache_fn__block(c, b);
-			uint64_t v = kinstr_cacheset__block_count(cs, i, b);
-
-			if (hit_only)
-				printf("  +0x%-6llx %s\n", (unsigned long long)(bl->addr - f->addr), v ? "hit" : "-");
-			else
-				printf("  +0x%-6llx %llu\n", (unsigned long long)(bl->addr - f->addr), (unsigned long long)v);
-		}
-	}
-	if (json) {
-		printf("],\"refused\":[");
-		for (i = 0; i < nrf; i++) {
-			printf("%s{\"function\":", i ? "," : "");
-			cli_json_str(rf[i].f->name);
-			printf(",\"refused\":\"%s\",\"why\":", kinstr_cache_refusal__id((unsigned int)rf[i].r.code));
-			cli_json_str(rf[i].r.why);
-			printf("}");
-		}
-		printf("],\"functions_covered\":%zu,\"functions_total\":%zu,\"blocks_covered\":%zu,"
-		       "\"blocks_total\":%zu,\"status\":%d}\n", fcov, kinstr_cacheset__cnt(cs), bcov, btot, status);
-		return;
-	}
-	for (i = 0; i < nrf; i++)
-		printf("%s: not covered: refused (%s) at +0x%llx: %s\n", rf[i].f->name,
-		       kinstr_cache_refusal__id((unsigned int)rf[i].r.code), (unsigned long long)(rf[i].r.addr - rf[i].f->addr),
-		       rf[i].r.why);
-	printf("kinstr: covered %zu/%zu functions, %zu/%zu blocks (%.1f%%) in %.1f s; %zu refused\n", fcov,
-	       kinstr_cacheset__cnt(cs), bcov, btot, btot ? 100.0 * (double)bcov / (double)btot : 0.0, secs, nrf);
-}
-
-static int write_lcov(const struct kinstr_kernel *k, const struct kinstr_cacheset *cs, const char *path)
-{
-	char dir[4096];
-	uint64_t *counts;
-	FILE *info;
-	size_t i, b;
-	int rc = 0;
-
-	snprintf(dir, sizeof(dir), "%s.src", path);
-	if (mkdir(dir, 0755) && errno != EEXIST) {
-		cli_err("cover: %s: %s", dir, strerror(errno));
-		return -1;
-	}
-	info = fopen(path, "w");
-	if (!info) {
-		cli_err("cover: %s: %s", path, strerror(errno));
-		return -1;
-	}
-	for (i = 0; i < kinstr_cacheset__cnt(cs) && !rc; i++) {
-		const struct kinstr_cache_fn *c = kinstr_cacheset__fn(cs, i);
-		size_t nb = kinstr_cache_fn__block_cnt(c);
-
-		counts = calloc(nb ? nb : 1, sizeof(*counts));
-		if (!counts) {
-			rc = -ENOMEM;
-			break;
-		}
-		for (b = 0; b < nb; b++)
-			counts[b] = kinstr_cacheset__block_count(cs, i, b);
-		rc = kinstr_lcov__write_fn(info, dir, k, kinstr_cacheset__func(cs, i), c, counts);
-		free(counts);
-	}
-	if (fclose(info) || rc) {
-		cli_err("cover: %s: %s", path, strerror(rc ? -rc : errno));
-		return -1;
-	}
-	return 0;
 }
 
 int cmd_cover(int argc, char **argv)
@@ -335,35 +47,27 @@ int cmd_cover(int argc, char **argv)
 		{ "count", no_argument, NULL, 'C' },
 		{ "hit", no_argument, NULL, 'H' },
 		{ "lcov", required_argument, NULL, 'l' },
+		{ "once", no_argument, NULL, 'O' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	const char *snapshot = NULL, *command = NULL, *lcov = NULL;
-	bool json = false, dry = false, hit_only = false;
-	const struct kinstr_func **fs = NULL;
-	struct kinstr_cacheset *cs = NULL;
-	struct refused_fn *rf = NULL;
-	struct kinstr_kernel *k;
-	struct kinstr_dev *dev;
-	double duration = 0;
-	size_t n = 0, nrf = 0, i, bad;
-	struct cli_run run;
-	char err[512];
-	int c, rc;
+	struct cli_cover_args a = { 0 };
+	int c;
 
 	while ((c = getopt_long(argc, argv, "+hc:d:", opts, NULL)) != -1) {
 		switch (c) {
-		case 'n': dry = true; break;
-		case 'j': json = true; break;
-		case 's': snapshot = optarg; break;
-		case 'c': command = optarg; break;
+		case 'n': a.dry = true; break;
+		case 'j': a.json = true; break;
+		case 's': a.snapshot = optarg; break;
+		case 'c': a.command = optarg; break;
 		case 'd':
-			if (cli_parse_seconds("--duration", optarg, &duration))
+			if (cli_parse_seconds("--duration", optarg, &a.duration))
 				return CLI_USAGE;
 			break;
-		case 'C': hit_only = false; break;
-		case 'H': hit_only = true; break;
-		case 'l': lcov = optarg; break;
+		case 'C': a.hit_only = false; break;
+		case 'H': a.hit_only = true; break;
+		case 'l': a.lcov = optarg; break;
+		case 'O': a.once = true; break;
 		case 'h': cover_usage(stdout); return CLI_OK;
 		default: cover_usage(stderr); return CLI_USAGE;
 		}
@@ -372,72 +76,7 @@ int cmd_cover(int argc, char **argv)
 		cover_usage(stderr);
 		return CLI_USAGE;
 	}
-	if (snapshot && !dry) {
-		cli_err("cover: --snapshot plans only (--dry-run): a snapshot is not the running kernel");
-		return CLI_USAGE;
-	}
-	k = cli_open_kernel(snapshot, &dev);
-	if (!k)
-		return CLI_FAIL;
-	rc = collect(k, argc - optind, argv + optind, &fs, &n);
-	if (dry) {
-		int r2 = dry_run(k, fs, n, json);
-
-		rc = rc ? rc : r2;
-		goto out;
-	}
-	if (rc)
-		goto out;
-	rc = CLI_FAIL;
-	cs = kinstr_cacheset__new(dev, k);
-	rf = calloc(n ? n : 1, sizeof(*rf));
-	if (!cs || !rf)
-		goto out;
-	for (i = 0; i < n; i++) {
-		int e = kinstr_cacheset__add(cs, fs[i], &rf[nrf].r);
-
-		if (e == -EPERM) {
-			rf[nrf++].f = fs[i];
-		} else if (e && e != -EEXIST) {
-			cli_err("cover: %s: %s", fs[i]->name, strerror(-e));
-			goto out;
-		}
-	}
-	if (!kinstr_cacheset__cnt(cs)) {
-		cli_err("cover: no function left to cover (%zu refused%s%s)", nrf, nrf ? ", the first: " : "",
-			nrf ? rf[0].r.why : "");
-		goto out;
-	}
-	cli_run__init(&run, command, duration, false);
-	cli_catch_signals();
-	if (kinstr_cacheset__install(cs, KINSTR_INSTALL_F_WAIT, &bad, err, sizeof(err))) {
-		cli_err("cover: %s", err);
-		cli_run__cleanup(&run);
-		goto out;
-	}
-	if (!json)
-		fprintf(stderr, "kinstr: covering %zu functions%s\n", kinstr_cacheset__cnt(cs),
-			command || duration ? "" : "; Ctrl-C to stop");
-	cli_run__begin(&run);
-	if (command && cli_run__spawn(&run)) {
-		cli_run__cleanup(&run);
-		goto out;
-	}
-	cli_run__wait(&run, 0.1, NULL, NULL);
-	cli_run__stop(&run);
-	if (kinstr_cacheset__read(cs)) {
-		cli_err("cover: cannot read the counters: %s", strerror(errno));
-		cli_run__cleanup(&run);
-		goto out;
-	}
-	kinstr_cacheset__remove(cs);
-	print_results(cs, rf, nrf, json, hit_only, cli_now() - run.t0, run.status);
-	rc = lcov && write_lcov(k, cs, lcov) ? CLI_FAIL : cli_run__status(&run);
-	cli_run__cleanup(&run);
-out:
-	kinstr_cacheset__free(cs);
-	free(rf);
-	free(fs);
-	cli_close_kernel(k, dev);
-	return rc;
+	a.funcs = argv + optind;
+	a.nfuncs = argc - optind;
+	return cli_cover__run(&a);
 }

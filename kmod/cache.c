@@ -39,6 +39,31 @@ struct cc {
 	bool compiled_c;		/* an ftrace NOP at its entry: the C calling convention holds */
 };
 
+/* The core's table, or that of the module holding a (pinned by the area's probes in its text). */
+static struct kinstr_span table_for(unsigned long a, enum kinstr_patch_sites which)
+{
+	struct kinstr_span t;
+
+	if (kinstr_span_has(&kinstr_ksyms.text, a, 1))
+		return which == KINSTR_SITES_JUMP_LABEL ? kinstr_ksyms.jump_table : kinstr_ksyms.static_call_sites;
+	kinstr_module_table_of(a, which, &t);
+	return t;
+}
+
+static int jump_entry(unsigned long code, unsigned long *key, bool *branch, unsigned long *target)
+{
+	struct kinstr_span t = table_for(code, KINSTR_SITES_JUMP_LABEL);
+
+	return kinstr_jump_entry_in(&t, code, key, branch, target);
+}
+
+static int static_call_site(unsigned long addr, unsigned long *key, bool *tail)
+{
+	struct kinstr_span t = table_for(addr, KINSTR_SITES_STATIC_CALL);
+
+	return kinstr_static_call_site_in(&t, addr, key, tail);
+}
+
 static int bad(struct cc *x, u32 rule, u32 i, unsigned long addr)
 {
 	*x->v = (struct kinstr_verdict){ .refusal = KINSTR_REFUSE_BAD_COPY, .reasons = rule, .addr = addr,
@@ -241,9 +266,13 @@ static bool push_jmp(const u8 *cb, unsigned int len, unsigned long cp, unsigned 
 static unsigned long trampoline_of(unsigned long key)
 {
 	char sym[KSYM_SYMBOL_LEN], name[KSYM_NAME_LEN + 8];
+	char *sp;
 
 	sprint_symbol_no_offset(sym, key);
-	if (strncmp(sym, "__SCK__", 7) || strchr(sym, ' ') || strlen(sym) >= KSYM_NAME_LEN)
+	sp = strchr(sym, ' ');	/* a module's symbol: "name [module]" */
+	if (sp)
+		*sp = 0;
+	if (strncmp(sym, "__SCK__", 7) || strlen(sym) >= KSYM_NAME_LEN)
 		return 0;
 	snprintf(name, sizeof(name), "__SCT__%s", sym + 7);
 	return kinstr_kcall(kallsyms_lookup_name)(name);
@@ -307,13 +336,13 @@ static int check_insn(struct cc *x, u32 i)
 		 * taken when enabled XOR the entry's branch bit, as jump_label_type() decides: jg,
 		 * or jle with the bit. It clobbers the flags, dead at every asm goto of compiled C.
 		 */
-		if (!x->compiled_c || kinstr_ksyms_jump_entry(a, &key, &branch, &t) || m->copy_len != 13 ||
+		if (!x->compiled_c || jump_entry(a, &key, &branch, &t) || m->copy_len != 13 ||
 		    cb[0] != 0x83 || cb[1] != 0x3d || cp + 7 + get32(cb + 2) != key || cb[6] != 0 || cb[7] != 0x0f ||
 		    cb[8] != (branch ? 0x8e : 0x8f) || !target_ok(x, cp + 13 + get32(cb + 9), t))
 			return bad(x, KINSTR_CACHE_RULE_JUMP_LABEL, i, a);
 		return 0;
 	case KINSTR_CACHE_FORM_STATIC_CALL:
-		if (kinstr_ksyms_static_call_site(a, &key, &tail) || o.length != 5 || !(t = trampoline_of(key)) ||
+		if (static_call_site(a, &key, &tail) || o.length != 5 || !(t = trampoline_of(key)) ||
 		    !push_jmp(cb, m->copy_len, cp, a + 5, t, tail))
 			return bad(x, KINSTR_CACHE_RULE_STATIC_CALL, i, a);
 		return 0;
@@ -346,7 +375,7 @@ static int check_exits(struct cc *x, u32 i)
 	int cc;
 
 	if (m->form == KINSTR_CACHE_FORM_CALL ||
-	    (m->form == KINSTR_CACHE_FORM_STATIC_CALL && !kinstr_ksyms_static_call_site(a, &key, &tail) && !tail))
+	    (m->form == KINSTR_CACHE_FORM_STATIC_CALL && !static_call_site(a, &key, &tail) && !tail))
 		return exit_ok(x, a + m->len) ? 0 : bad(x, KINSTR_CACHE_RULE_EXIT, i, a + m->len);
 	if (m->form != KINSTR_CACHE_FORM_NATIVE)
 		return 0;
@@ -356,7 +385,7 @@ static int check_exits(struct cc *x, u32 i)
 		return bad(x, KINSTR_CACHE_RULE_EXIT, i, a + o.length);
 	if (kinstr_branch_of(&o, &cc) != KINSTR_BR_NONE && !exit_ok(x, t = kinstr_branch_target(&o, a)))
 		return bad(x, KINSTR_CACHE_RULE_EXIT, i, t);
-	if (!kinstr_ksyms_jump_entry(a, &key, &branch, &t) && !exit_ok(x, t))
+	if (!jump_entry(a, &key, &branch, &t) && !exit_ok(x, t))
 		return bad(x, KINSTR_CACHE_RULE_EXIT, i, t);
 	e = kinstr_khas(search_exception_tables) ? kinstr_kcall(search_exception_tables)(a) : NULL;
 	if (e && !exit_ok(x, t = (unsigned long)&e->fixup + e->fixup))
@@ -372,6 +401,7 @@ static int check_exits(struct cc *x, u32 i)
 static int check_function(struct cc *x)
 {
 	const struct kinstr_cache_check *c = x->c;
+	const struct exception_table_entry *e;
 	char sym[KSYM_SYMBOL_LEN + 8], *plus;
 	unsigned long a, end;
 	struct insn o;
@@ -390,10 +420,26 @@ static int check_function(struct cc *x)
 	}
 	a = kinstr_fentry_of(x->fstart);
 	x->compiled_c = kinstr_khas(ftrace_text_reserved) && kinstr_kcall(ftrace_text_reserved)((void *)a, (void *)a);
+	/*
+	 * The instructions before the copied code run in the original (the ftrace NOP, a native
+	 * instruction or a jump label or static call at the entry): where they go must be an entry
+	 * point too, and control falls from the last of them onto the first (an entry point).
+	 */
 	for (a = x->fstart; a < c->map[x->f0].addr; a += o.length) {
+		unsigned long key, t;
+		bool branch;
+
 		cond_resched();
 		if (kinstr_decode_live(&o, a))
 			return bad(x, KINSTR_CACHE_RULE_BOUNDARY, x->f0, a);
+		if ((kinstr_branch_of(&o, &(int){0}) != KINSTR_BR_NONE && !exit_ok(x, t = kinstr_branch_target(&o, a))) ||
+		    (!jump_entry(a, &key, &branch, &t) && !exit_ok(x, t)))
+			return bad(x, KINSTR_CACHE_RULE_EXIT, x->f0, t);
+		if (kinstr_indirect_branch(&o))
+			return bad(x, KINSTR_CACHE_RULE_EXIT, x->f0, a);
+		e = kinstr_khas(search_exception_tables) ? kinstr_kcall(search_exception_tables)(a) : NULL;
+		if (e && !exit_ok(x, t = (unsigned long)&e->fixup + e->fixup))
+			return bad(x, KINSTR_CACHE_RULE_EXIT, x->f0, t);
 	}
 	if (a != c->map[x->f0].addr)
 		return bad(x, KINSTR_CACHE_RULE_BOUNDARY, x->f0, c->map[x->f0].addr);

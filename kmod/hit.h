@@ -17,6 +17,8 @@ struct kprobe_k {
 	unsigned long site;
 	u8 *slot;
 	u8 kind, displaced_len;
+	bool enter;			/* KINSTR_ACTION_ENTER: a code cache's entry point */
+	bool gone;			/* disarmed: its text restored, unpublished (the slot stays) */
 	bool inline_count;		/* a counting probe: the slot counts, no call */
 	bool saves_flags;		/* the prologue saves the flags: live at the site */
 	struct kinstr_direct direct;	/* KINSTR_PROBE_FTRACE: ftrace's call of the slot */

@@ -109,11 +109,13 @@ bool kinstr_ksyms_bug_in(unsigned long a, unsigned int len);
 /* Does a jump label or an exception fixup of the core kernel aim into (lo, hi)? */
 bool kinstr_ksyms_table_target_in(unsigned long lo, unsigned long hi, unsigned long *target);
 /*
- * The core's jump entry whose code is at code: its key, branch bit and target; the core's
- * static call site at addr: its key and whether it is a tail call. 0 or -ENOENT.
+ * In a jump table t (the core's or a module's): the entry whose code is at code, its key, branch
+ * bit and target; in a table of static call sites: the site at addr, its key and whether it is a
+ * tail call. 0 or -ENOENT.
  */
-int kinstr_ksyms_jump_entry(unsigned long code, unsigned long *key, bool *branch, unsigned long *target);
-int kinstr_ksyms_static_call_site(unsigned long addr, unsigned long *key, bool *tail);
+int kinstr_jump_entry_in(const struct kinstr_span *t, unsigned long code, unsigned long *key, bool *branch,
+			 unsigned long *target);
+int kinstr_static_call_site_in(const struct kinstr_span *t, unsigned long addr, unsigned long *key, bool *tail);
 /* Is [a, a + len) in .sched.text or the lock text (wchan and profile_pc look there by address)? */
 bool kinstr_ksyms_sched_or_lock_text(unsigned long a, unsigned long len);
 /* Everything patching needs was resolved. */
@@ -130,6 +132,7 @@ bool kinstr_module_readable(unsigned long addr, unsigned long len, struct module
 int kinstr_module_pin(unsigned long site, struct module **modp);
 bool kinstr_module_sites_in(enum kinstr_patch_sites which, unsigned long a, unsigned int len);
 bool kinstr_module_target_in(unsigned long lo, unsigned long hi, unsigned long *target);
+void kinstr_module_table_of(unsigned long a, enum kinstr_patch_sites which, struct kinstr_span *t);
 int kinstr_module_info(struct kinstr_module_info *mi);
 
 /*

@@ -149,13 +149,13 @@ int kinstr_ksyms_insn_len(unsigned long addr)
 	return insn.length;
 }
 
-int kinstr_ksyms_jump_entry(unsigned long code, unsigned long *key, bool *branch, unsigned long *target)
+int kinstr_jump_entry_in(const struct kinstr_span *t, unsigned long code, unsigned long *key, bool *branch,
+			 unsigned long *target)
 {
-	const struct kinstr_ksyms *k = &kinstr_ksyms;
 	unsigned long e;
 
 	/* once per jump label of a function copied: a scan of the table is cheap enough */
-	for (e = k->jump_table.start; e && e < k->jump_table.end; e += sizeof(struct jump_entry)) {
+	for (e = t->start; e && e < t->end; e += sizeof(struct jump_entry)) {
 		const struct jump_entry *je = (const struct jump_entry *)e;
 
 		if (jump_entry_code(je) != code)
@@ -168,16 +168,15 @@ int kinstr_ksyms_jump_entry(unsigned long code, unsigned long *key, bool *branch
 	return -ENOENT;
 }
 
-int kinstr_ksyms_static_call_site(unsigned long addr, unsigned long *key, bool *tail)
+int kinstr_static_call_site_in(const struct kinstr_span *t, unsigned long addr, unsigned long *key, bool *tail)
 {
-	const struct kinstr_ksyms *k = &kinstr_ksyms;
 	unsigned long e;
 
-	for (e = k->static_call_sites.start; e && e < k->static_call_sites.end; e += sizeof(struct static_call_site)) {
+	for (e = t->start; e && e < t->end; e += sizeof(struct static_call_site)) {
 		const struct static_call_site *s = (const struct static_call_site *)e;
 		unsigned long kf;
 
-		if (rel_at(&k->static_call_sites, e, offsetof(struct static_call_site, addr)) != addr)
+		if (rel_at(t, e, offsetof(struct static_call_site, addr)) != addr)
 			continue;
 		/* the key is self-relative, its low bits flags (static_call_types.h) */
 		kf = (unsigned long)&s->key + (long)s->key;

@@ -193,6 +193,25 @@ bool kinstr_module_sites_in(enum kinstr_patch_sites which, unsigned long a, unsi
 	return hit;
 }
 
+/*
+ * The jump entries or static call sites of the module holding a, into *t (empty: none). The
+ * caller holds the module (its probes pin it) so that the table stays.
+ */
+void kinstr_module_table_of(unsigned long a, enum kinstr_patch_sites which, struct kinstr_span *t)
+{
+	struct kinstr_span ex, jl, sc, bug;
+	struct module *mod;
+
+	*t = (struct kinstr_span){};
+	preempt_disable();
+	mod = module_at(a);
+	if (mod && mod != THIS_MODULE && in_core_text(mod, a, 1)) {
+		module_tables(mod, &ex, &jl, &sc, &bug);
+		*t = which == KINSTR_SITES_JUMP_LABEL ? jl : sc;
+	}
+	preempt_enable();
+}
+
 /* Does a jump label or an exception fixup of the module holding lo aim into (lo, hi)? */
 bool kinstr_module_target_in(unsigned long lo, unsigned long hi, unsigned long *target)
 {

@@ -261,15 +261,15 @@ static void unpatch_some(struct kinstr_area *a, const u32 *o, u32 from, u32 to)
 	if (from == to)
 		return;
 	for (i = from; i < to; i++)
-		if (a->probes[nth(o, i)].kind == KINSTR_PROBE_JUMP)
+		if (a->probes[nth(o, i)].kind == KINSTR_PROBE_JUMP && !a->probes[nth(o, i)].gone)
 			poke(a->probes[nth(o, i)].site, &int3, 1);
 	kinstr_kcall(text_poke_sync)();
 	for (i = from; i < to; i++)
-		if (a->probes[nth(o, i)].kind == KINSTR_PROBE_JUMP)
+		if (a->probes[nth(o, i)].kind == KINSTR_PROBE_JUMP && !a->probes[nth(o, i)].gone)
 			poke(a->probes[nth(o, i)].site + 1, a->probes[nth(o, i)].orig + 1, 4);
 	kinstr_kcall(text_poke_sync)();
 	for (i = from; i < to; i++)
-		if (a->probes[nth(o, i)].kind != KINSTR_PROBE_FTRACE)
+		if (a->probes[nth(o, i)].kind != KINSTR_PROBE_FTRACE && !a->probes[nth(o, i)].gone)
 			poke(a->probes[nth(o, i)].site, a->probes[nth(o, i)].orig, 1);
 	kinstr_kcall(text_poke_sync)();
 }
@@ -301,7 +301,8 @@ static void unpublish_locked(struct kinstr_area *a, u32 n)
 
 	lockdep_assert_held(&kinstr_patch_mutex);
 	for (i = 0; i < n; i++)
-		hash_del_rcu(&a->probes[i].hnode);
+		if (!a->probes[i].gone)
+			hash_del_rcu(&a->probes[i].hnode);
 }
 
 static void unpublish(struct kinstr_area *a, u32 n)
@@ -383,14 +384,14 @@ static void complete_some(struct kinstr_area *a, const u32 *o, u32 from, u32 to)
 		struct kprobe_k *p = &a->probes[nth(o, i)];
 		u8 rel[4];
 
-		if (p->kind != KINSTR_PROBE_JUMP)
+		if (p->kind != KINSTR_PROBE_JUMP || p->gone)
 			continue;
 		kinstr_put_rel32(rel, p->site + 5, (unsigned long)p->slot);
 		poke(p->site + 1, rel, 4);
 	}
 	kinstr_kcall(text_poke_sync)();
 	for (i = from; i < to; i++)
-		if (a->probes[nth(o, i)].kind == KINSTR_PROBE_JUMP)
+		if (a->probes[nth(o, i)].kind == KINSTR_PROBE_JUMP && !a->probes[nth(o, i)].gone)
 			poke(a->probes[nth(o, i)].site, &jmp, 1);
 	kinstr_kcall(text_poke_sync)();
 }
@@ -487,6 +488,57 @@ void kinstr_area_wait_live(struct kinstr_area *a)
 		kick_worker(0);
 		flush_delayed_work(&kinstr_worker);
 	}
+}
+
+/*
+ * Disarm probes idx[0, n) of an installed area (one-shot use: those already hit): their text
+ * restored as a removal restores it (int3, tail, first byte; a CPU that trapped meanwhile finds
+ * the int3 gone and re-runs the instruction, as kprobes handle it), then unpublished and
+ * unfenced. Their slots stay until the area goes (a task may still be in one). Not for ftrace
+ * probes or a code cache's entry points. *done: how many were armed and are not now.
+ */
+int kinstr_area_disarm(struct kinstr_area *a, const u32 *idx, u32 n, u32 *done)
+{
+	u32 *o, i, m = 0;
+
+	o = kvmalloc_array(max(n, 1U), sizeof(*o), GFP_KERNEL);
+	if (!o)
+		return -ENOMEM;
+	mutex_lock(&kinstr_patch_mutex);
+	if (a->state == AREA_NEW) {
+		mutex_unlock(&kinstr_patch_mutex);
+		kvfree(o);
+		return -EINVAL;
+	}
+	for (i = 0; i < n; i++) {
+		struct kprobe_k *p = idx[i] < a->count ? &a->probes[idx[i]] : NULL;
+
+		if (!p || p->kind == KINSTR_PROBE_FTRACE || p->enter) {
+			mutex_unlock(&kinstr_patch_mutex);
+			kvfree(o);
+			return -EINVAL;
+		}
+		if (!p->gone) {
+			p->gone = true;	/* twice in idx[]: once */
+			o[m++] = idx[i];
+		}
+	}
+	for (i = 0; i < m; i++)
+		a->probes[o[i]].gone = false;	/* unpatch_some() skips gone ones */
+	mutex_lock(kinstr_ksyms.text_mutex);
+	unpatch_some(a, o, 0, m);
+	mutex_unlock(kinstr_ksyms.text_mutex);
+	kinstr_fence_lock();
+	for (i = 0; i < m; i++) {
+		hash_del_rcu(&a->probes[o[i]].hnode);
+		kinstr_fence_del(&a->probes[o[i]].fence);
+		a->probes[o[i]].gone = true;
+	}
+	kinstr_fence_unlock();
+	mutex_unlock(&kinstr_patch_mutex);
+	kvfree(o);
+	*done = m;
+	return 0;
 }
 
 /* Restore the text now; the slots are freed by the worker after quiescence. */
@@ -709,6 +761,7 @@ static void write_publish_locked(struct kinstr_area *a, const struct kinstr_prob
 		memcpy(p->orig, req[i].expected, KINSTR_MAX_DISPLACED);
 		p->slot = a->mem + (unsigned long)i * KINSTR_SLOT_SIZE;
 		if (req[i].action == KINSTR_ACTION_ENTER) {
+			p->enter = true;
 			p->slot = a->cache + req[i].arg;	/* no slot: straight into the copy */
 			continue;
 		}

@@ -80,6 +80,8 @@ int kinstr_area_install(struct kinstr_area *a, const struct kinstr_probe *req, c
 void kinstr_area_cache_counts(struct kinstr_area *a, u32 first, u32 n, u64 *out);
 /* Until a's jumps are in (the caller keeps a alive). */
 void kinstr_area_wait_live(struct kinstr_area *a);
+/* Disarm a's probes idx[0, n) now (their slots stay): 0 with *done, or -EINVAL. */
+int kinstr_area_disarm(struct kinstr_area *a, const u32 *idx, u32 n, u32 *done);
 /* Restore a's text now (a already off its session's list); the worker frees it after quiescence. */
 void kinstr_area_remove(struct kinstr_area *a);
 /* Until the worker has no work left: every queued jump is in, every removed slot freed. */

@@ -262,6 +262,34 @@ static long ioctl_cache_counts(struct kinstr_session *s, void __user *uarg)
 	return err;
 }
 
+static long ioctl_disarm(struct kinstr_session *s, void __user *uarg)
+{
+	struct kinstr_disarm d;
+	struct kinstr_area *a;
+	u32 *idx;
+	long err;
+
+	err = kinstr_get_struct(&d, sizeof(d), uarg, KINSTR_DISARM_SIZE_VER0);
+	if (err)
+		return err;
+	if (d.disarmed || !d.count || d.count > KINSTR_DISARM_MAX)
+		return -EINVAL;
+	a = find_area(s, d.area);
+	if (!a)
+		return -ENOENT;
+	idx = kvmalloc_array(d.count, sizeof(*idx), GFP_KERNEL);
+	if (!idx)
+		return -ENOMEM;
+	if (copy_from_user(idx, u64_to_user_ptr(d.indices), (size_t)d.count * sizeof(*idx)))
+		err = -EFAULT;
+	else
+		err = kinstr_area_disarm(a, idx, d.count, &d.disarmed);
+	kvfree(idx);
+	if (!err)
+		err = kinstr_put_struct(uarg, &d, sizeof(d), KINSTR_DISARM_SIZE_VER0);
+	return err;
+}
+
 static long ioctl_sync(void __user *uarg)
 {
 	struct kinstr_sync sy;
@@ -299,6 +327,9 @@ long kinstr_session_ioctl(struct kinstr_session *s, unsigned int cmd, void __use
 		break;
 	case KINSTR_IOC_CACHE_COUNTS:
 		err = ioctl_cache_counts(s, uarg);
+		break;
+	case KINSTR_IOC_DISARM:
+		err = ioctl_disarm(s, uarg);
 		break;
 	case KINSTR_IOC_TRACE_CREATE:
 		err = kinstr_trace_create(&s->chan, uarg);

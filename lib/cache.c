@@ -318,7 +318,8 @@ static int plan_insn(const struct kinstr_kernel *k, const struct kinstr_cfg *cfg
 		pi->how = (x->attr & KINSTR_X86_A_RIP_REL) ? KINSTR_CACHE_RELOC : KINSTR_CACHE_COPY;
 		size = x->len;
 	}
-	pi->leader = x->addr == entry || (ci->flags & KINSTR_CFG_I_LEADER);
+	/* an int3 run after a ret or jmp never runs: part of the block before it, not a block of its own */
+	pi->leader = x->addr == entry || ((ci->flags & KINSTR_CFG_I_LEADER) && x->flow != KINSTR_X86_FLOW_INT3);
 	pi->size = (uint32_t)size;
 	return 0;
 }
@@ -353,12 +354,26 @@ static void place_counters(const struct kinstr_kernel *k, const struct kinstr_cf
 	size_t i, m;
 
 	for (i = 0; i < n; i = m) {
-		size_t at = i;
+		size_t at = i, s = i;
 		int dead = 0;
 
+		/*
+		 * A block that starts with instructions the original runs (stac, a faulting load) may
+		 * be entered there from the original (an exception fixup): its counter goes after
+		 * them, where every pass comes back into the copy.
+		 */
+		while (s < n && (s == i || !p[s].leader) && p[s].how == KINSTR_CACHE_NATIVE &&
+		       stays(k, &kinstr_cfg__insn(cfg, first + s)->x, &p[s]))
+			s++;
+		if (s < n && s > i && !p[s].leader)
+			at = s;
+		else
+			s = i;
 		for (m = i; m < n && (m == i || !p[m].leader); m++) {
 			const struct kinstr_x86_insn *x = &kinstr_cfg__insn(cfg, first + m)->x;
 
+			if (m < s)
+				continue;
 			if (!dead && flags_dead(x, abi_entry, thunk)) {
 				dead = 1;
 				at = m;
@@ -564,8 +579,8 @@ struct kinstr_cache_fn *kinstr_cache_fn__build(const struct kinstr_kernel *k, co
 	const struct kinstr_cfg *cfg;
 	struct kinstr_fn *fn = NULL;
 	struct plan *p = NULL;
-	uint64_t entry, abi_entry, code_end, at;
-	size_t first, n, i, nb = 0, nr = 0, total = 0;
+	uint64_t entry, abi_entry, code_end, at, pre[8];
+	size_t first, n, i, nb = 0, nr = 0, total = 0, npre = 0;
 	uint32_t res;
 	int e;
 
@@ -603,14 +618,26 @@ struct kinstr_cache_fn *kinstr_cache_fn__build(const struct kinstr_kernel *k, co
 	}
 	first = (size_t)e;
 	/*
-	 * Native instructions at the entry (cli in _raw_spin_lock_irq) run in the original before
-	 * the splice: a splice on one would enter a copy that jumps straight back to it.
+	 * Native instructions at the entry (cli in _raw_spin_lock_irq), and a jump label or a
+	 * static call there (the kernel rewrites them in place), run in the original before the
+	 * splice: a splice on one would enter a copy that jumps straight back to it, and none fits
+	 * on a rewritten site. A jump label's target becomes a re-entry point.
 	 */
 	while (first < kinstr_cfg__insn_cnt(cfg)) {
 		const struct kinstr_x86_insn *x = &kinstr_cfg__insn(cfg, first)->x;
+		uint32_t rs = kinstr_kernel__reserved(k, x->addr, x->len);
+		int site = !!(rs & ((1u << KINSTR_R_JUMP_LABEL) | (1u << KINSTR_R_STATIC_CALL)));
 
-		if (!runs_native(x, kinstr_kernel__reserved(k, x->addr, x->len)) || !kinstr_x86__falls_through(x))
+		if ((!runs_native(x, rs) && !site) || (!kinstr_x86__falls_through(x) && !(rs & (1u << KINSTR_R_JUMP_LABEL))))
 			break;
+		if (rs & (1u << KINSTR_R_JUMP_LABEL)) {
+			const struct kinstr_cfg_edge *je;
+			size_t nje = kinstr_kernel__edges(k, x->addr, x->addr + x->len, &je), j;
+
+			for (j = 0; j < nje && npre < sizeof(pre) / sizeof(pre[0]); j++)
+				if (je[j].to != x->addr + x->len)
+					pre[npre++] = je[j].to;
+		}
 		first++;
 	}
 	if (first == kinstr_cfg__insn_cnt(cfg) || (kinstr_cfg__insn(cfg, first)->flags & KINSTR_CFG_I_PADDING)) {
@@ -637,6 +664,12 @@ struct kinstr_cache_fn *kinstr_cache_fn__build(const struct kinstr_kernel *k, co
 		if (plan_insn(k, cfg, &o, p, first, i, entry, abi_entry, f->addr, f->addr + f->size, r))
 			goto fail;
 	plan_reentries(k, cfg, p, first, n, entry);
+	for (i = 0; i < npre; i++) {	/* where the entry's jump labels go */
+		int t = kinstr_cfg__find_insn(cfg, pre[i]);
+
+		if (t >= 0 && (size_t)t >= first && (size_t)t < first + n)
+			mark(p, n, (size_t)t - first, KINSTR_CACHE_AFTER_NATIVE);
+	}
 	place_counters(k, cfg, p, first, n, abi_entry);
 	for (i = 0, at = copy_addr; i < n; i++) {
 		if (p[i].leader)

@@ -232,7 +232,7 @@ int kinstr_cacheset__install(struct kinstr_cacheset *cs, unsigned int flags, siz
 	uint64_t *chunks = NULL, size = 0;
 	uint8_t *bytes = NULL;
 	uint32_t counters = 0;
-	size_t i, j, nmap = 0, nreq = 0, at;
+	size_t i, j, nmap = 0, nreq = 0;
 	int fd, ret;
 
 	if (!cs->dev || !cs->n || cs->area)
@@ -365,7 +365,6 @@ int kinstr_cacheset__install(struct kinstr_cacheset *cs, unsigned int flags, siz
 	cs->ncounters = counters;
 	return 0;
 undo:
-	(void)at;
 	free(bytes);
 	free(map);
 	free(req);

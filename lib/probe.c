@@ -655,6 +655,20 @@ int kinstr_timers__paths(struct kinstr_dev *dev, unsigned int cpu, struct kinstr
 	return 0;
 }
 
+int kinstr_probeset__disarm(struct kinstr_probeset *ps, const uint32_t *idx, size_t n, size_t *disarmed)
+{
+	struct kinstr_disarm d = { .size = sizeof(d), .area = ps->area, .count = (uint32_t)n,
+				   .indices = (uintptr_t)idx };
+
+	if (!ps->area || !n || n > KINSTR_DISARM_MAX)
+		return -EINVAL;
+	if (ioctl(kinstr_dev__fd(ps->dev), KINSTR_IOC_DISARM, &d) < 0)
+		return -errno;
+	if (disarmed)
+		*disarmed = d.disarmed;
+	return 0;
+}
+
 void kinstr_probeset__set_async(struct kinstr_probeset *ps, bool async)
 {
 	ps->async = async;

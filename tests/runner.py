@@ -231,6 +231,15 @@ def step_vm(args, label, release, suite, cpu=None, files=None, part=""):
                    detail="\n".join(sections.get(i, [])[-25:]) or hout)
             continue
         status, why = r["status"], r["why"]
+        if r.get("expect_warn"):
+            # the test's own WARNING, once, matching: its report is no splat; none, or more, fails
+            warns = [l for l in splats if "WARNING:" in l]
+            if len(warns) != 1 or not re.search(r["expect_warn"], warns[0]):
+                status, why = "fail", (f"expected one kernel WARNING matching /{r['expect_warn']}/, "
+                                       f"got {len(warns)}: {warns[0].strip() if warns else ''}")
+                splats = []
+            else:
+                splats = [l for l in splats if not re.search(r"WARNING:|Call Trace:|RIP: 00", l)]
         if splats:
             status, why = "fail", f"kernel splat during the test: {splats[0].strip()}"
         report(status, f"{vm_}: {name}", why, r["seconds"], r["output"] + "\n" + "\n".join(splats))

@@ -116,6 +116,11 @@ int kinstr_probeset__counts_missed(struct kinstr_probeset *ps, uint64_t *counts,
 /* Hits whose action the recursion guard skipped, over every probe (0 if unknown). */
 uint64_t kinstr_probeset__missed_total(struct kinstr_probeset *ps);
 int kinstr_probeset__remove(struct kinstr_probeset *ps);
+/*
+ * Take probes idx[0, n) of the installed set out now, the others staying (one-shot coverage):
+ * their text restored, their counts kept. *disarmed (may be NULL): how many were still in.
+ */
+int kinstr_probeset__disarm(struct kinstr_probeset *ps, const uint32_t *idx, size_t n, size_t *disarmed);
 
 /* The stable text of a module refusal code (enum kinstr_refusal). */
 const char *kinstr_refusal__str(unsigned int refusal);

@@ -35,6 +35,7 @@
 #define KINSTR_IOC_COUNTS	_IO(KINSTR_IOC_MAGIC, 0x13)	/* struct kinstr_counts */
 #define KINSTR_IOC_SYNC		_IO(KINSTR_IOC_MAGIC, 0x14)	/* struct kinstr_sync */
 #define KINSTR_IOC_CACHE_COUNTS	_IO(KINSTR_IOC_MAGIC, 0x15)	/* struct kinstr_cache_counts */
+#define KINSTR_IOC_DISARM	_IO(KINSTR_IOC_MAGIC, 0x16)	/* struct kinstr_disarm */
 #define KINSTR_IOC_TRACE_CREATE	_IO(KINSTR_IOC_MAGIC, 0x20)	/* struct kinstr_trace_create */
 #define KINSTR_IOC_TRACE_GET	_IO(KINSTR_IOC_MAGIC, 0x21)	/* struct kinstr_trace_subbuf */
 #define KINSTR_IOC_TRACE_PUT	_IO(KINSTR_IOC_MAGIC, 0x22)	/* struct kinstr_trace_subbuf */
@@ -74,6 +75,7 @@ struct kinstr_version {
 #define KINSTR_FEAT_LIMITS	(1ULL << 11)	/* KINSTR_IOC_LIMITS; EDQUOT/ENOSPC at a limit (ABI 0.5) */
 #define KINSTR_FEAT_KPROBE_FENCE (1ULL << 12)	/* kprobes refuse kinstr's sites (ABI 0.5) */
 #define KINSTR_FEAT_CODE_CACHE	(1ULL << 13)	/* code-cache areas, KINSTR_ACTION_ENTER (ABI 0.9) */
+#define KINSTR_FEAT_DISARM	(1ULL << 14)	/* KINSTR_IOC_DISARM (ABI 0.9) */
 
 /* KINSTR_IOC_DEBUG_INFO: output only; addresses the module resolved at load time. */
 struct kinstr_debug_info {
@@ -494,6 +496,22 @@ struct kinstr_cache_counts {
 	__u64 counts;			/* user pointer to __u64[count]: summed over CPUs */
 };
 #define KINSTR_CACHE_COUNTS_SIZE_VER0	24
+
+/*
+ * KINSTR_IOC_DISARM (ABI 0.9): take some probes of an installed area out now, the others staying
+ * (one-shot coverage: each block's probe goes once it was hit). Their text is restored as
+ * REMOVE restores it; their counters keep their counts; their slots go with the area. Not for
+ * ftrace probes or KINSTR_ACTION_ENTER (EINVAL). Disarming one twice is no error.
+ */
+struct kinstr_disarm {
+	__u32 size;
+	__u32 area;
+	__u32 count;			/* entries in indices[] */
+	__u32 disarmed;			/* out: how many were armed until now */
+	__u64 indices;			/* user pointer to __u32[count]: probe indices */
+};
+#define KINSTR_DISARM_SIZE_VER0	24
+#define KINSTR_DISARM_MAX	65536
 
 struct kinstr_remove {
 	__u32 size;

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <uapi/linux/kinstr.h>
 #include <kinstr/cache.h>
@@ -185,6 +186,48 @@ static int mutations(struct kinstr_dev *dev, const struct kinstr_kernel *k, int 
 	return rc;
 }
 
+/*
+ * `cache_check stress ROUNDS FUNC...`: install the copies of FUNCs, let them run 0.2 s, read the
+ * counters, remove them, ROUNDS times, with one view of the kernel (the install and removal are
+ * what is under test, not the analysis). Prints the rounds that went through and the total of
+ * the counts (the copies ran).
+ */
+static int stress(struct kinstr_dev *dev, const struct kinstr_kernel *k, int rounds, int argc, char **argv)
+{
+	uint64_t total = 0;
+	int r, a, ok = 0;
+
+	for (r = 0; r < rounds; r++) {
+		struct kinstr_cacheset *cs = kinstr_cacheset__new(dev, k);
+		char err[512];
+		size_t i, b;
+
+		for (a = 0; cs && a < argc; a++) {
+			const struct kinstr_func *f = kinstr_kernel__find_func(k, argv[a]);
+			struct kinstr_cache_refusal rf;
+
+			if (f && kinstr_cacheset__add(cs, f, &rf))
+				printf("round %d: %s refused: %s\n", r, argv[a], rf.why);
+		}
+		if (!cs || kinstr_cacheset__install(cs, KINSTR_INSTALL_F_WAIT, NULL, err, sizeof(err))) {
+			printf("round %d: %s\n", r, cs ? err : "no memory");
+			kinstr_cacheset__free(cs);
+			continue;
+		}
+		usleep(200000);
+		if (!kinstr_cacheset__read(cs))
+			for (i = 0; i < kinstr_cacheset__cnt(cs); i++)
+				for (b = 0; b < kinstr_cache_fn__block_cnt(kinstr_cacheset__fn(cs, i)); b++)
+					total += kinstr_cacheset__block_count(cs, i, b);
+		if (!kinstr_cacheset__remove(cs))
+			ok++;
+		kinstr_cacheset__free(cs);
+	}
+	printf("stress: %d of %d rounds installed and removed, %llu block passes counted\n", ok, rounds,
+	       (unsigned long long)total);
+	return ok == rounds ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
 	struct kinstr_dev *dev = kinstr_dev__open(NULL);
@@ -192,10 +235,15 @@ int main(int argc, char **argv)
 	int rc;
 
 	if (argc < 3 || !k) {
-		fprintf(stderr, "usage: cache_check accept|mutate GLOB|FUNC... (with /dev/kinstr)\n");
+		fprintf(stderr, "usage: cache_check accept|mutate GLOB|FUNC... | stress ROUNDS FUNC... (with /dev/kinstr)\n");
 		return 2;
 	}
-	rc = !strcmp(argv[1], "accept") ? accept(dev, k, argc - 2, argv + 2) : mutations(dev, k, argc - 2, argv + 2);
+	if (!strcmp(argv[1], "stress"))
+		rc = stress(dev, k, atoi(argv[2]), argc - 3, argv + 3);
+	else if (!strcmp(argv[1], "accept"))
+		rc = accept(dev, k, argc - 2, argv + 2);
+	else
+		rc = mutations(dev, k, argc - 2, argv + 2);
 	kinstr_kernel__close(k);
 	kinstr_dev__close(dev);
 	return rc;

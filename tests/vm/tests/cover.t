@@ -98,14 +98,82 @@ NAME cover: install and remove a code cache 20 times while tasks sleep under cac
 FEATURE code_cache
 SETUP insmod kmod/kinstr.ko
 BEFORE while :; do sleep 0.05; done & while :; do sleep 0.07; done & build/tests/vm/progs/cover_workload 100000000
-RUN before=$(build/tests/vm/progs/textsum 'hrtimer_nanosleep,__x64_sys_nanosleep,__x64_sys_clock_nanosleep,common_nsleep,vfs_read,ksys_read'); \
+RUN fns='hrtimer_nanosleep __x64_sys_nanosleep __x64_sys_clock_nanosleep common_nsleep vfs_read ksys_read'; \
+	before=$(build/tests/vm/progs/textsum "$(echo $fns | tr ' ' ,)"); \
 	build/kinstr cover --dry-run do_nanosleep | grep -o 'refused (sched-text)'; \
-	ok=0; for i in $(seq 20); do build/kinstr cover --hit -d 0.3 hrtimer_nanosleep __x64_sys_nanosleep \
-	__x64_sys_clock_nanosleep common_nsleep vfs_read ksys_read > /tmp/c.txt 2>&1 && grep -q '^kinstr: covered [1-9]' /tmp/c.txt && ok=$((ok+1)); done; \
-	echo "rounds ok $ok"; tail -1 /tmp/c.txt; \
-	after=$(build/tests/vm/progs/textsum 'hrtimer_nanosleep,__x64_sys_nanosleep,__x64_sys_clock_nanosleep,common_nsleep,vfs_read,ksys_read'); \
-	test "$before" = "$after" && echo text-unchanged
+	build/tests/vm/progs/cache_check stress 20 $fns; \
+	after=$(build/tests/vm/progs/textsum "$(echo $fns | tr ' ' ,)"); test "$before" = "$after" && echo text-unchanged
 EXPECT ^refused \(sched-text\)$
-EXPECT ^rounds ok 20$
+EXPECT ^stress: 20 of 20 rounds installed and removed, [1-9][0-9]* block passes counted$
 EXPECT ^text-unchanged$
-TIMEOUT 600
+EXPECT_NOT refused:
+TIMEOUT 300
+
+NAME cover: the test module's functions run from their copies: copy_from_user of a bad pointer returns -EFAULT (no oops), so does an inline unsafe_get_user (its extable entry and fixup in the copied function), the WARN is reported once under the original's name and the run goes on, a static branch flipped and a static call updated while the copies run take effect in them (the jump label at kinstr_tc_key's entry runs in the original: its two successors count 50+30 and 40), each entry block counted once per call
+FEATURE code_cache
+SETUP insmod kmod/kinstr.ko && insmod tests/vm/modules/kinstr_test_cache.ko
+RUN python3 tests/vm/checks/cover_module.py hazards
+EXPECT_WARN kinstr_tc_warn\+0x
+EXPECT ^cmd=fault n=10 sum=0 efault=10 
+EXPECT ^cmd=get n=7 sum=0 efault=7 
+EXPECT ^cmd=warn n=5 sum=15 
+EXPECT ^cmd=key n=50 sum=0 efault=0 taken=0 
+EXPECT ^cmd=key n=40 sum=40 efault=0 taken=40 
+EXPECT ^cmd=key n=30 sum=0 efault=0 taken=0 
+EXPECT ^cmd=call n=30 sum=30 efault=0 taken=0 a=30 b=0 
+EXPECT ^cmd=call n=20 sum=40 efault=0 taken=0 a=0 b=20 
+EXPECT ^entry kinstr_tc_loop 100 
+EXPECT ^entry kinstr_tc_branch 64 
+EXPECT ^entry kinstr_tc_copy 10 
+EXPECT ^entry kinstr_tc_get 7 
+EXPECT ^entry kinstr_tc_warn 5 
+EXPECT ^blocks kinstr_tc_key (80,40|40,80)$
+EXPECT ^entry kinstr_tc_call 50 
+EXPECT ^functions 8$
+EXPECT_NOT ^refused
+CLEANUP rmmod kinstr_test_cache
+TIMEOUT 300
+
+NAME cover: the test module's block counts (a loop, a branch tree, a fault, a static branch, a static call) equal kprobe events on every block's first instruction for the same workload
+FEATURE code_cache
+SETUP insmod kmod/kinstr.ko && insmod tests/vm/modules/kinstr_test_cache.ko
+RUN python3 tests/vm/checks/cover_module.py kprobes
+EXPECT ^blocks [1-9][0-9]+ compared [1-9][0-9]+ ran [1-9][0-9]+ mismatches 0$
+CLEANUP rmmod kinstr_test_cache
+TIMEOUT 300
+
+NAME cover: a task asleep under a cached function: /proc/PID/stack names the original function (native return addresses), and a reliable stack walk of it succeeds
+FEATURE code_cache
+SETUP insmod kmod/kinstr.ko && insmod tests/vm/modules/kinstr_test_cache.ko
+RUN build/kinstr cover -d 10 kinstr_tc_sleep > /tmp/cs.txt 2>&1 & \
+	for i in $(seq 150); do grep -q '^kinstr: covering' /tmp/cs.txt && break; sleep 0.2; done; \
+	sh -c 'echo "sleep 2500" > /sys/kernel/debug/kinstr_tc/run' & pid=$!; sleep 1; \
+	cat /proc/$pid/stack; echo "reliable $pid" > /sys/kernel/debug/kinstr_tc/run; cat /sys/kernel/debug/kinstr_tc/last; \
+	wait $pid; wait; cat /tmp/cs.txt
+EXPECT ^\[<0>\] kinstr_tc_sleep\+0x[0-9a-f]+/0x[0-9a-f]+ \[kinstr_test_cache\]$
+EXPECT ^cmd=reliable n=[0-9]+ .* reliable=[1-9][0-9]*$
+EXPECT ^kinstr_tc_sleep: 1/1 blocks
+EXPECT ^  \+0x[59] +1$
+EXPECT_NOT ^\[<0>\] 0x
+CLEANUP rmmod kinstr_test_cache
+TIMEOUT 120
+
+NAME cover --once: a probe at every block start, each taken out after its first hit: the hit set equals the code cache's non-zero blocks on the same workload, and the probes left in at the end are exactly the never-hit blocks
+FEATURE code_cache
+FEATURE disarm
+SETUP insmod kmod/kinstr.ko
+RUN python3 tests/vm/checks/cover_once.py build/kinstr build/tests/vm/progs/cover_workload \
+	__x64_sys_getppid ksys_read vfs_read do_sys_openat2
+EXPECT ^blocks [1-9][0-9]+ probed [1-9][0-9]+ hit [1-9][0-9]* same [1-9][0-9]+ differ 0$
+EXPECT ^probes ([1-9][0-9]*) taken out [1-9][0-9]* left ([0-9]+) never hit \2$
+TIMEOUT 300
+
+NAME count --every-block FUNC counts every block through the code cache (kinstr cover's run); an instruction spec is refused with its reason
+FEATURE code_cache
+SETUP insmod kmod/kinstr.ko
+RUN build/kinstr count --every-block -c 'build/tests/vm/progs/cover_workload 200' __x64_sys_getppid; \
+	build/kinstr count --every-block 'vfs_read+3'; echo "status $?"
+EXPECT ^__x64_sys_getppid: 1/1 blocks \(100\.0%\)$
+EXPECT ^  \+0x[59] +200$
+EXPECT ^kinstr: --every-block: 'vfs_read\+3': give functions \(FUNC or GLOB\), not instructions$
+EXPECT ^status 2$

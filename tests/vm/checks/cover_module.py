@@ -1,0 +1,80 @@
+#!/usr/bin/env python3
+"""The code cache on the test module (cover.t, issue 15): tests/vm/modules/kinstr_test_cache.ko.
+
+cover_module.py hazards: `kinstr cover --json` over the module's functions while
+cover_module.sh runs them (with the WARN): prints the workload's own results (the fault's
+-EFAULT count, the static branch's and static call's effect while the copies run) and each
+function's entry-block count.
+cover_module.py kprobes: the same workload (no WARN) under the cache, then again under kprobe
+events on every block's first instruction: prints the blocks compared and those that differ.
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(__file__))
+from cover_vs_kprobes import write, TR  # noqa: E402
+
+FUNCS = ["kinstr_tc_loop", "kinstr_tc_branch", "kinstr_tc_copy", "kinstr_tc_get", "kinstr_tc_warn", "kinstr_tc_key",
+         "kinstr_tc_call", "kinstr_tc_sleep"]
+WORK = "tests/vm/checks/cover_module.sh"
+
+
+def cover(arg):
+    out = subprocess.run(["build/kinstr", "cover", "--json", "-c", f"sh {WORK} {arg}"] + FUNCS,
+                         capture_output=True, text=True, check=False)
+    lines = out.stdout.splitlines()
+    doc = next((json.loads(l) for l in lines if l.startswith("{")), None)
+    if out.returncode or not doc:
+        sys.exit(f"kinstr cover failed ({out.returncode}): {out.stderr.strip()}")
+    return [l for l in lines if l.startswith("cmd=")], doc
+
+
+def counts(doc):
+    return {(f["function"], b["offset"]): b["count"] for f in doc["functions"] for b in f["counts"]}
+
+
+def hazards():
+    results, doc = cover("warn")
+    for line in results:
+        print(line)
+    if doc["refused"]:
+        print("refused", doc["refused"])
+    c = counts(doc)
+    for f in doc["functions"]:
+        print(f"entry {f['function']} {f['counts'][0]['count']} blocks {f['blocks']} covered {f['covered']}")
+        print(f"blocks {f['function']} " + ",".join(str(b["count"]) for b in f["counts"]))
+    print(f"functions {len(doc['functions'])}")
+
+
+def kprobes():
+    _, doc = cover("")
+    c = counts(doc)
+    write(f"{TR}/kprobe_events", "")
+    names = {}
+    for i, (fn, off) in enumerate(sorted(c)):
+        try:
+            write(f"{TR}/kprobe_events", f"p:kcm/k{i} {fn}+{off}\n", append=True)
+            names[f"k{i}"] = (fn, off)
+        except OSError:
+            pass
+    write(f"{TR}/events/kcm/enable", "1")
+    subprocess.run(["sh", WORK], capture_output=True, check=True)
+    write(f"{TR}/events/kcm/enable", "0")
+    hits = {}
+    with open(f"{TR}/kprobe_profile") as f:
+        for line in f:
+            p = line.split()
+            if p[0].split("/")[-1] in names:
+                hits[names[p[0].split("/")[-1]]] = int(p[1])
+    write(f"{TR}/kprobe_events", "")
+    bad = [f"{b[0]}+0x{b[1]:x}: cache {c[b]} kprobe {hits[b]}" for b in sorted(hits) if c[b] != hits[b]]
+    print(f"blocks {len(c)} compared {len(hits)} ran {sum(1 for b in hits if hits[b])} mismatches {len(bad)}")
+    for line in bad[:20]:
+        print("mismatch", line)
+
+
+if __name__ == "__main__":
+    {"hazards": hazards, "kprobes": kprobes}[sys.argv[1]]()
