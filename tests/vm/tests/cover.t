@@ -177,3 +177,17 @@ EXPECT ^__x64_sys_getppid: 1/1 blocks \(100\.0%\)$
 EXPECT ^  \+0x[59] +200$
 EXPECT ^kinstr: --every-block: 'vfs_read\+3': give functions \(FUNC or GLOB\), not instructions$
 EXPECT ^status 2$
+
+NAME cover: while a code cache runs a function, the kernel's kprobes refuse every byte of it (kinstr fences the whole function, not only its splices), and accept them again once the cache is removed
+FEATURE code_cache
+SETUP insmod kmod/kinstr.ko
+RUN off=$(build/kinstr disasm vfs_read | awk '$1 ~ /^\+0x/ { n++ } n == 12 { print $1; exit }'); echo "interior $off"; \
+	build/kinstr cover -d 8 vfs_read > /tmp/cf.txt 2>&1 & \
+	for i in $(seq 150); do grep -q '^kinstr: covering' /tmp/cf.txt && break; sleep 0.2; done; \
+	echo "p:kcf/a vfs_read$off" >> /sys/kernel/tracing/kprobe_events 2>/dev/null && echo interior-accepted || echo interior-refused; \
+	wait; echo "p:kcf/a vfs_read$off" >> /sys/kernel/tracing/kprobe_events 2>/dev/null && echo after-accepted || echo after-refused; \
+	echo '-:kcf/a' >> /sys/kernel/tracing/kprobe_events
+EXPECT ^interior \+0x[0-9a-f]+$
+EXPECT ^interior-refused$
+EXPECT ^after-accepted$
+TIMEOUT 120
