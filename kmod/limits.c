@@ -36,6 +36,8 @@ module_param(max_timers, ulong, 0644);
 MODULE_PARM_DESC(max_timers, "timers of all descriptors (ENOSPC past it)");
 
 static atomic64_t in_use[KINSTR_RES_NR];
+/* not limits: what is held, so that a test can see every byte come back after the frees */
+static atomic64_t mem_held[KINSTR_MEM_NR];
 
 static unsigned long limit_fd(enum kinstr_res r)
 {
@@ -86,6 +88,11 @@ void kinstr_limit_release(enum kinstr_res r, u64 n)
 	atomic64_sub(n, &in_use[r]);
 }
 
+void kinstr_mem_add(enum kinstr_mem m, s64 n)
+{
+	atomic64_add(n, &mem_held[m]);
+}
+
 /* The limits and what is in use, for KINSTR_IOC_LIMITS. */
 void kinstr_limits_read(struct kinstr_limits *l)
 {
@@ -98,6 +105,9 @@ void kinstr_limits_read(struct kinstr_limits *l)
 	l->probes = atomic64_read(&in_use[KINSTR_RES_PROBES]);
 	l->trace_bytes = atomic64_read(&in_use[KINSTR_RES_TRACE_BYTES]);
 	l->timers = atomic64_read(&in_use[KINSTR_RES_TIMERS]);
+	l->areas = atomic64_read(&mem_held[KINSTR_MEM_AREAS]);
+	l->text_bytes = atomic64_read(&mem_held[KINSTR_MEM_TEXT_BYTES]);
+	l->percpu_bytes = atomic64_read(&mem_held[KINSTR_MEM_PERCPU_BYTES]);
 }
 
 void kinstr_limits_init(void)

@@ -104,6 +104,8 @@ void kinstr_area_free(struct kinstr_area *a)
 {
 	u32 i;
 
+	kinstr_mem_add(KINSTR_MEM_AREAS, -1);
+	kinstr_mem_add(KINSTR_MEM_PERCPU_BYTES, -(s64)a->percpu_bytes);
 	for (i = 0; i < ARRAY_SIZE(a->hits_chunk); i++)
 		free_percpu(a->hits_chunk[i]);	/* NULL: nothing */
 	for (i = 0; a->chunks && i < a->nchunks; i++)
@@ -112,8 +114,10 @@ void kinstr_area_free(struct kinstr_area *a)
 	kvfree(a->fns);
 	kvfree(a->fn_fences);
 	kinstr_limit_release(KINSTR_RES_PROBES, a->count);
-	if (a->mem)
+	if (a->mem) {
 		kinstr_text_free(a->mem);	/* resets permissions (VM_FLUSH_RESET_PERMS) */
+		kinstr_mem_add(KINSTR_MEM_TEXT_BYTES, -(s64)(a->pages << PAGE_SHIFT));
+	}
 	kvfree(a->dsort);
 	/* after quiescence (or before any patch): nothing runs in the slots or the module's sites */
 	unpin_modules(a);
@@ -134,10 +138,13 @@ static int alloc_cache_counters(struct kinstr_area *a, u32 ncounters)
 	if (!a->chunks)
 		return -ENOMEM;
 	for (i = 0; i < a->nchunks; i++) {
-		a->chunks[i] = __alloc_percpu(sizeof(u64) * min(ncounters - i * KINSTR_CACHE_CHUNK, KINSTR_CACHE_CHUNK),
-					      sizeof(u64));
+		size_t sz = sizeof(u64) * min(ncounters - i * KINSTR_CACHE_CHUNK, KINSTR_CACHE_CHUNK);
+
+		a->chunks[i] = __alloc_percpu(sz, sizeof(u64));
 		if (!a->chunks[i])
 			return -ENOMEM;
+		a->percpu_bytes += sz;
+		kinstr_mem_add(KINSTR_MEM_PERCPU_BYTES, sz);
 	}
 	a->ncounters = ncounters;
 	return 0;
@@ -154,6 +161,7 @@ struct kinstr_area *kinstr_area_alloc(u32 count, u64 cache_size, u32 ncounters)
 		return NULL;
 	}
 	a->count = count;	/* from here kinstr_area_free() gives the total back */
+	kinstr_mem_add(KINSTR_MEM_AREAS, 1);
 	INIT_LIST_HEAD(&a->arm_node);
 	bytes = (unsigned long)count * KINSTR_SLOT_SIZE;
 	if (KINSTR_DIRECT_SHARED) {
@@ -175,6 +183,8 @@ struct kinstr_area *kinstr_area_alloc(u32 count, u64 cache_size, u32 ncounters)
 		return NULL;
 	}
 	a->mem = kinstr_text_alloc(bytes);
+	if (a->mem)
+		kinstr_mem_add(KINSTR_MEM_TEXT_BYTES, bytes);
 	if (a->mem && cache_size) {
 		a->cache = a->mem + cache_off;
 		a->cache_size = cache_size;
@@ -183,10 +193,13 @@ struct kinstr_area *kinstr_area_alloc(u32 count, u64 cache_size, u32 ncounters)
 		u32 c = i / KINSTR_HITS_CHUNK;
 
 		if (i % KINSTR_HITS_CHUNK == 0) {
-			a->hits_chunk[c] = __alloc_percpu(2 * sizeof(u64) * min(count - i, KINSTR_HITS_CHUNK),
-							  sizeof(u64));
+			size_t sz = 2 * sizeof(u64) * min(count - i, KINSTR_HITS_CHUNK);
+
+			a->hits_chunk[c] = __alloc_percpu(sz, sizeof(u64));
 			if (!a->hits_chunk[c])
 				break;
+			a->percpu_bytes += sz;
+			kinstr_mem_add(KINSTR_MEM_PERCPU_BYTES, sz);
 		}
 		a->probes[i].hits = a->hits_chunk[c] + 2 * (i % KINSTR_HITS_CHUNK);
 	}

@@ -38,6 +38,7 @@ struct kinstr_area {
 	struct kinstr_chan *chan;	/* held while any probe may trace into it */
 	struct kinstr_timers *timers;	/* held while any probe may time into it */
 	unsigned long pages;
+	u64 percpu_bytes;		/* what its per-CPU allocations took, for KINSTR_IOC_LIMITS */
 	/* KINSTR_DIRECT_SHARED: one ftrace_ops for all ftrace probes, calling the dispatcher */
 	struct kinstr_direct direct;
 	u8 *dispatch;

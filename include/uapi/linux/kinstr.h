@@ -17,7 +17,7 @@
 
 #define KINSTR_DEVICE		"/dev/kinstr"
 #define KINSTR_ABI_MAJOR	0	/* incompatible changes */
-#define KINSTR_ABI_MINOR	9	/* compatible additions */
+#define KINSTR_ABI_MINOR	10	/* compatible additions */
 
 /* The ioctl numbers carry no size: the struct's leading size field says how much there is. */
 #define KINSTR_IOC_MAGIC	0xb7
@@ -268,8 +268,16 @@ struct kinstr_limits {
 	__u64 probes;			/* out: in use now, all descriptors */
 	__u64 trace_bytes;
 	__u64 timers;
+	/*
+	 * (ABI 0.10) out: memory held now, all descriptors, until the free after quiescence:
+	 * areas, their executable bytes (slots, copies) and per-CPU bytes (counters; per CPU)
+	 */
+	__u64 areas;
+	__u64 text_bytes;
+	__u64 percpu_bytes;
 };
 #define KINSTR_LIMITS_SIZE_VER0	80
+#define KINSTR_LIMITS_SIZE_VER1	104
 
 /*
  * Probes. A batch of probes lives in one *area* of patch space, near kernel text: one slot of

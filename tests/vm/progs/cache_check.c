@@ -186,17 +186,40 @@ static int mutations(struct kinstr_dev *dev, const struct kinstr_kernel *k, int 
 	return rc;
 }
 
+/* The kernel's own list of vmalloc areas (executable ones included) that kinstr.ko's code asked for. */
+static long vmalloc_areas(void)
+{
+	FILE *f = fopen("/proc/vmallocinfo", "r");
+	char line[512];
+	long n = 0;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		n += strstr(line, " [kinstr]") != NULL;
+	fclose(f);
+	return n;
+}
+
 /*
  * `cache_check stress ROUNDS FUNC...`: install the copies of FUNCs, let them run 0.2 s, read the
  * counters, remove them, ROUNDS times, with one view of the kernel (the install and removal are
  * what is under test, not the analysis). Prints the rounds that went through and the total of
- * the counts (the copies ran).
+ * the counts (the copies ran), then what the module held while a cache was in and that all of it
+ * came back after the last removal (KINSTR_IOC_LIMITS, waiting up to 10 s for the frees that
+ * follow quiescence), and the kernel's count of kinstr's vmalloc areas (/proc/vmallocinfo) then.
  */
 static int stress(struct kinstr_dev *dev, const struct kinstr_kernel *k, int rounds, int argc, char **argv)
 {
+	struct kinstr_limits base = { .size = sizeof(base) }, l, peak = { 0 };
 	uint64_t total = 0;
-	int r, a, ok = 0;
+	long v0 = vmalloc_areas(), vpeak = 0, v1;
+	int r, a, ok = 0, w;
 
+	if (kinstr_dev__limits(dev, &base) || base.size < KINSTR_LIMITS_SIZE_VER1) {
+		printf("stress: the module does not say what memory it holds\n");
+		return 1;
+	}
 	for (r = 0; r < rounds; r++) {
 		struct kinstr_cacheset *cs = kinstr_cacheset__new(dev, k);
 		char err[512];
@@ -215,6 +238,12 @@ static int stress(struct kinstr_dev *dev, const struct kinstr_kernel *k, int rou
 			continue;
 		}
 		usleep(200000);
+		l.size = sizeof(l);
+		if (!kinstr_dev__limits(dev, &l) && l.areas - base.areas > peak.areas)
+			peak = (struct kinstr_limits){ .areas = l.areas - base.areas, .text_bytes = l.text_bytes - base.text_bytes,
+						       .percpu_bytes = l.percpu_bytes - base.percpu_bytes };
+		v1 = vmalloc_areas();
+		vpeak = v1 > vpeak ? v1 : vpeak;
 		if (!kinstr_cacheset__read(cs))
 			for (i = 0; i < kinstr_cacheset__cnt(cs); i++)
 				for (b = 0; b < kinstr_cache_fn__block_cnt(kinstr_cacheset__fn(cs, i)); b++)
@@ -225,7 +254,22 @@ static int stress(struct kinstr_dev *dev, const struct kinstr_kernel *k, int rou
 	}
 	printf("stress: %d of %d rounds installed and removed, %llu block passes counted\n", ok, rounds,
 	       (unsigned long long)total);
-	return ok == rounds ? 0 : 1;
+	for (w = 0; w < 100; w++) {	/* the frees come after quiescence, from the module's worker */
+		l.size = sizeof(l);
+		if (kinstr_dev__limits(dev, &l))
+			return 1;
+		if (l.areas == base.areas && l.text_bytes == base.text_bytes && l.percpu_bytes == base.percpu_bytes)
+			break;
+		usleep(100000);
+	}
+	printf("memory: held with a cache in: %llu areas, %llu text bytes, %llu per-CPU bytes; after the last removal: "
+	       "%lld areas, %lld text bytes, %lld per-CPU bytes more than before the first\n",
+	       (unsigned long long)peak.areas, (unsigned long long)peak.text_bytes, (unsigned long long)peak.percpu_bytes,
+	       (long long)(l.areas - base.areas), (long long)(l.text_bytes - base.text_bytes),
+	       (long long)(l.percpu_bytes - base.percpu_bytes));
+	v1 = vmalloc_areas();
+	printf("vmalloc areas of kinstr.ko: %ld before, %ld at most with a cache in, %ld after\n", v0, vpeak, v1);
+	return ok == rounds && w < 100 && v0 >= 0 && v1 == v0 ? 0 : 1;
 }
 
 int main(int argc, char **argv)

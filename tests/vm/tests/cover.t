@@ -94,7 +94,7 @@ EXPECT ^html$
 EXPECT ^text-unchanged$
 TIMEOUT 300
 
-NAME cover: install and remove a code cache 20 times while tasks sleep under cached functions (nanosleep: do_nanosleep itself is .sched.text, refused) and others run through them: no splat, the text restored
+NAME cover: install and remove a code cache 20 times while tasks sleep under cached functions (nanosleep: do_nanosleep itself is .sched.text, refused) and others run through them: no splat, the text restored, all memory returned (the module's count of what it holds and the kernel's vmalloc list)
 FEATURE code_cache
 SETUP insmod kmod/kinstr.ko
 BEFORE while :; do sleep 0.05; done & while :; do sleep 0.07; done & build/tests/vm/progs/cover_workload 100000000
@@ -105,6 +105,8 @@ RUN fns='hrtimer_nanosleep __x64_sys_nanosleep __x64_sys_clock_nanosleep common_
 	after=$(build/tests/vm/progs/textsum "$(echo $fns | tr ' ' ,)"); test "$before" = "$after" && echo text-unchanged
 EXPECT ^refused \(sched-text\)$
 EXPECT ^stress: 20 of 20 rounds installed and removed, [1-9][0-9]* block passes counted$
+EXPECT ^memory: held with a cache in: 1 areas, [1-9][0-9]* text bytes, [1-9][0-9]* per-CPU bytes; after the last removal: 0 areas, 0 text bytes, 0 per-CPU bytes more than before the first$
+EXPECT ^vmalloc areas of kinstr.ko: ([0-9]+) before, [1-9][0-9]* at most with a cache in, \1 after$
 EXPECT ^text-unchanged$
 EXPECT_NOT refused:
 TIMEOUT 300
