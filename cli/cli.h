@@ -33,7 +33,7 @@ struct cli_cover_args {
 	const char *command;	/* -c CMD */
 	double duration;	/* -d SEC, 0: none */
 	const char *lcov;	/* --lcov FILE */
-	bool json, dry, hit_only, once;
+	bool json, dry, hit_only, once, edges;
 };
 int cli_cover__run(const struct cli_cover_args *a);
 int cmd_sites(int argc, char **argv);

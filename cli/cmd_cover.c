@@ -12,7 +12,7 @@
 
 static void cover_usage(FILE *f)
 {
-	fprintf(f, "usage: kinstr cover [--count|--hit|--once] [-c CMD|-d SEC] [--json] [--lcov FILE] FUNC|GLOB...\n"
+	fprintf(f, "usage: kinstr cover [--count|--hit|--once] [--edges] [-c CMD|-d SEC] [--json] [--lcov FILE] FUNC|GLOB...\n"
 		   "       kinstr cover --dry-run [--json] [--snapshot FILE] FUNC|GLOB...\n\n"
 		   "Block coverage through the code cache: each FUNC runs as an instrumented copy, entered\n"
 		   "through splices at its entry and where control comes back to it (after a call, after an\n"
@@ -28,6 +28,11 @@ static void cover_usage(FILE *f)
 		   "      --once         one-shot: a probe at every block's first instruction, taken out after\n"
 		   "                     its first hit (hit or not only; a block where no probe fits is\n"
 		   "                     'unprobed'): near-zero cost once the hot blocks have run\n"
+		   "      --edges        a counter on every edge too (into each block by falling through, out\n"
+		   "                     of each branch and exit): each block's count beside the sum of the\n"
+		   "                     edges into it and out of it, and whether in = count = out (flow\n"
+		   "                     conservation; a block entered or left where no counter sees, such\n"
+		   "                     as an exception fixup, is marked and left out)\n"
 		   "      --lcov FILE    also write an lcov tracefile (genhtml FILE renders it); each function's\n"
 		   "                     listing, standing for its source, goes next to it (FILE.src/)\n"
 		   "      --json         one JSON object\n"
@@ -48,6 +53,7 @@ int cmd_cover(int argc, char **argv)
 		{ "hit", no_argument, NULL, 'H' },
 		{ "lcov", required_argument, NULL, 'l' },
 		{ "once", no_argument, NULL, 'O' },
+		{ "edges", no_argument, NULL, 'E' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -68,6 +74,7 @@ int cmd_cover(int argc, char **argv)
 		case 'H': a.hit_only = true; break;
 		case 'l': a.lcov = optarg; break;
 		case 'O': a.once = true; break;
+		case 'E': a.edges = true; break;
 		case 'h': cover_usage(stdout); return CLI_OK;
 		default: cover_usage(stderr); return CLI_USAGE;
 		}

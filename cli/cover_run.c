@@ -57,8 +57,11 @@ static void print_json(const struct kinstr_kernel *k, const struct kinstr_func *
 		printf("}");
 		return;
 	}
-	printf(",\"blocks\":%zu,\"saves_flags\":%zu,\"instructions\":%zu,\"copy_bytes\":%zu,\"how\":{", s->blocks,
+	printf(",\"blocks\":%zu,\"saves_flags\":%zu,\"instructions\":%zu,\"copy_bytes\":%zu,", s->blocks,
 	       s->pushf, s->insns, s->bytes);
+	if (kinstr_cache_fn__edge_cnt(c))
+		printf("\"edges\":%zu,", kinstr_cache_fn__edge_cnt(c));
+	printf("\"how\":{");
 	for (i = 0; i < KINSTR_CACHE_NR_HOW; i++)
 		printf("%s\"%s\":%zu", i ? "," : "", kinstr_cache_how__str((unsigned int)i), s->how[i]);
 	printf("},\"reentries\":[");
@@ -86,10 +89,10 @@ static void print_json(const struct kinstr_kernel *k, const struct kinstr_func *
 }
 
 /* Plan f and print the row (or JSON object); shown and refused count the functions. */
-static void plan_one(const struct kinstr_kernel *k, const struct kinstr_func *f, bool json, size_t *shown,
-		     size_t *refused, int *rc)
+static void plan_one(const struct kinstr_kernel *k, const struct kinstr_func *f, bool json, bool edges,
+		     size_t *shown, size_t *refused, int *rc)
 {
-	struct kinstr_cache_opts o = { .sz = sizeof(o) };
+	struct kinstr_cache_opts o = { .sz = sizeof(o), .flags = edges ? KINSTR_CACHE_F_EDGES : 0 };
 	struct kinstr_cache_refusal r;
 	struct kinstr_cache_fn *cf;
 	struct cover_sum s;
@@ -173,7 +176,7 @@ static int collect(const struct kinstr_kernel *k, int argc, char **argv, const s
 	return rc;
 }
 
-static int dry_run(const struct kinstr_kernel *k, const struct kinstr_func **fs, size_t n, bool json)
+static int dry_run(const struct kinstr_kernel *k, const struct kinstr_func **fs, size_t n, bool json, bool edges)
 {
 	size_t refused = 0, shown = 0, i;
 	int rc = CLI_OK;
@@ -184,7 +187,7 @@ static int dry_run(const struct kinstr_kernel *k, const struct kinstr_func **fs,
 		printf("%-36s %6s %6s %6s %7s %6s %6s %6s %9s\n", "FUNCTION", "BLOCKS", "PUSHF", "INSNS", "BYTES", "CALLS",
 		       "NATIVE", "JLABEL", "REENTRY");
 	for (i = 0; i < n; i++)
-		plan_one(k, fs[i], json, &shown, &refused, &rc);
+		plan_one(k, fs[i], json, edges, &shown, &refused, &rc);
 	if (json)
 		printf("],\"refused\":%zu}\n", refused);
 	else
@@ -198,10 +201,25 @@ struct refused_fn {
 	struct kinstr_cache_refusal r;
 };
 
+/* With edges: "in = count = out" of block b, or what differs, or what the counters do not see. */
+static const char *flow_of(const struct kinstr_cacheset *cs, size_t i, size_t b, uint64_t *in, uint64_t *out)
+{
+	uint64_t v = kinstr_cacheset__block_count(cs, i, b);
+	int u = kinstr_cacheset__block_flow(cs, i, b, in, out);
+
+	if (u < 0)
+		return NULL;
+	if (u)
+		return u == KINSTR_CACHE_B_IN_UNSEEN ? "unseen-in" : u == KINSTR_CACHE_B_OUT_UNSEEN ? "unseen-out" : "unseen";
+	return *in == v && *out == v ? "conserved" : "differs";
+}
+
 static void print_results(const struct kinstr_cacheset *cs, const struct refused_fn *rf, size_t nrf, bool json,
 			  bool hit_only, double secs, int status)
 {
-	size_t i, b, fcov = 0, bcov = 0, btot = 0;
+	size_t i, b, fcov = 0, bcov = 0, btot = 0, fl_ok = 0, fl_bad = 0, fl_unseen = 0;
+	uint64_t in, out;
+	const char *fl;
 
 	if (json)
 		printf("{\"seconds\":%.3f,\"functions\":[", secs);
@@ -223,11 +241,39 @@ static void print_results(const struct kinstr_cacheset *cs, const struct refused
 				const struct kinstr_cache_block *bl = kinstr_cache_fn__block(c, b);
 				uint64_t v = kinstr_cacheset__block_count(cs, i, b);
 
-				printf("%s{\"offset\":%llu,\"%s\":%llu}", b ? "," : "",
+				printf("%s{\"offset\":%llu,\"%s\":%llu", b ? "," : "",
 				       (unsigned long long)(bl->addr - f->addr), hit_only ? "hit" : "count",
 				       (unsigned long long)(hit_only ? v != 0 : v));
+				if ((fl = flow_of(cs, i, b, &in, &out))) {
+					printf(",\"in\":%llu,\"out\":%llu,\"flow\":\"%s\"", (unsigned long long)in,
+					       (unsigned long long)out, fl);
+					fl_ok += !strcmp(fl, "conserved");
+					fl_bad += !strcmp(fl, "differs");
+					fl_unseen += !strncmp(fl, "unseen", 6);
+				}
+				printf("}");
 			}
-			printf("]}");
+			printf("]");
+			if (kinstr_cache_fn__edge_cnt(c)) {
+				printf(",\"edges\":[");
+				for (b = 0; b < kinstr_cache_fn__edge_cnt(c); b++) {
+					const struct kinstr_cache_edge *e = kinstr_cache_fn__edge(c, b);
+
+					printf("%s{\"kind\":\"%s\",\"from\":", b ? "," : "", kinstr_cache_edge_kind__str(e->kind));
+					if (e->from == KINSTR_CACHE_OUTSIDE)
+						printf("null");
+					else
+						printf("%llu", (unsigned long long)(kinstr_cache_fn__block(c, e->from)->addr - f->addr));
+					printf(",\"to\":");
+					if (e->to == KINSTR_CACHE_OUTSIDE)
+						printf("null");
+					else
+						printf("%llu", (unsigned long long)(kinstr_cache_fn__block(c, e->to)->addr - f->addr));
+					printf(",\"count\":%llu}", (unsigned long long)kinstr_cacheset__edge_count(cs, i, b));
+				}
+				printf("]");
+			}
+			printf("}");
 			continue;
 		}
 		printf("%s: %zu/%zu blocks (%.1f%%)\n", f->name, hit, nb, nb ? 100.0 * (double)hit / (double)nb : 0.0);
@@ -236,9 +282,16 @@ static void print_results(const struct kinstr_cacheset *cs, const struct refused
 			uint64_t v = kinstr_cacheset__block_count(cs, i, b);
 
 			if (hit_only)
-				printf("  +0x%-6llx %s\n", (unsigned long long)(bl->addr - f->addr), v ? "hit" : "-");
+				printf("  +0x%-6llx %s", (unsigned long long)(bl->addr - f->addr), v ? "hit" : "-");
 			else
-				printf("  +0x%-6llx %llu\n", (unsigned long long)(bl->addr - f->addr), (unsigned long long)v);
+				printf("  +0x%-6llx %llu", (unsigned long long)(bl->addr - f->addr), (unsigned long long)v);
+			if ((fl = flow_of(cs, i, b, &in, &out))) {
+				printf("  in %llu out %llu %s", (unsigned long long)in, (unsigned long long)out, fl);
+				fl_ok += !strcmp(fl, "conserved");
+				fl_bad += !strcmp(fl, "differs");
+				fl_unseen += !strncmp(fl, "unseen", 6);
+			}
+			printf("\n");
 		}
 	}
 	if (json) {
@@ -251,7 +304,10 @@ static void print_results(const struct kinstr_cacheset *cs, const struct refused
 			printf("}");
 		}
 		printf("],\"functions_covered\":%zu,\"functions_total\":%zu,\"blocks_covered\":%zu,"
-		       "\"blocks_total\":%zu,\"status\":%d}\n", fcov, kinstr_cacheset__cnt(cs), bcov, btot, status);
+		       "\"blocks_total\":%zu", fcov, kinstr_cacheset__cnt(cs), bcov, btot);
+		if (fl_ok + fl_bad + fl_unseen)
+			printf(",\"flow_conserved\":%zu,\"flow_differs\":%zu,\"flow_unseen\":%zu", fl_ok, fl_bad, fl_unseen);
+		printf(",\"status\":%d}\n", status);
 		return;
 	}
 	for (i = 0; i < nrf; i++)
@@ -260,6 +316,9 @@ static void print_results(const struct kinstr_cacheset *cs, const struct refused
 		       rf[i].r.why);
 	printf("kinstr: covered %zu/%zu functions, %zu/%zu blocks (%.1f%%) in %.1f s; %zu refused\n", fcov,
 	       kinstr_cacheset__cnt(cs), bcov, btot, btot ? 100.0 * (double)bcov / (double)btot : 0.0, secs, nrf);
+	if (fl_ok + fl_bad + fl_unseen)
+		printf("kinstr: flow: in = count = out in %zu blocks, differs in %zu (passes in flight while the counters "
+		       "were read, or a kinstr bug), %zu with a way in or out no counter sees\n", fl_ok, fl_bad, fl_unseen);
 }
 
 static int write_lcov(const struct kinstr_kernel *k, const struct kinstr_cacheset *cs, const char *path)
@@ -497,7 +556,7 @@ int cli_cover__run(const struct cli_cover_args *a)
 		return CLI_FAIL;
 	rc = collect(k, a->nfuncs, a->funcs, &fs, &n);
 	if (dry) {
-		int r2 = dry_run(k, fs, n, json);
+		int r2 = dry_run(k, fs, n, json, a->edges);
 
 		rc = rc ? rc : r2;
 		goto out;
@@ -505,6 +564,11 @@ int cli_cover__run(const struct cli_cover_args *a)
 	if (rc)
 		goto out;
 	if (once) {
+		if (a->edges) {
+			cli_err("cover: --once takes each probe out at its first hit, --edges counts every pass: use one of them");
+			rc = CLI_USAGE;
+			goto out;
+		}
 		if (lcov) {
 			cli_err("cover: --once tells hit or not, --lcov wants counts: use one of them");
 			rc = CLI_USAGE;
@@ -516,7 +580,7 @@ int cli_cover__run(const struct cli_cover_args *a)
 	rc = CLI_FAIL;
 	cs = kinstr_cacheset__new(dev, k);
 	rf = calloc(n ? n : 1, sizeof(*rf));
-	if (!cs || !rf)
+	if (!cs || !rf || (a->edges && kinstr_cacheset__set_flags(cs, KINSTR_CACHE_F_EDGES)))
 		goto out;
 	for (i = 0; i < n; i++) {
 		int e = kinstr_cacheset__add(cs, fs[i], &rf[nrf].r);

@@ -77,6 +77,20 @@ static unsigned int counter_len(const struct kinstr_cache_map *m)
 	return m->flags & KINSTR_CACHE_M_COUNTED ? COUNTER_LEN + 2 * !!(m->flags & KINSTR_CACHE_M_PUSHF) : 0;
 }
 
+/* The edge counter before everything of the entry: its length. */
+static unsigned int edge_in_len(const struct kinstr_cache_map *m)
+{
+	return m->flags & KINSTR_CACHE_M_EDGE_IN ? COUNTER_LEN + 2 * !!(m->flags & KINSTR_CACHE_M_EDGE_IN_PUSHF) : 0;
+}
+
+/* Where control entering entry j's instruction may land: its counterpart, its counter, its edge counter. */
+static bool lands_on(const struct kinstr_cache_check *c, u32 j, u64 off)
+{
+	const struct kinstr_cache_map *m = &c->map[j];
+
+	return off == m->copy || off == m->copy - counter_len(m) || off == m->copy - counter_len(m) - edge_in_len(m);
+}
+
 static s32 get32(const u8 *p)
 {
 	s32 v;
@@ -136,11 +150,8 @@ static bool target_ok(struct cc *x, unsigned long copy_t, unsigned long t)
 		return copy_t == t;
 	if (c->map[j].addr != t)
 		return false;	/* into an instruction */
-	if (t >= x->lo && t < x->hi) {
-		unsigned long cp = c->base + c->map[j].copy;
-
-		return copy_t == cp || copy_t == cp - counter_len(&c->map[j]);
-	}
+	if (t >= x->lo && t < x->hi)
+		return copy_t >= c->base && lands_on(c, j, copy_t - c->base);
 	return copy_t == t && (test_bit(j, x->enter) || c->map[j].form == KINSTR_CACHE_FORM_NATIVE);
 }
 
@@ -155,28 +166,62 @@ static bool exit_ok(struct cc *x, unsigned long t)
 	return c->map[j].addr == t && (test_bit(j, x->enter) || c->map[j].form == KINSTR_CACHE_FORM_NATIVE);
 }
 
-/* The counter before entry i: the exact sequence, on a counter of the area's never used before. */
-static int check_counter(struct cc *x, u32 i, const u8 *ob, unsigned int olen)
+/*
+ * A counter of entry i at b: the exact sequence on counter idx, one of the area's never used
+ * before; without pushfq the flags must be dead just before the instruction (the counter
+ * clobbers them; counters between it and the instruction read none).
+ */
+static int check_counter_at(struct cc *x, u32 i, const u8 *b, u32 idx, bool pushf, const u8 *ob, unsigned int olen)
 {
 	const struct kinstr_cache_check *c = x->c;
 	const struct kinstr_cache_map *m = &c->map[i];
-	bool pushf = m->flags & KINSTR_CACHE_M_PUSHF;
-	const u8 *b = c->bytes + m->copy - counter_len(m);
 	u64 want, got;
 
-	if (m->counter >= c->ncounters || test_and_set_bit(m->counter, x->used))
+	if (idx >= c->ncounters || test_and_set_bit(idx, x->used))
 		return bad(x, KINSTR_CACHE_RULE_COUNTER, i, m->addr);
-	want = c->chunks[m->counter / KINSTR_CACHE_CHUNK] + 8ull * (m->counter % KINSTR_CACHE_CHUNK);
+	want = c->chunks[idx / KINSTR_CACHE_CHUNK] + 8ull * (idx % KINSTR_CACHE_CHUNK);
 	if (pushf && (b[0] != 0x9c || b[COUNTER_LEN + 1] != 0x9d))
 		return bad(x, KINSTR_CACHE_RULE_COUNTER, i, m->addr);
 	b += pushf;
 	memcpy(&got, b + 3, 8);
 	if (b[0] != 0x50 || b[1] != 0x48 || b[2] != 0xb8 || got != want || memcmp(b + 11, "\x65\x48\xff\x00\x58", 5))
 		return bad(x, KINSTR_CACHE_RULE_COUNTER, i, m->addr);
-	/* without pushfq the counter clobbers the flags: dead just before this instruction */
 	if (!pushf && !kinstr_flags_killed(ob, olen) && !kinstr_flags_dead_by_abi(m->addr))
 		return bad(x, KINSTR_CACHE_RULE_FLAGS, i, m->addr);
 	return 0;
+}
+
+/* The counters before entry i's counterpart: the edge into it, then its block's. */
+static int check_counter(struct cc *x, u32 i, const u8 *ob, unsigned int olen)
+{
+	const struct kinstr_cache_map *m = &x->c->map[i];
+	const u8 *b = x->c->bytes + m->copy - counter_len(m);
+	int err = 0;
+
+	if (m->flags & KINSTR_CACHE_M_EDGE_IN)
+		err = check_counter_at(x, i, b - edge_in_len(m), m->edge, m->flags & KINSTR_CACHE_M_EDGE_IN_PUSHF, ob, olen);
+	if (!err && (m->flags & KINSTR_CACHE_M_COUNTED))
+		err = check_counter_at(x, i, b, m->counter, m->flags & KINSTR_CACHE_M_PUSHF, ob, olen);
+	return err;
+}
+
+/*
+ * A conditional branch whose taken way is counted (KINSTR_CACHE_M_EDGE_OUT on a jcc or a jump
+ * label): at cb, j<not cc> rel8 over the rest, then pushfq; counter; popfq; jmp rel32 on the
+ * branch's target (cp: cb's address). The flags the condition reads are the original's: the
+ * not-taken way falls past, the taken way saves them around the counter.
+ */
+static bool edge_jcc_ok(struct cc *x, u32 i, const u8 *cb, unsigned int len, unsigned long cp, int notcc,
+			unsigned long target, const u8 *ob, unsigned int olen)
+{
+	const struct kinstr_cache_map *m = &x->c->map[i];
+	u32 idx = m->edge + !!(m->flags & KINSTR_CACHE_M_EDGE_IN);
+	const unsigned int l = 2 + COUNTER_LEN + 2 + 5;
+
+	if (len != l || cb[0] != (0x70 | notcc) || cb[1] != l - 2 || !(m->flags & KINSTR_CACHE_M_EDGE_OUT_PUSHF) ||
+	    check_counter_at(x, i, cb + 2, idx, true, ob, olen) || cb[l - 5] != 0xe9)
+		return false;
+	return target_ok(x, cp + l + get32(cb + l - 4), target);
 }
 
 static bool is_bare_ret(const struct insn *o)
@@ -215,22 +260,23 @@ static bool copyable(struct cc *x, u32 i, const struct insn *o, const u8 *ob)
 	return kinstr_ool_check(ob, o->length) == KINSTR_OOL_OK;
 }
 
-static int check_reloc(struct cc *x, u32 i, const struct insn *o, const u8 *ob)
+/* A re-aimed instruction: its counterpart at cb (address cp, clen bytes). */
+static int check_reloc(struct cc *x, u32 i, const struct insn *o, const u8 *ob, const u8 *cb, unsigned long cp,
+		       unsigned int clen)
 {
 	const struct kinstr_cache_check *c = x->c;
 	const struct kinstr_cache_map *m = &c->map[i];
-	unsigned long a = m->addr, cp = c->base + m->copy;
-	const u8 *cb = c->bytes + m->copy;
+	unsigned long a = m->addr;
 	int ko, kr, cco = -1, ccr = -1, off;
 	struct insn r;
 
 	if (is_bare_ret(o)) {	/* as patch_return() would write it here; never under ITS */
-		if (kinstr_ksyms.return_thunk_its || !kinstr_ksyms.return_thunk || m->copy_len != 5 || cb[0] != 0xe9 ||
+		if (kinstr_ksyms.return_thunk_its || !kinstr_ksyms.return_thunk || clen != 5 || cb[0] != 0xe9 ||
 		    cp + 5 + get32(cb + 1) != kinstr_ksyms.return_thunk)
 			return bad(x, KINSTR_CACHE_RULE_RELOC, i, a);
 		return 0;
 	}
-	if (kinstr_decode_bytes(&r, cb, m->copy_len) || r.length != m->copy_len)
+	if (kinstr_decode_bytes(&r, cb, clen) || r.length != clen)
 		return bad(x, KINSTR_CACHE_RULE_RELOC, i, a);
 	ko = kinstr_branch_of(o, &cco);
 	if (ko == KINSTR_BR_JMP || ko == KINSTR_BR_JCC) {
@@ -278,6 +324,14 @@ static unsigned long trampoline_of(unsigned long key)
 	return kinstr_kcall(kallsyms_lookup_name)(name);
 }
 
+static bool falls_through(const struct insn *o)
+{
+	int cc;
+
+	return !is_bare_ret(o) && kinstr_branch_of(o, &cc) != KINSTR_BR_JMP && !kinstr_indirect_branch(o) &&
+	       !(o->length == 1 && o->opcode.bytes[0] == 0xcc);
+}
+
 static int check_insn(struct cc *x, u32 i)
 {
 	const struct kinstr_cache_check *c = x->c;
@@ -286,6 +340,7 @@ static int check_insn(struct cc *x, u32 i)
 	const u8 *cb = c->bytes + m->copy;
 	u8 ob[MAX_INSN_SIZE];
 	struct insn o;
+	unsigned int clen = m->copy_len;
 	bool branch, tail;
 	u32 res;
 	int err, cc;
@@ -304,30 +359,54 @@ static int check_insn(struct cc *x, u32 i)
 	    (res & R(JUMP_LABEL) && m->form != KINSTR_CACHE_FORM_JUMP_LABEL && m->form != KINSTR_CACHE_FORM_NATIVE) ||
 	    (res & R(STATIC_CALL) && m->form != KINSTR_CACHE_FORM_STATIC_CALL && m->form != KINSTR_CACHE_FORM_NATIVE))
 		return bad(x, KINSTR_CACHE_RULE_COPY + m->form, i, a);	/* the form's own rule */
-	if (m->flags & KINSTR_CACHE_M_COUNTED) {
-		err = check_counter(x, i, ob, o.length);
-		if (err)
-			return err;
+	err = check_counter(x, i, ob, o.length);
+	if (err)
+		return err;
+	if (m->flags & KINSTR_CACHE_M_EDGE_OUT) {
+		/* a conditional's taken way, or an exit's counter before it (then the form, checked below) */
+		u32 idx = m->edge + !!(m->flags & KINSTR_CACHE_M_EDGE_IN);
+		bool pushf = m->flags & KINSTR_CACHE_M_EDGE_OUT_PUSHF;
+		unsigned int l = COUNTER_LEN + 2 * pushf;
+
+		if (m->form == KINSTR_CACHE_FORM_RELOC && kinstr_branch_of(&o, &cc) == KINSTR_BR_JCC) {
+			if (!edge_jcc_ok(x, i, cb, m->copy_len, cp, cc ^ 1, kinstr_branch_target(&o, a), ob, o.length))
+				return bad(x, KINSTR_CACHE_RULE_RELOC, i, a);
+			return 0;
+		}
+		if (m->form == KINSTR_CACHE_FORM_JUMP_LABEL) {
+			/* cmpl $0, key(%rip), then not taken on jle (jg with the branch bit) */
+			if (!x->compiled_c || jump_entry(a, &key, &branch, &t) || m->copy_len < 7 || cb[0] != 0x83 ||
+			    cb[1] != 0x3d || cp + 7 + get32(cb + 2) != key || cb[6] != 0 ||
+			    !edge_jcc_ok(x, i, cb + 7, m->copy_len - 7, cp + 7, branch ? 0xf : 0xe, t, ob, o.length))
+				return bad(x, KINSTR_CACHE_RULE_JUMP_LABEL, i, a);
+			return 0;
+		}
+		/* only what leaves: a jmp, a ret, a tail static call */
+		if (falls_through(&o) || m->copy_len <= l || check_counter_at(x, i, cb, idx, pushf, ob, o.length))
+			return bad(x, KINSTR_CACHE_RULE_COUNTER, i, a);
+		cb += l;
+		cp += l;
+		clen -= l;
 	}
 	switch (m->form) {
 	case KINSTR_CACHE_FORM_COPY:
-		if (m->copy_len != o.length || memcmp(cb, ob, o.length) || !copyable(x, i, &o, ob))
+		if (clen != o.length || memcmp(cb, ob, o.length) || !copyable(x, i, &o, ob))
 			return bad(x, KINSTR_CACHE_RULE_COPY, i, a);
 		return 0;
 	case KINSTR_CACHE_FORM_RELOC:
-		return check_reloc(x, i, &o, ob);
+		return check_reloc(x, i, &o, ob, cb, cp, clen);
 	case KINSTR_CACHE_FORM_CALL:
 		if (kinstr_branch_of(&o, &cc) != KINSTR_BR_CALL)
 			return bad(x, KINSTR_CACHE_RULE_CALL, i, a);
 		t = kinstr_branch_target(&o, a);
 		/* a call into the function would push a return address the copy does not map */
 		if ((t >= x->fstart && t < x->fstart + x->fsize) || !exit_ok(x, t) ||
-		    !push_jmp(cb, m->copy_len, cp, a + o.length, t, false))
+		    !push_jmp(cb, clen, cp, a + o.length, t, false))
 			return bad(x, KINSTR_CACHE_RULE_CALL, i, a);
 		return 0;
 	case KINSTR_CACHE_FORM_NATIVE:
 		/* an indirect branch may come back anywhere into the original, under a splice */
-		if (kinstr_indirect_branch(&o) || m->copy_len != 5 || cb[0] != 0xe9 || cp + 5 + get32(cb + 1) != a)
+		if (kinstr_indirect_branch(&o) || clen != 5 || cb[0] != 0xe9 || cp + 5 + get32(cb + 1) != a)
 			return bad(x, KINSTR_CACHE_RULE_NATIVE, i, a);
 		return 0;
 	case KINSTR_CACHE_FORM_JUMP_LABEL:
@@ -336,26 +415,18 @@ static int check_insn(struct cc *x, u32 i)
 		 * taken when enabled XOR the entry's branch bit, as jump_label_type() decides: jg,
 		 * or jle with the bit. It clobbers the flags, dead at every asm goto of compiled C.
 		 */
-		if (!x->compiled_c || jump_entry(a, &key, &branch, &t) || m->copy_len != 13 ||
+		if (!x->compiled_c || jump_entry(a, &key, &branch, &t) || clen != 13 ||
 		    cb[0] != 0x83 || cb[1] != 0x3d || cp + 7 + get32(cb + 2) != key || cb[6] != 0 || cb[7] != 0x0f ||
 		    cb[8] != (branch ? 0x8e : 0x8f) || !target_ok(x, cp + 13 + get32(cb + 9), t))
 			return bad(x, KINSTR_CACHE_RULE_JUMP_LABEL, i, a);
 		return 0;
 	case KINSTR_CACHE_FORM_STATIC_CALL:
 		if (static_call_site(a, &key, &tail) || o.length != 5 || !(t = trampoline_of(key)) ||
-		    !push_jmp(cb, m->copy_len, cp, a + 5, t, tail))
+		    !push_jmp(cb, clen, cp, a + 5, t, tail))
 			return bad(x, KINSTR_CACHE_RULE_STATIC_CALL, i, a);
 		return 0;
 	}
 	return bad(x, KINSTR_CACHE_RULE_REQUEST, i, a);
-}
-
-static bool falls_through(const struct insn *o)
-{
-	int cc;
-
-	return !is_bare_ret(o) && kinstr_branch_of(o, &cc) != KINSTR_BR_JMP && !kinstr_indirect_branch(o) &&
-	       !(o->length == 1 && o->opcode.bytes[0] == 0xcc);
 }
 
 /*
@@ -479,12 +550,15 @@ static int check_layout(struct cc *x)
 	for (i = 0; i < c->nmap; i++) {
 		const struct kinstr_cache_map *m = &c->map[i];
 
-		if (m->__reserved || (m->flags & ~KINSTR_CACHE_M_ALL) || m->form >= KINSTR_CACHE_FORM_NR ||
+		if ((m->flags & ~KINSTR_CACHE_M_ALL) || m->form >= KINSTR_CACHE_FORM_NR ||
 		    !m->len || m->len > MAX_INSN_SIZE || !m->copy_len || (!i && !(m->flags & KINSTR_CACHE_M_FUNC)) ||
 		    ((m->flags & KINSTR_CACHE_M_PUSHF) && !(m->flags & KINSTR_CACHE_M_COUNTED)) ||
+		    ((m->flags & KINSTR_CACHE_M_EDGE_IN_PUSHF) && !(m->flags & KINSTR_CACHE_M_EDGE_IN)) ||
+		    ((m->flags & KINSTR_CACHE_M_EDGE_OUT_PUSHF) && !(m->flags & KINSTR_CACHE_M_EDGE_OUT)) ||
+		    (m->edge && !(m->flags & (KINSTR_CACHE_M_EDGE_IN | KINSTR_CACHE_M_EDGE_OUT))) ||
 		    (i && m->addr <= c->map[i - 1].addr))
 			return bad(x, KINSTR_CACHE_RULE_REQUEST, i, m->addr);
-		if ((u64)m->copy != at + counter_len(m))
+		if ((u64)m->copy != at + edge_in_len(m) + counter_len(m))
 			return bad(x, KINSTR_CACHE_RULE_LAYOUT, i, m->addr);
 		at = (u64)m->copy + m->copy_len;
 		if (at > c->len)
@@ -512,8 +586,7 @@ static int check_entries(struct cc *x, const struct kinstr_probe *req, u32 nreq)
 		if (p->action != KINSTR_ACTION_ENTER)
 			continue;
 		j = find_map(c, p->site);
-		if (j < 0 || (p->arg != c->map[j].copy && p->arg != c->map[j].copy - counter_len(&c->map[j])) ||
-		    c->map[j].form == KINSTR_CACHE_FORM_NATIVE)
+		if (j < 0 || !lands_on(c, j, p->arg) || c->map[j].form == KINSTR_CACHE_FORM_NATIVE)
 			return bad(x, KINSTR_CACHE_RULE_REENTRY, j < 0 ? c->nmap : (u32)j, p->site);
 		for (i = j; i < c->nmap && c->map[i].addr < p->site + p->displaced_len; i++)
 			if ((i > j && (c->map[i].flags & KINSTR_CACHE_M_FUNC)) || c->map[i].form == KINSTR_CACHE_FORM_NATIVE)

@@ -29,6 +29,8 @@ struct kinstr_cache_fn {
 	size_t nr_blocks;
 	struct kinstr_cache_reentry *reentries;
 	size_t nr_reentries;
+	struct kinstr_cache_edge *edges;
+	size_t nr_edges;
 };
 
 /* Sizes of what the copy holds besides copied instructions. */
@@ -37,6 +39,9 @@ struct kinstr_cache_fn {
 #define JMP_LEN		5
 #define JCC_LEN		6
 #define JL_LEN		13	/* cmpl $0, disp32(%rip); jg/jle rel32 */
+#define CMPL_LEN	7	/* cmpl $0, disp32(%rip) */
+/* a conditional branch with its taken edge counted: j<not cc> rel8 over pushfq; counter; popfq; jmp */
+#define EDGE_JCC_LEN	(2 + COUNTER_LEN + 2 + JMP_LEN)
 
 /* Reservations that refuse the whole function: its text is not for a copy at all. */
 #define POLICY_REASONS ((1u << KINSTR_R_NOT_TEXT) | (1u << KINSTR_R_OWN_MODULE) | (1u << KINSTR_R_ENTRY_TEXT) | \
@@ -59,9 +64,19 @@ struct plan {
 	uint64_t aux;		/* JUMP_LABEL: the key; STATIC_CALL: the trampoline */
 	uint64_t jl_target;	/* JUMP_LABEL: where the jump goes when taken; a moved bare ret: its thunk */
 	uint64_t copy;		/* where the instruction starts in the copy */
-	uint32_t size;		/* its bytes in the copy, its counter's included */
+	uint32_t size;		/* its bytes in the copy, its counters' included */
 	uint32_t block;
+	/* edges (KINSTR_CACHE_F_EDGES) */
+	uint8_t fall_re;	/* its re-entry point continues a path: falls into it (entry, return, after native) */
+	uint8_t edges;		/* KINSTR_CACHE_I_EDGE_* */
+	uint32_t edge;		/* its first edge's index */
+	uint32_t in_ctr, out_ctr;	/* their counters' indices */
 };
+
+static unsigned int edge_in_len(const struct plan *pi)
+{
+	return pi->edges & KINSTR_CACHE_I_EDGE_IN ? COUNTER_LEN + 2 * !!(pi->edges & KINSTR_CACHE_I_EDGE_IN_PUSHF) : 0;
+}
 
 static int refuse(struct kinstr_cache_refusal *r, int code, uint64_t addr, uint32_t reserved, const char *fmt, ...)
 {
@@ -170,7 +185,7 @@ static uint64_t copy_of(const struct plan *p, const struct kinstr_cfg *cfg, size
 
 	if (i < 0 || (size_t)i < first || (size_t)i >= first + n)
 		return 0;
-	return p[i - first].copy;
+	return p[i - first].copy + edge_in_len(&p[i - first]);
 }
 
 /* Is a re-entry point's 5-byte jmp clear of what must stay: reservations, native code, other points? */
@@ -413,6 +428,7 @@ static void go_native(const struct kinstr_cfg *cfg, struct plan *p, size_t first
 	}
 	p[i].how = KINSTR_CACHE_NATIVE;
 	p[i].reentry = 0;
+	p[i].fall_re = 0;
 	p[i].size = old + JMP_LEN;
 }
 
@@ -426,8 +442,10 @@ static void plan_reentries(const struct kinstr_kernel *k, const struct kinstr_cf
 		const struct kinstr_cfg_insn *ci = kinstr_cfg__insn(cfg, first + i);
 		int nat = p[i].how == KINSTR_CACHE_NATIVE;
 
-		if (ci->x.addr == entry)
+		if (ci->x.addr == entry) {
 			p[i].reentry = 1 + KINSTR_CACHE_ENTRY;
+			p[i].fall_re = 1;
+		}
 		if (i + 1 < n && (p[i + 1].how == KINSTR_CACHE_JUMP_LABEL || p[i + 1].how == KINSTR_CACHE_STATIC_CALL) &&
 		    (p[i].how == KINSTR_CACHE_CALL || (p[i].how == KINSTR_CACHE_STATIC_CALL && !p[i].tail) ||
 		     (nat && kinstr_x86__falls_through(&ci->x))))
@@ -437,6 +455,7 @@ static void plan_reentries(const struct kinstr_kernel *k, const struct kinstr_cf
 				p[i + 1].reentry = 1 + KINSTR_CACHE_RETURN;
 			else if (nat && kinstr_x86__falls_through(&ci->x))
 				p[i + 1].reentry = 1 + KINSTR_CACHE_AFTER_NATIVE;
+			p[i + 1].fall_re = !!p[i + 1].reentry;
 		}
 		if (kinstr_kernel__reserved(k, ci->x.addr, ci->x.len) & (1u << KINSTR_R_EXTABLE)) {
 			const struct kinstr_cfg_edge *e;
@@ -453,6 +472,164 @@ static void plan_reentries(const struct kinstr_kernel *k, const struct kinstr_cf
 	}
 }
 
+/* Does the copy of the instruction fall on to the next one in the copy (not through the original)? */
+static int copy_falls(const struct kinstr_x86_insn *x, const struct plan *pi)
+{
+	if (pi->how == KINSTR_CACHE_JUMP_LABEL)
+		return 1;
+	return (pi->how == KINSTR_CACHE_COPY || pi->how == KINSTR_CACHE_RELOC) &&
+	       (x->flow == KINSTR_X86_FLOW_NEXT || x->flow == KINSTR_X86_FLOW_JCC);
+}
+
+/* May control go on from the instruction to the next in some way (through the original too)? */
+static int may_fall(const struct kinstr_kernel *k, const struct kinstr_x86_insn *x, const struct plan *pi)
+{
+	switch (pi->how) {
+	case KINSTR_CACHE_CALL:
+	case KINSTR_CACHE_JUMP_LABEL:
+		return 1;
+	case KINSTR_CACHE_STATIC_CALL:
+		return !pi->tail;
+	case KINSTR_CACHE_NATIVE:
+		return kinstr_x86__falls_through(x) || (kinstr_kernel__reserved(k, x->addr, x->len) & (1u << KINSTR_R_JUMP_LABEL));
+	default:
+		return copy_falls(x, pi);
+	}
+}
+
+/* Edge ne (*ne then one more), its counter the nb-th after the blocks'; returns that counter. */
+static uint32_t edge_add(struct kinstr_cache_edge *e, size_t *ne, size_t nb, uint32_t from, uint32_t to, int kind,
+			 size_t insn)
+{
+	e[*ne] = (struct kinstr_cache_edge){ .from = from, .to = to, .kind = (uint8_t)kind, .insn = (uint32_t)insn,
+					     .counter = (uint32_t)(nb + *ne) };
+	return e[(*ne)++].counter;
+}
+
+/*
+ * The edges and where their counters go (blocks numbered already): into each leader that the
+ * previous instruction falls into, through the copy or back from the original at a re-entry
+ * point that continues the path (its splice then lands on this counter); out of each block's
+ * last instruction when it branches or leaves (a conditional branch's taken way, a jmp, a
+ * return). What the counters cannot see marks the blocks: entered from the original elsewhere
+ * (an exception fixup, a jump label run natively), left through a native instruction or not at all.
+ * e has room for 2n edges; its counters are numbered after the nb blocks'.
+ */
+static size_t plan_edges(const struct kinstr_kernel *k, const struct kinstr_cfg *cfg, struct plan *p, size_t first,
+			 size_t n, uint64_t abi_entry, size_t nb, struct kinstr_cache_edge *e, uint8_t *unseen)
+{
+	uint64_t thunk = kinstr_kernel__return_thunk(k);
+	const struct kinstr_cfg_insn *c0 = kinstr_cfg__insn(cfg, first), *cn = kinstr_cfg__insn(cfg, first + n - 1);
+	const struct kinstr_cfg_edge *he;
+	size_t i, j, ne = 0, nhe;
+
+	/* where the kernel's tables send control (exception fixups, jump labels): from the original */
+	nhe = kinstr_kernel__edges(k, c0->x.addr, cn->x.addr + cn->x.len, &he);
+	for (j = 0; j < nhe; j++) {
+		int t = kinstr_cfg__find_insn(cfg, he[j].to);
+
+		if (t >= 0 && (size_t)t >= first && (size_t)t < first + n)
+			unseen[p[t - first].block] |= KINSTR_CACHE_B_IN_UNSEEN;
+	}
+	for (i = 0; i < n; i++) {
+		const struct kinstr_x86_insn *x = &kinstr_cfg__insn(cfg, first + i)->x;
+		struct plan *pi = &p[i];
+		uint32_t b = pi->block;
+
+		if (pi->reentry && !pi->fall_re)
+			unseen[b] |= KINSTR_CACHE_B_IN_UNSEEN;
+		if (pi->leader) {
+			const struct kinstr_x86_insn *px = i ? &kinstr_cfg__insn(cfg, first + i - 1)->x : NULL;
+
+			pi->edge = (uint32_t)ne;
+			if (!i || (px && (copy_falls(px, &p[i - 1]) || (pi->fall_re && may_fall(k, px, &p[i - 1]))))) {
+				pi->in_ctr = edge_add(e, &ne, nb, i ? p[i - 1].block : KINSTR_CACHE_OUTSIDE, b,
+						      i ? KINSTR_CACHE_EDGE_FALL : KINSTR_CACHE_EDGE_ENTRY, i);
+				pi->edges |= KINSTR_CACHE_I_EDGE_IN |
+					     (flags_dead(x, abi_entry, thunk) ? 0 : KINSTR_CACHE_I_EDGE_IN_PUSHF);
+				pi->size += COUNTER_LEN + 2 * !flags_dead(x, abi_entry, thunk);
+			} else if (px && may_fall(k, px, &p[i - 1])) {
+				unseen[b] |= KINSTR_CACHE_B_IN_UNSEEN;	/* a way in no counter sees */
+				unseen[p[i - 1].block] |= KINSTR_CACHE_B_OUT_UNSEEN;
+			}
+		}
+		if (x->flow == KINSTR_X86_FLOW_INT3)
+			continue;	/* an SLS guard: never runs */
+		/* the block's last instruction, SLS int3s aside? */
+		for (j = i + 1; j < n && !p[j].leader && kinstr_cfg__insn(cfg, first + j)->x.flow == KINSTR_X86_FLOW_INT3; j++)
+			;
+		if (j < n && !p[j].leader) {
+			if (!stays(k, x, pi))	/* it may leave the block before its end */
+				unseen[b] |= KINSTR_CACHE_B_OUT_UNSEEN;
+			continue;
+		}
+		if ((pi->how == KINSTR_CACHE_RELOC && (x->flow == KINSTR_X86_FLOW_JCC || x->flow == KINSTR_X86_FLOW_JMP)) ||
+		    pi->how == KINSTR_CACHE_JUMP_LABEL) {
+			uint64_t t = pi->how == KINSTR_CACHE_JUMP_LABEL ? pi->jl_target : x->target;
+			int ti = kinstr_cfg__find_insn(cfg, t);
+			int cond = pi->how == KINSTR_CACHE_JUMP_LABEL || x->flow == KINSTR_X86_FLOW_JCC;
+			int in = ti >= 0 && (size_t)ti >= first && (size_t)ti < first + n;
+
+			if (!pi->leader || !(pi->edges & KINSTR_CACHE_I_EDGE_IN))
+				pi->edge = (uint32_t)ne;
+			pi->out_ctr = edge_add(e, &ne, nb, b, in ? p[ti - first].block : KINSTR_CACHE_OUTSIDE,
+					       in ? KINSTR_CACHE_EDGE_TAKEN : KINSTR_CACHE_EDGE_EXIT, i);
+			if (cond) {	/* j<not cc> rel8 over pushfq; counter; popfq; jmp: the taken way */
+				pi->edges |= KINSTR_CACHE_I_EDGE_OUT | KINSTR_CACHE_I_EDGE_OUT_PUSHF;
+				pi->size += EDGE_JCC_LEN - (pi->how == KINSTR_CACHE_JUMP_LABEL ? JL_LEN - CMPL_LEN : JCC_LEN);
+			} else {
+				pi->edges |= KINSTR_CACHE_I_EDGE_OUT | (flags_dead(x, abi_entry, thunk) ? 0 : KINSTR_CACHE_I_EDGE_OUT_PUSHF);
+				pi->size += COUNTER_LEN + 2 * !flags_dead(x, abi_entry, thunk);
+			}
+		} else if (x->flow == KINSTR_X86_FLOW_RET || (pi->how == KINSTR_CACHE_STATIC_CALL && pi->tail)) {
+			if (!pi->leader || !(pi->edges & KINSTR_CACHE_I_EDGE_IN))
+				pi->edge = (uint32_t)ne;
+			pi->out_ctr = edge_add(e, &ne, nb, b, KINSTR_CACHE_OUTSIDE, KINSTR_CACHE_EDGE_EXIT, i);
+			pi->edges |= KINSTR_CACHE_I_EDGE_OUT | (flags_dead(x, abi_entry, thunk) ? 0 : KINSTR_CACHE_I_EDGE_OUT_PUSHF);
+			pi->size += COUNTER_LEN + 2 * !flags_dead(x, abi_entry, thunk);
+		} else if ((pi->how == KINSTR_CACHE_NATIVE && !stays(k, x, pi)) || !may_fall(k, x, pi) || j == n) {
+			/* through the original (a fixup, a jump label), or no exit at all (noreturn, a BUG) */
+			unseen[b] |= KINSTR_CACHE_B_OUT_UNSEEN;
+		}
+	}
+	return ne;
+}
+
+/*
+ * A conditional branch whose taken way is counted: [cmpl $0, key(%rip)] j<not cc> rel8 over
+ * pushfq; counter; popfq; jmp rel32 target. A jump label is taken when enabled XOR its branch
+ * bit (jg, or jle with the bit): not taken on jle, or jg with the bit.
+ */
+static int emit_edge_jcc(const struct kinstr_cfg *cfg, const struct kinstr_cache_opts *o, const struct plan *p,
+			 size_t first, size_t n, size_t i, uint8_t *b, uint64_t at, struct kinstr_cache_refusal *r)
+{
+	const struct kinstr_x86_insn *x = &kinstr_cfg__insn(cfg, first + i)->x;
+	const struct plan *pi = &p[i];
+	int jl = pi->how == KINSTR_CACHE_JUMP_LABEL;
+	uint64_t to = jl ? pi->jl_target : x->target, t = copy_of(p, cfg, first, n, to);
+	static const uint8_t jmp[] = { 0xe9 };
+
+	if (!t)
+		t = to;
+	if (jl) {
+		b[0] = 0x83;
+		b[1] = 0x3d;
+		put32(b + 2, (int32_t)(pi->aux - (at + CMPL_LEN)));
+		b[6] = 0;
+		if (!fits_rel32(at + CMPL_LEN, pi->aux))
+			return refuse(r, KINSTR_CACHE_R_RANGE, x->addr, 0, "a jump label's key beyond rel32 reach");
+		b += CMPL_LEN;
+		at += CMPL_LEN;
+	}
+	b[0] = jl ? (pi->jl_branch ? 0x7f : 0x7e) : (uint8_t)(0x70 | (jcc_cond(x) ^ 1));
+	b[1] = COUNTER_LEN + 2 + JMP_LEN;
+	b = emit_counter(b + 2, o->counters, pi->out_ctr, 1);
+	at += 2 + COUNTER_LEN + 2;
+	emit_rel32(b, at, jmp, 1, t);
+	return fits_rel32(at + JMP_LEN, t) ? 0 :
+	       refuse(r, KINSTR_CACHE_R_RANGE, x->addr, 0, "a branch target beyond rel32 reach of the copy");
+}
+
 static int emit_insn(const struct kinstr_cfg *cfg, const struct kinstr_cache_opts *o, const struct plan *p, size_t first,
 		     size_t n, size_t i, uint8_t *b, struct kinstr_cache_refusal *r)
 {
@@ -462,9 +639,21 @@ static int emit_insn(const struct kinstr_cfg *cfg, const struct kinstr_cache_opt
 	static const uint8_t jmp[] = { 0xe9 }, push[] = { 0x68 };
 	struct kinstr_reloc rl;
 
+	if (pi->edges & KINSTR_CACHE_I_EDGE_IN) {
+		b = emit_counter(b, o->counters, pi->in_ctr, !!(pi->edges & KINSTR_CACHE_I_EDGE_IN_PUSHF));
+		at += edge_in_len(pi);
+	}
 	if (pi->counter) {
 		b = emit_counter(b, o->counters, pi->block, pi->saves_flags);
 		at += COUNTER_LEN + 2 * pi->saves_flags;
+	}
+	if (pi->edges & KINSTR_CACHE_I_EDGE_OUT) {
+		int jl = pi->how == KINSTR_CACHE_JUMP_LABEL, pf = !!(pi->edges & KINSTR_CACHE_I_EDGE_OUT_PUSHF);
+
+		if (jl || x->flow == KINSTR_X86_FLOW_JCC)
+			return emit_edge_jcc(cfg, o, p, first, n, i, b, at, r);
+		b = emit_counter(b, o->counters, pi->out_ctr, pf);	/* then the jmp, ret or tail call */
+		at += COUNTER_LEN + 2 * pf;
 	}
 	switch (pi->how) {
 	case KINSTR_CACHE_NATIVE:
@@ -579,8 +768,10 @@ struct kinstr_cache_fn *kinstr_cache_fn__build(const struct kinstr_kernel *k, co
 	const struct kinstr_cfg *cfg;
 	struct kinstr_fn *fn = NULL;
 	struct plan *p = NULL;
+	struct kinstr_cache_edge *edges = NULL;
+	uint8_t *unseen = NULL;
 	uint64_t entry, abi_entry, code_end, at, pre[8];
-	size_t first, n, i, nb = 0, nr = 0, total = 0, npre = 0;
+	size_t first, n, i, nb = 0, nr = 0, total = 0, npre = 0, ne = 0;
 	uint32_t res;
 	int e;
 
@@ -671,10 +862,19 @@ struct kinstr_cache_fn *kinstr_cache_fn__build(const struct kinstr_kernel *k, co
 			mark(p, n, (size_t)t - first, KINSTR_CACHE_AFTER_NATIVE);
 	}
 	place_counters(k, cfg, p, first, n, abi_entry);
-	for (i = 0, at = copy_addr; i < n; i++) {
+	for (i = 0; i < n; i++) {
 		if (p[i].leader)
 			nb++;
 		p[i].block = (uint32_t)(nb - 1);
+	}
+	if (!(unseen = calloc(nb, 1)))
+		goto fail;
+	if (o.flags & KINSTR_CACHE_F_EDGES) {
+		if (!(edges = calloc(2 * n, sizeof(*edges))))
+			goto fail;
+		ne = plan_edges(k, cfg, p, first, n, abi_entry, nb, edges, unseen);
+	}
+	for (i = 0, at = copy_addr; i < n; i++) {
 		p[i].copy = at;
 		at += p[i].size;
 		nr += !!p[i].reentry;
@@ -697,16 +897,19 @@ struct kinstr_cache_fn *kinstr_cache_fn__build(const struct kinstr_kernel *k, co
 		ci->len = x->len;
 		ci->how = p[i].how;
 		ci->block = p[i].block;
-		ci->copy = p[i].copy + (p[i].counter ? COUNTER_LEN + 2 * p[i].saves_flags : 0);
+		ci->copy = p[i].copy + edge_in_len(&p[i]) + (p[i].counter ? COUNTER_LEN + 2 * p[i].saves_flags : 0);
 		ci->copy_len = (uint8_t)(p[i].copy + p[i].size - ci->copy);
 		ci->counted = p[i].counter;
+		ci->edges = p[i].edges;
+		ci->edge = p[i].edge;
 		if (p[i].leader) {
 			c->blocks[p[i].block].addr = x->addr;
-			c->blocks[p[i].block].copy = p[i].copy;
+			c->blocks[p[i].block].copy = p[i].copy + edge_in_len(&p[i]);
 			c->blocks[p[i].block].first = (uint32_t)i;
+			c->blocks[p[i].block].unseen = unseen[p[i].block];
 		}
 		if (p[i].counter) {
-			c->blocks[p[i].block].counter = p[i].copy;
+			c->blocks[p[i].block].counter = p[i].copy + edge_in_len(&p[i]);
 			c->blocks[p[i].block].saves_flags = p[i].saves_flags;
 		}
 		c->blocks[p[i].block].count++;
@@ -714,7 +917,8 @@ struct kinstr_cache_fn *kinstr_cache_fn__build(const struct kinstr_kernel *k, co
 			struct kinstr_cache_reentry *re = &c->reentries[c->nr_reentries++];
 
 			re->addr = x->addr;
-			re->copy = p[i].copy;	/* a block's counter at a block start */
+			/* a path continued lands on the edge into it, a branch from the original after it */
+			re->copy = p[i].copy + (p[i].fall_re ? 0 : edge_in_len(&p[i]));
 			re->why = p[i].reentry - 1;
 			re->jump = reentry_jump_fits(k, cfg, p, first, n, i, code_end, f);
 			if (!re->jump && (kinstr_kernel__reserved(k, x->addr, 1))) {
@@ -726,11 +930,16 @@ struct kinstr_cache_fn *kinstr_cache_fn__build(const struct kinstr_kernel *k, co
 	}
 	c->nr_insns = n;
 	c->nr_blocks = nb;
+	c->edges = edges;
+	c->nr_edges = ne;
+	free(unseen);
 	free(p);
 	kinstr_fn__free(fn);
 	return c;
 fail:
 	e = errno ? errno : ENOMEM;
+	free(unseen);
+	free(edges);	/* not yet c's */
 	free(p);
 	kinstr_cache_fn__free(c);
 	kinstr_fn__free(fn);
@@ -746,6 +955,7 @@ void kinstr_cache_fn__free(struct kinstr_cache_fn *c)
 	free(c->insns);
 	free(c->blocks);
 	free(c->reentries);
+	free(c->edges);
 	free(c);
 }
 
@@ -784,6 +994,21 @@ const struct kinstr_cache_block *kinstr_cache_fn__block(const struct kinstr_cach
 	return i < c->nr_blocks ? &c->blocks[i] : NULL;
 }
 
+size_t kinstr_cache_fn__edge_cnt(const struct kinstr_cache_fn *c)
+{
+	return c->nr_edges;
+}
+
+const struct kinstr_cache_edge *kinstr_cache_fn__edge(const struct kinstr_cache_fn *c, size_t i)
+{
+	return i < c->nr_edges ? &c->edges[i] : NULL;
+}
+
+size_t kinstr_cache_fn__counter_cnt(const struct kinstr_cache_fn *c)
+{
+	return c->nr_blocks + c->nr_edges;
+}
+
 size_t kinstr_cache_fn__reentry_cnt(const struct kinstr_cache_fn *c)
 {
 	return c->nr_reentries;
@@ -806,6 +1031,13 @@ const char *kinstr_cache_why__str(unsigned int why)
 	static const char *const s[] = { "entry", "return", "after-native", "fixup" };
 
 	return why < KINSTR_CACHE_NR_WHY ? s[why] : "?";
+}
+
+const char *kinstr_cache_edge_kind__str(unsigned int kind)
+{
+	static const char *const s[KINSTR_CACHE_NR_EDGE] = { "entry", "fall", "taken", "exit" };
+
+	return kind < KINSTR_CACHE_NR_EDGE ? s[kind] : "?";
 }
 
 const char *kinstr_cache_refusal__id(unsigned int code)

@@ -33,6 +33,7 @@ struct kinstr_cacheset {
 	uint32_t ncounters;
 	kinstr_cacheset_mutate_fn mutate;
 	void *mutate_ctx;
+	unsigned int flags;		/* KINSTR_CACHE_F_* for every copy */
 };
 
 struct kinstr_cacheset *kinstr_cacheset__new(struct kinstr_dev *dev, const struct kinstr_kernel *k)
@@ -71,7 +72,9 @@ int kinstr_cacheset__add(struct kinstr_cacheset *cs, const struct kinstr_func *f
 		if (cs->fns[i].func->addr == f->addr)
 			return -EEXIST;
 	/* planned to run at the function itself: in reach of everything it reaches */
-	c = kinstr_cache_fn__build(cs->k, f, f->addr, NULL, r);
+	struct kinstr_cache_opts o = { .sz = sizeof(o), .flags = cs->flags };
+
+	c = kinstr_cache_fn__build(cs->k, f, f->addr, &o, r);
 	if (!c)
 		return -errno;
 	if (cs->n == cs->cap) {
@@ -242,11 +245,11 @@ int kinstr_cacheset__install(struct kinstr_cacheset *cs, unsigned int flags, siz
 	qsort(cs->fns, cs->n, sizeof(*cs->fns), cmp_fn);
 	for (i = 0; i < cs->n; i++) {
 		const struct kinstr_cache_fn *c = cs->fns[i].copy;
-		uint32_t nb = (uint32_t)kinstr_cache_fn__block_cnt(c);
+		uint32_t nb = (uint32_t)kinstr_cache_fn__counter_cnt(c);
 
 		if (nb > KINSTR_CACHE_CHUNK) {
-			snprintf(err, errlen, "%s: %u blocks, more than a counter chunk (%d)", cs->fns[i].func->name, nb,
-				 KINSTR_CACHE_CHUNK);
+			snprintf(err, errlen, "%s: %u counters (blocks, edges), more than a counter chunk (%d)",
+				 cs->fns[i].func->name, nb, KINSTR_CACHE_CHUNK);
 			return -E2BIG;
 		}
 		if (counters / KINSTR_CACHE_CHUNK != (counters + nb - 1) / KINSTR_CACHE_CHUNK)
@@ -289,7 +292,7 @@ int kinstr_cacheset__install(struct kinstr_cacheset *cs, unsigned int flags, siz
 	/* built again for where the module put the cache and the counters */
 	for (i = 0, nmap = 0, nreq = 0; i < cs->n; i++) {
 		struct cs_fn *f = &cs->fns[i];
-		struct kinstr_cache_opts o = { .sz = sizeof(o) };
+		struct kinstr_cache_opts o = { .sz = sizeof(o), .flags = cs->flags };
 		struct kinstr_cache_refusal r;
 		struct kinstr_cache_fn *c;
 
@@ -318,6 +321,15 @@ int kinstr_cacheset__install(struct kinstr_cacheset *cs, unsigned int flags, siz
 			m->flags = (j == 0 ? KINSTR_CACHE_M_FUNC : 0) |
 				   (ci->counted ? KINSTR_CACHE_M_COUNTED | (b->saves_flags ? KINSTR_CACHE_M_PUSHF : 0) : 0);
 			m->counter = ci->counted ? f->counter0 + ci->block : 0;
+			if (ci->edges) {
+				const struct kinstr_cache_edge *e = kinstr_cache_fn__edge(c, ci->edge);
+
+				m->flags |= (ci->edges & KINSTR_CACHE_I_EDGE_IN ? KINSTR_CACHE_M_EDGE_IN : 0) |
+					    (ci->edges & KINSTR_CACHE_I_EDGE_IN_PUSHF ? KINSTR_CACHE_M_EDGE_IN_PUSHF : 0) |
+					    (ci->edges & KINSTR_CACHE_I_EDGE_OUT ? KINSTR_CACHE_M_EDGE_OUT : 0) |
+					    (ci->edges & KINSTR_CACHE_I_EDGE_OUT_PUSHF ? KINSTR_CACHE_M_EDGE_OUT_PUSHF : 0);
+				m->edge = f->counter0 + e->counter;
+			}
 		}
 		for (j = 0; j < kinstr_cache_fn__reentry_cnt(c); j++) {
 			ret = entry_probe(cs, c, i, kinstr_cache_fn__reentry(c, j), &req[nreq++]);
@@ -390,6 +402,43 @@ int kinstr_cacheset__read(struct kinstr_cacheset *cs)
 	cc.count = cs->ncounters;
 	cc.counts = (uintptr_t)counts;
 	return ioctl(kinstr_dev__fd(cs->dev), KINSTR_IOC_CACHE_COUNTS, &cc) < 0 ? -errno : 0;
+}
+
+int kinstr_cacheset__set_flags(struct kinstr_cacheset *cs, unsigned int flags)
+{
+	if (cs->n || (flags & ~KINSTR_CACHE_F_EDGES))
+		return -EINVAL;
+	cs->flags = flags;
+	return 0;
+}
+
+uint64_t kinstr_cacheset__edge_count(const struct kinstr_cacheset *cs, size_t i, size_t edge)
+{
+	const struct kinstr_cache_edge *e;
+
+	if (!cs->counts || i >= cs->n || !(e = kinstr_cache_fn__edge(cs->fns[i].copy, edge)))
+		return 0;
+	return cs->counts[cs->fns[i].counter0 + e->counter];
+}
+
+int kinstr_cacheset__block_flow(const struct kinstr_cacheset *cs, size_t i, size_t block, uint64_t *in, uint64_t *out)
+{
+	const struct kinstr_cache_fn *c;
+	size_t e;
+
+	if (!cs->counts || i >= cs->n || block >= kinstr_cache_fn__block_cnt(c = cs->fns[i].copy) ||
+	    !kinstr_cache_fn__edge_cnt(c))
+		return -EINVAL;
+	*in = *out = 0;
+	for (e = 0; e < kinstr_cache_fn__edge_cnt(c); e++) {
+		const struct kinstr_cache_edge *ed = kinstr_cache_fn__edge(c, e);
+
+		if (ed->to == block)
+			*in += kinstr_cacheset__edge_count(cs, i, e);
+		if (ed->from == block)
+			*out += kinstr_cacheset__edge_count(cs, i, e);
+	}
+	return kinstr_cache_fn__block(c, block)->unseen;
 }
 
 uint64_t kinstr_cacheset__block_count(const struct kinstr_cacheset *cs, size_t i, size_t block)

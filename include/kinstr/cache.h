@@ -63,21 +63,51 @@ enum kinstr_cache_why {
 	KINSTR_CACHE_NR_WHY
 };
 
+/* An instruction's edge counters (KINSTR_CACHE_F_EDGES), as the module's map says them. */
+#define KINSTR_CACHE_I_EDGE_IN		(1u << 0)	/* a counter before it all: falling into it */
+#define KINSTR_CACHE_I_EDGE_IN_PUSHF	(1u << 1)
+#define KINSTR_CACHE_I_EDGE_OUT		(1u << 2)	/* its counterpart counts its branch taken, or its exit */
+#define KINSTR_CACHE_I_EDGE_OUT_PUSHF	(1u << 3)
+
 struct kinstr_cache_insn {
 	uint64_t addr;		/* in the original */
-	uint64_t copy;		/* its counterpart in the copy (after the counter, if counted) */
+	uint64_t copy;		/* its counterpart in the copy (after its counters) */
 	uint8_t len, copy_len;
 	uint8_t how;		/* enum kinstr_cache_how */
 	uint8_t counted;	/* its block's counter runs just before it */
+	uint8_t edges;		/* KINSTR_CACHE_I_EDGE_* */
 	uint32_t block;		/* index into the blocks */
+	uint32_t edge;		/* edges: its first edge's index (the edge-in's, then the out's) */
 };
+
+/* A block's flow the edge counters do not see all of (it is left out of flow conservation). */
+#define KINSTR_CACHE_B_IN_UNSEEN	(1u << 0)	/* entered from the original: an exception fixup, a jump label run there */
+#define KINSTR_CACHE_B_OUT_UNSEEN	(1u << 1)	/* leaves through a native instruction, or by no exit (noreturn) */
 
 struct kinstr_cache_block {
 	uint64_t addr;		/* first instruction, in the original */
-	uint64_t copy;		/* where it starts in the copy: where every branch to the block lands */
+	uint64_t copy;		/* where branches to the block land (its counter, or its first instruction) */
 	uint64_t counter;	/* its counter in the copy */
 	uint32_t first, count;	/* its instructions */
 	uint8_t saves_flags;	/* the counter sits between pushfq and popfq */
+	uint8_t unseen;		/* edges: KINSTR_CACHE_B_* */
+};
+
+/* Edges (KINSTR_CACHE_F_EDGES): each has a counter of its own, after the blocks' (see counter). */
+enum kinstr_cache_edge_kind {
+	KINSTR_CACHE_EDGE_ENTRY,	/* into the entry block from the function's entry */
+	KINSTR_CACHE_EDGE_FALL,		/* falling through into the next block (a jcc not taken, a call returned) */
+	KINSTR_CACHE_EDGE_TAKEN,	/* a branch taken to a block of the function */
+	KINSTR_CACHE_EDGE_EXIT,		/* out of the function: a return, a tail jump or call */
+	KINSTR_CACHE_NR_EDGE
+};
+#define KINSTR_CACHE_OUTSIDE UINT32_MAX	/* an edge's end outside the function */
+
+struct kinstr_cache_edge {
+	uint32_t from, to;	/* blocks, or KINSTR_CACHE_OUTSIDE */
+	uint32_t counter;	/* among the function's counters: the blocks' first, then the edges' */
+	uint32_t insn;		/* the instruction that holds its counter */
+	uint8_t kind;		/* enum kinstr_cache_edge_kind */
 };
 
 struct kinstr_cache_reentry {
@@ -131,7 +161,10 @@ struct kinstr_cache_opts {
 	int (*jump_label)(uint64_t site, uint64_t *key, int *branch, void *ctx);
 	int (*static_call)(uint64_t site, uint64_t *tramp, int *tail, void *ctx);
 	void *ctx;
+	unsigned int flags;	/* KINSTR_CACHE_F_* */
 };
+/* A counter on every edge too: into each block by falling through, out of each branch and exit. */
+#define KINSTR_CACHE_F_EDGES	(1u << 0)
 
 struct kinstr_cache_fn;
 
@@ -151,12 +184,17 @@ size_t kinstr_cache_fn__insn_cnt(const struct kinstr_cache_fn *c);
 const struct kinstr_cache_insn *kinstr_cache_fn__insn(const struct kinstr_cache_fn *c, size_t i);
 size_t kinstr_cache_fn__block_cnt(const struct kinstr_cache_fn *c);
 const struct kinstr_cache_block *kinstr_cache_fn__block(const struct kinstr_cache_fn *c, size_t i);
+size_t kinstr_cache_fn__edge_cnt(const struct kinstr_cache_fn *c);
+const struct kinstr_cache_edge *kinstr_cache_fn__edge(const struct kinstr_cache_fn *c, size_t i);
+/* The function's counters: one per block, then one per edge. */
+size_t kinstr_cache_fn__counter_cnt(const struct kinstr_cache_fn *c);
 size_t kinstr_cache_fn__reentry_cnt(const struct kinstr_cache_fn *c);
 const struct kinstr_cache_reentry *kinstr_cache_fn__reentry(const struct kinstr_cache_fn *c, size_t i);
 
 const char *kinstr_cache_how__str(unsigned int how);		/* "copy", "reloc", "call", ... */
 const char *kinstr_cache_why__str(unsigned int why);		/* "entry", "return", ... */
 const char *kinstr_cache_refusal__id(unsigned int code);	/* "indirect-jmp", ... */
+const char *kinstr_cache_edge_kind__str(unsigned int kind);	/* "entry", "fall", "taken", "exit" */
 
 /*
  * A set of functions run through the code cache of one area. Each is planned when added (its
@@ -187,6 +225,15 @@ int kinstr_cacheset__install(struct kinstr_cacheset *cs, unsigned int flags, siz
 /* Read every counter (one ioctl); then the count of block b of function i. */
 int kinstr_cacheset__read(struct kinstr_cacheset *cs);
 uint64_t kinstr_cacheset__block_count(const struct kinstr_cacheset *cs, size_t i, size_t block);
+uint64_t kinstr_cacheset__edge_count(const struct kinstr_cacheset *cs, size_t i, size_t edge);
+/*
+ * With edges: the counts of the edges into block b of function i and out of it (flow
+ * conservation: in = the block's count = out, for a reading with no pass in flight); returns the
+ * block's KINSTR_CACHE_B_* (a way in or out the counters do not see), or -EINVAL (no edges).
+ */
+int kinstr_cacheset__block_flow(const struct kinstr_cacheset *cs, size_t i, size_t b, uint64_t *in, uint64_t *out);
+/* Build copies with KINSTR_CACHE_F_* (before the first add). */
+int kinstr_cacheset__set_flags(struct kinstr_cacheset *cs, unsigned int flags);
 int kinstr_cacheset__remove(struct kinstr_cacheset *cs);
 /* For tests of the module's check: change the request (bytes, map, entry probes) before it is sent. */
 typedef void (*kinstr_cacheset_mutate_fn)(uint8_t *bytes, size_t len, struct kinstr_cache_map *map, size_t nmap,

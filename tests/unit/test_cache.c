@@ -42,7 +42,7 @@ static int fake_static_call(uint64_t site, uint64_t *tramp, int *tail, void *ctx
 }
 
 struct tally {
-	size_t funcs, built, blocks, insns, saves_flags, reentries, jump_reentries;
+	size_t funcs, built, blocks, insns, saves_flags, reentries, jump_reentries, edges, unseen;
 	size_t how[KINSTR_CACHE_NR_HOW], why[KINSTR_CACHE_NR_WHY], refused[KINSTR_CACHE_R_NR];
 	size_t failures;
 };
@@ -77,6 +77,32 @@ static uint64_t landing(const struct kinstr_cache_fn *c, size_t i)
 	const struct kinstr_cache_block *b = kinstr_cache_fn__block(c, ci->block);
 
 	return b->first == i ? b->copy : ci->counted ? b->counter : ci->copy;
+}
+
+/* ... and a path continued into it (a callee returned, the entry): the edge counter before it all. */
+static uint64_t edge_landing(const struct kinstr_cache_fn *c, size_t i)
+{
+	const struct kinstr_cache_insn *ci = kinstr_cache_fn__insn(c, i);
+
+	return ci->edges & KINSTR_CACHE_I_EDGE_IN ?
+	       landing(c, i) - 16 - 2 * !!(ci->edges & KINSTR_CACHE_I_EDGE_IN_PUSHF) : landing(c, i);
+}
+
+/* Not the counter sequence on the counter at v ([pushfq] push; movabs; incq %gs:; pop [popfq])? */
+static int counter_differs(const uint8_t *b, uint64_t v, int pf)
+{
+	uint8_t ctr[18];
+	size_t l = 0;
+
+	if (pf)
+		ctr[l++] = 0x9c;
+	memcpy(ctr + l, "\x50\x48\xb8", 3);
+	memcpy(ctr + l + 3, &v, 8);
+	memcpy(ctr + l + 11, "\x65\x48\xff\x00\x58", 5);
+	l += 16;
+	if (pf)
+		ctr[l++] = 0x9d;
+	return memcmp(b, ctr, l) != 0;
 }
 
 static int find(const struct kinstr_cache_fn *c, uint64_t a)
@@ -126,7 +152,7 @@ static int flags_dead_at(const struct kinstr_kernel *k, const struct kinstr_func
 static void verify(struct tally *t, const struct kinstr_kernel *k, const struct kinstr_func *f,
 		   const struct kinstr_cache_fn *c)
 {
-	uint8_t counted[4096] = { 0 };
+	uint8_t counted[4096] = { 0 }, edge_seen[8192] = { 0 };
 	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT], oops[ZYDIS_MAX_OPERAND_COUNT];
 	ZydisDecodedInstruction zi, zo;
 	const uint8_t *bytes = kinstr_cache_fn__bytes(c);
@@ -137,8 +163,28 @@ static void verify(struct tally *t, const struct kinstr_kernel *k, const struct 
 		const struct kinstr_cache_insn *ci = kinstr_cache_fn__insn(c, i);
 		const struct kinstr_cache_block *b = kinstr_cache_fn__block(c, ci->block);
 		const uint8_t *orig = kinstr_kernel__text(k, ci->addr, ci->len), *p;
-		uint64_t want;
+		uint64_t want, cp = ci->copy;
+		size_t cl = ci->copy_len;
+		int pf;
 
+		if (ci->edges & KINSTR_CACHE_I_EDGE_IN) {	/* the edge falling into the block, first */
+			const struct kinstr_cache_edge *e = kinstr_cache_fn__edge(c, ci->edge);
+
+			pf = !!(ci->edges & KINSTR_CACHE_I_EDGE_IN_PUSHF);
+			if (!e || e->insn != i || b->first != i || e->to != ci->block ||
+			    (e->kind != KINSTR_CACHE_EDGE_FALL && e->kind != KINSTR_CACHE_EDGE_ENTRY) ||
+			    (e->kind == KINSTR_CACHE_EDGE_ENTRY) != (i == 0))
+				FAIL("%s+0x%llx: an edge-in counter with no edge into its block", f->name,
+				     (unsigned long long)(ci->addr - f->addr));
+			if (!pf && !flags_dead_at(k, f, ci))
+				FAIL("%s+0x%llx: an edge counter without pushfq where the flags may be live", f->name,
+				     (unsigned long long)(ci->addr - f->addr));
+			if (counter_differs(bytes + (at - base), COUNTERS + 8ull * e->counter, pf))
+				FAIL("%s+0x%llx: edge-in counter bytes", f->name, (unsigned long long)(ci->addr - f->addr));
+			at += 16 + 2 * pf;
+			edge_seen[ci->edge]++;
+			t->edges++;
+		}
 		if (b->first == i && b->copy != at)
 			FAIL("%s: block %u starts at 0x%llx in the copy, not 0x%llx", f->name, ci->block,
 			     (unsigned long long)b->copy, (unsigned long long)at);
@@ -176,15 +222,65 @@ static void verify(struct tally *t, const struct kinstr_kernel *k, const struct 
 		t->insns++;
 		if (zdecode(orig, ci->len, &zo, oops))
 			FAIL("%s+0x%llx: Zydis does not decode the original", f->name, (unsigned long long)(ci->addr - f->addr));
+		if (ci->edges & KINSTR_CACHE_I_EDGE_OUT) {	/* its taken way, or its exit, counted */
+			size_t ei = ci->edge + !!(ci->edges & KINSTR_CACHE_I_EDGE_IN);
+			const struct kinstr_cache_edge *e = kinstr_cache_fn__edge(c, ei);
+			int jl = ci->how == KINSTR_CACHE_JUMP_LABEL;
+
+			pf = !!(ci->edges & KINSTR_CACHE_I_EDGE_OUT_PUSHF);
+			if (!e || e->insn != i || e->from != ci->block ||
+			    (e->kind != KINSTR_CACHE_EDGE_TAKEN && e->kind != KINSTR_CACHE_EDGE_EXIT))
+				FAIL("%s+0x%llx: an edge-out counter with no edge out of its block", f->name,
+				     (unsigned long long)(ci->addr - f->addr));
+			edge_seen[ei]++;
+			t->edges++;
+			if (jl || zo.meta.category == ZYDIS_CATEGORY_COND_BR) {
+				/* [cmpl] j<not cc> rel8 over pushfq; counter; popfq; then jmp rel32 to the target */
+				const uint8_t *q = p + (jl ? 7 : 0);
+				uint8_t notcc = jl ? ((ci->addr & 1) ? 0x7f : 0x7e) : (uint8_t)(0x70 | ((orig[zo.length - zo.raw.imm[0].size / 8 - 1] & 0xf) ^ 1));
+				int tgt;
+
+				want = jl ? 0 : abs_target(&zo, oops, ci->addr);
+				if (jl && (zdecode(p, 7, &zi, ops) || zi.mnemonic != ZYDIS_MNEMONIC_CMP ||
+					   abs_target(&zi, ops, cp) != ci->addr + KEY_OFF))
+					FAIL("%s+0x%llx: a counted jump label without its test", f->name,
+					     (unsigned long long)(ci->addr - f->addr));
+				if (cl != (jl ? 7u : 0u) + 25 || q[0] != notcc || q[1] != 23 || !pf ||
+				    counter_differs(q + 2, COUNTERS + 8ull * e->counter, 1) ||
+				    zdecode(q + 20, 5, &zi, ops) || zi.mnemonic != ZYDIS_MNEMONIC_JMP)
+					FAIL("%s+0x%llx: a counted conditional branch is not j<not cc>; counter; jmp", f->name,
+					     (unsigned long long)(ci->addr - f->addr));
+				if (!jl) {
+					tgt = find(c, want);
+					if (tgt >= 0)
+						want = landing(c, (size_t)tgt);
+					if (abs_target(&zi, ops, cp + 20) != want || (tgt >= 0) != (e->kind == KINSTR_CACHE_EDGE_TAKEN) ||
+					    (tgt >= 0 && e->to != kinstr_cache_fn__insn(c, (size_t)tgt)->block))
+						FAIL("%s+0x%llx: a counted branch aims wrong", f->name,
+						     (unsigned long long)(ci->addr - f->addr));
+				}
+				at += cl;
+				continue;
+			}
+			if (!pf && !flags_dead_at(k, f, ci))
+				FAIL("%s+0x%llx: an exit's edge counter without pushfq where the flags may be live", f->name,
+				     (unsigned long long)(ci->addr - f->addr));
+			if (counter_differs(p, COUNTERS + 8ull * e->counter, pf))
+				FAIL("%s+0x%llx: edge-out counter bytes", f->name, (unsigned long long)(ci->addr - f->addr));
+			p += 16 + 2 * pf;
+			cp += 16 + 2 * pf;
+			cl -= 16 + 2 * pf;
+			at += 16 + 2 * pf;
+		}
 		switch (ci->how) {
 		case KINSTR_CACHE_COPY:
-			if (ci->copy_len != ci->len || memcmp(p, orig, ci->len))
+			if (cl != ci->len || memcmp(p, orig, ci->len))
 				FAIL("%s+0x%llx: a copy that differs", f->name, (unsigned long long)(ci->addr - f->addr));
 			break;
 		case KINSTR_CACHE_RELOC: {
 			int tgt;
 
-			if (zdecode(p, ci->copy_len, &zi, ops) || zi.length != ci->copy_len || zi.mnemonic != zo.mnemonic)
+			if (zdecode(p, cl, &zi, ops) || zi.length != cl || zi.mnemonic != zo.mnemonic)
 				FAIL("%s+0x%llx: the re-aimed instruction is not the original's", f->name,
 				     (unsigned long long)(ci->addr - f->addr));
 			want = abs_target(&zo, oops, ci->addr);
@@ -192,9 +288,9 @@ static void verify(struct tally *t, const struct kinstr_kernel *k, const struct 
 			      find(c, want) : -1;
 			if (tgt >= 0)
 				want = landing(c, (size_t)tgt);
-			if (abs_target(&zi, ops, ci->copy) != want)
+			if (abs_target(&zi, ops, cp) != want)
 				FAIL("%s+0x%llx: aims at 0x%llx, not 0x%llx", f->name, (unsigned long long)(ci->addr - f->addr),
-				     (unsigned long long)abs_target(&zi, ops, ci->copy), (unsigned long long)want);
+				     (unsigned long long)abs_target(&zi, ops, cp), (unsigned long long)want);
 			break;
 		}
 		case KINSTR_CACHE_CALL:
@@ -203,40 +299,68 @@ static void verify(struct tally *t, const struct kinstr_kernel *k, const struct 
 
 			want = ci->how == KINSTR_CACHE_CALL ? abs_target(&zo, oops, ci->addr) : ci->addr + TRAMP;
 			memcpy(&imm, p + 1, 4);
-			if (ci->copy_len != 10 || p[0] != 0x68 || (uint64_t)(int64_t)imm != ci->addr + ci->len ||
+			if (cl != 10 || p[0] != 0x68 || (uint64_t)(int64_t)imm != ci->addr + ci->len ||
 			    zdecode(p + 5, 5, &zi, ops) || zi.mnemonic != ZYDIS_MNEMONIC_JMP ||
-			    abs_target(&zi, ops, ci->copy + 5) != want)
+			    abs_target(&zi, ops, cp + 5) != want)
 				FAIL("%s+0x%llx: not push $return; jmp target", f->name, (unsigned long long)(ci->addr - f->addr));
 			/* the callee returns to the original: a re-entry point there, into the copy */
 			if (i + 1 < n && kinstr_cache_fn__insn(c, i + 1)->how != KINSTR_CACHE_NATIVE &&
-			    (!reentry_at(c, ci->addr + ci->len) || reentry_at(c, ci->addr + ci->len)->copy != landing(c, i + 1)))
+			    (!reentry_at(c, ci->addr + ci->len) || (reentry_at(c, ci->addr + ci->len)->copy != edge_landing(c, i + 1) &&
+								    reentry_at(c, ci->addr + ci->len)->copy != landing(c, i + 1))))
 				FAIL("%s+0x%llx: no re-entry at the return address", f->name,
 				     (unsigned long long)(ci->addr - f->addr));
 			break;
 		}
 		case KINSTR_CACHE_NATIVE:
-			if (ci->copy_len != 5 || zdecode(p, 5, &zi, ops) || zi.mnemonic != ZYDIS_MNEMONIC_JMP ||
-			    abs_target(&zi, ops, ci->copy) != ci->addr)
+			if (cl != 5 || zdecode(p, 5, &zi, ops) || zi.mnemonic != ZYDIS_MNEMONIC_JMP ||
+			    abs_target(&zi, ops, cp) != ci->addr)
 				FAIL("%s+0x%llx: a native instruction not left to the original", f->name,
 				     (unsigned long long)(ci->addr - f->addr));
 			break;
 		case KINSTR_CACHE_JUMP_LABEL: {
 			uint64_t key;
 
-			if (ci->copy_len != 13 || zdecode(p, 7, &zi, ops) || zi.mnemonic != ZYDIS_MNEMONIC_CMP)
+			if (cl != 13 || zdecode(p, 7, &zi, ops) || zi.mnemonic != ZYDIS_MNEMONIC_CMP)
 				FAIL("%s+0x%llx: a jump label without its test", f->name, (unsigned long long)(ci->addr - f->addr));
-			key = abs_target(&zi, ops, ci->copy);
+			key = abs_target(&zi, ops, cp);
 			if (key != ci->addr + KEY_OFF || zdecode(p + 7, 6, &zi, ops) ||
 			    zi.mnemonic != ((ci->addr & 1) ? ZYDIS_MNEMONIC_JLE : ZYDIS_MNEMONIC_JNLE))
 				FAIL("%s+0x%llx: a jump label's key or condition", f->name, (unsigned long long)(ci->addr - f->addr));
 			break;
 		}
 		}
-		at += ci->copy_len;
+		at += cl;
 	}
 	for (i = 0; i < kinstr_cache_fn__block_cnt(c) && i < sizeof(counted); i++)
 		if (counted[i] != 1)
 			FAIL("%s: block %zu has %u counters", f->name, i, counted[i]);
+	/* a block whose flow the counters see whole has a counted way in and one out */
+	for (i = 0; kinstr_cache_fn__edge_cnt(c) && i < kinstr_cache_fn__block_cnt(c); i++) {
+		const struct kinstr_cache_block *b = kinstr_cache_fn__block(c, i);
+		size_t e, nin = 0, nout = 0;
+
+		for (e = 0; e < kinstr_cache_fn__edge_cnt(c); e++) {
+			nin += kinstr_cache_fn__edge(c, e)->to == i;
+			nout += kinstr_cache_fn__edge(c, e)->from == i;
+		}
+		/* no way in at all: after a jmp or a ret (or int3s), and no branch to it (dead code, as memset's) */
+		if (!nin && i && b->first) {
+			const struct kinstr_cache_insn *pv = kinstr_cache_fn__insn(c, b->first - 1);
+			ZydisDecodedInstruction zp;
+
+			if (!zdecode(kinstr_kernel__text(k, pv->addr, pv->len), pv->len, &zp, ops) &&
+			    (zp.meta.category == ZYDIS_CATEGORY_UNCOND_BR || zp.meta.category == ZYDIS_CATEGORY_RET ||
+			     zp.mnemonic == ZYDIS_MNEMONIC_INT3))
+				nin = SIZE_MAX;
+		}
+		if ((!(b->unseen & KINSTR_CACHE_B_IN_UNSEEN) && !nin) || (!(b->unseen & KINSTR_CACHE_B_OUT_UNSEEN) && !nout))
+			FAIL("%s: block %zu (+0x%llx) has %zu counted ways in and %zu out, and nothing unseen", f->name, i,
+			     (unsigned long long)(b->addr - f->addr), nin, nout);
+		t->unseen += b->unseen != 0;
+	}
+	for (i = 0; i < kinstr_cache_fn__edge_cnt(c) && i < sizeof(edge_seen); i++)
+		if (edge_seen[i] != 1 || kinstr_cache_fn__edge(c, i)->counter != kinstr_cache_fn__block_cnt(c) + i)
+			FAIL("%s: edge %zu has %u counters, or not the counter after the blocks'", f->name, i, edge_seen[i]);
 	if (at != base + kinstr_cache_fn__size(c))
 		FAIL("%s: %llu bytes accounted for, the copy has %zu", f->name, (unsigned long long)(at - base),
 		     kinstr_cache_fn__size(c));
@@ -249,7 +373,8 @@ static void verify(struct tally *t, const struct kinstr_kernel *k, const struct 
 
 		t->why[re->why]++;
 		t->reentries++;
-		if (j < 0 || re->copy != landing(c, (size_t)j) || kinstr_cache_fn__insn(c, (size_t)j)->how == KINSTR_CACHE_NATIVE)
+		if (j < 0 || (re->copy != landing(c, (size_t)j) && re->copy != edge_landing(c, (size_t)j)) ||
+		    kinstr_cache_fn__insn(c, (size_t)j)->how == KINSTR_CACHE_NATIVE)
 			FAIL("%s: re-entry 0x%llx lands wrong", f->name, (unsigned long long)re->addr);
 		if (!re->jump)
 			continue;
@@ -288,10 +413,10 @@ static void verify(struct tally *t, const struct kinstr_kernel *k, const struct 
 	}
 }
 
-static void t_every_function(void)
+static void every_function(unsigned int flags)
 {
 	struct kinstr_cache_opts o = { .sz = sizeof(o), .counters = COUNTERS, .jump_label = fake_jump_label,
-				       .static_call = fake_static_call };
+				       .static_call = fake_static_call, .flags = flags };
 	glob_t g;
 	size_t p;
 
@@ -331,6 +456,11 @@ static void t_every_function(void)
 		       "(%zu jumps; entry %zu, return %zu, after-native %zu, fixup %zu)\n", g.gl_pathv[p], t.built,
 		       t.funcs, t.blocks, t.saves_flags, t.insns, t.how[0], t.how[1], t.how[2], t.how[3], t.how[4], t.how[5],
 		       t.reentries, t.jump_reentries, t.why[0], t.why[1], t.why[2], t.why[3]);
+		if (flags & KINSTR_CACHE_F_EDGES)
+			printf("     with edge counters: %zu edges counted; %zu blocks with a way in or out they do not see\n",
+			       t.edges, t.unseen);
+		CHECK(!(flags & KINSTR_CACHE_F_EDGES) == !t.edges, "%s: %zu edge counters with flags 0x%x", g.gl_pathv[p],
+		      t.edges, flags);
 		printf("     refused:");
 		for (i = 1; i < KINSTR_CACHE_R_NR; i++)
 			if (t.refused[i])
@@ -347,8 +477,20 @@ static void t_every_function(void)
 	globfree(&g);
 }
 
+static void t_every_function(void)
+{
+	every_function(0);
+}
+
+/* the same with a counter on every edge too: into each block by falling through, out of each branch and exit */
+static void t_every_function_edges(void)
+{
+	every_function(KINSTR_CACHE_F_EDGES);
+}
+
 int main(void)
 {
 	RUN(t_every_function);
+	RUN(t_every_function_edges);
 	return check_done();
 }

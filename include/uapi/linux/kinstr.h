@@ -447,17 +447,30 @@ enum kinstr_cache_form {
 #define KINSTR_CACHE_M_COUNTED	(1U << 0)	/* a counter precedes the counterpart */
 #define KINSTR_CACHE_M_PUSHF	(1U << 1)	/* ... between pushfq and popfq */
 #define KINSTR_CACHE_M_FUNC	(1U << 2)	/* the first instruction of a function's copy */
-#define KINSTR_CACHE_M_ALL	0x7U
+/*
+ * (ABI 0.10) Edge counters, on the counters from `edge` on, in this order:
+ * EDGE_IN: a counter precedes everything of the entry (before its COUNTED counter): the edge
+ * into the instruction by falling through to it (or through an entry point continuing a path).
+ * EDGE_OUT: the counterpart of a branch or an exit carries the counter of its taken way: a
+ * conditional one (a jcc, a jump label's test) as `j<not cc> rel8 over the rest; pushfq;
+ * counter; popfq; jmp rel32 target`, an unconditional one (jmp, ret, a tail static call) as the
+ * counter, then the form. The _PUSHF flags: that counter saves the flags (a conditional's always).
+ */
+#define KINSTR_CACHE_M_EDGE_IN		(1U << 3)
+#define KINSTR_CACHE_M_EDGE_IN_PUSHF	(1U << 4)
+#define KINSTR_CACHE_M_EDGE_OUT		(1U << 5)
+#define KINSTR_CACHE_M_EDGE_OUT_PUSHF	(1U << 6)
+#define KINSTR_CACHE_M_ALL	0x7fU
 
 struct kinstr_cache_map {
 	__u64 addr;			/* the original instruction */
-	__u32 copy;			/* its counterpart's offset in the cache (after its counter) */
+	__u32 copy;			/* its counterpart's offset in the cache (after its counters) */
 	__u32 counter;			/* KINSTR_CACHE_M_COUNTED: the counter's index */
 	__u8 len;			/* the original's length */
 	__u8 copy_len;			/* the counterpart's */
 	__u8 form;			/* enum kinstr_cache_form */
 	__u8 flags;			/* KINSTR_CACHE_M_* */
-	__u32 __reserved;
+	__u32 edge;			/* (ABI 0.10) M_EDGE_*: the first edge counter's index; else 0 */
 };
 
 struct kinstr_cache_image {

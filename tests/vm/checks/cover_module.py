@@ -7,6 +7,10 @@ cover_module.sh runs them (with the WARN): prints the workload's own results (th
 function's entry-block count.
 cover_module.py kprobes: the same workload (no WARN) under the cache, then again under kprobe
 events on every block's first instruction: prints the blocks compared and those that differ.
+cover_module.py flow: the same workload under `kinstr cover --edges`: per block, the edges into
+it and out of it against its count (flow conservation), the blocks whose ways the counters do
+not all see (a fault's fixup) left out and counted; and the block counts equal those of a run
+without edges.
 """
 import json
 import os
@@ -22,8 +26,8 @@ FUNCS = ["kinstr_tc_loop", "kinstr_tc_branch", "kinstr_tc_copy", "kinstr_tc_get"
 WORK = "tests/vm/checks/cover_module.sh"
 
 
-def cover(arg):
-    out = subprocess.run(["build/kinstr", "cover", "--json", "-c", f"sh {WORK} {arg}"] + FUNCS,
+def cover(arg, extra=()):
+    out = subprocess.run(["build/kinstr", "cover", "--json", *extra, "-c", f"sh {WORK} {arg}"] + FUNCS,
                          capture_output=True, text=True, check=False)
     lines = out.stdout.splitlines()
     doc = next((json.loads(l) for l in lines if l.startswith("{")), None)
@@ -76,5 +80,30 @@ def kprobes():
         print("mismatch", line)
 
 
+def flow():
+    _, plain = cover("")
+    _, doc = cover("", ["--edges"])
+    blocks = ok = unseen = ran = ran_ok = 0
+    bad = []
+    for f in doc["functions"]:
+        for b in f["counts"]:
+            blocks += 1
+            ran += b["count"] != 0
+            if b["flow"].startswith("unseen"):
+                unseen += 1
+            elif b["flow"] == "conserved" and b["in"] == b["count"] == b["out"]:
+                ok += 1
+                ran_ok += b["count"] != 0
+            else:
+                bad.append(f"{f['function']}+0x{b['offset']:x}: in {b['in']} count {b['count']} out {b['out']}")
+    edges = sum(len(f["edges"]) for f in doc["functions"])
+    same = counts(plain) == counts(doc)
+    print(f"flow blocks {blocks} ran {ran} edges {edges} conserved {ok} ({ran_ok} that ran) differ {len(bad)} unseen {unseen}")
+    print(f"summary conserved {doc.get('flow_conserved')} differs {doc.get('flow_differs')} unseen {doc.get('flow_unseen')}")
+    print("block counts " + ("the same as without edges" if same else "differ from a run without edges"))
+    for line in bad[:20]:
+        print("differs", line)
+
+
 if __name__ == "__main__":
-    {"hazards": hazards, "kprobes": kprobes}[sys.argv[1]]()
+    {"hazards": hazards, "kprobes": kprobes, "flow": flow}[sys.argv[1]]()

@@ -7,6 +7,8 @@
  * re-aimed branch, a call's return address, a native jmp, a jump label's condition, a static
  * call's trampoline, a counter's address, the layout, an entry point's destination, a missing
  * re-entry point after a call, an instruction's length): each must be refused, naming the rule.
+ * `cache_check --edges accept|mutate ...`: the same with edge counters in the copies (and, for
+ * mutate, two more kinds of damage: an edge-in counter's address, a counted branch's condition).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -18,6 +20,8 @@
 #include <kinstr/cache.h>
 #include <kinstr/kernel.h>
 #include <kinstr/kinstr.h>
+
+static unsigned int copy_flags;	/* --edges: KINSTR_CACHE_F_EDGES */
 
 struct mut {
 	const char *name;
@@ -109,6 +113,22 @@ static void mutate(uint8_t *b, size_t len, struct kinstr_cache_map *map, size_t 
 			}
 		}
 	}
+	for (i = 0; i < nmap && !m->applied; i++) {
+		struct kinstr_cache_map *e = &map[i];
+		uint8_t *c = b + e->copy;
+
+		if (!strcmp(m->name, "edge-in") && (e->flags & KINSTR_CACHE_M_EDGE_IN)) {
+			uint8_t *seq = c - counter_len(e) - 16 - 2 * !!(e->flags & KINSTR_CACHE_M_EDGE_IN_PUSHF) +
+				       !!(e->flags & KINSTR_CACHE_M_EDGE_IN_PUSHF);
+
+			add32(seq + 3, 8);	/* the next counter's address */
+			m->applied = 1;
+		} else if (!strcmp(m->name, "edge-out") && (e->flags & KINSTR_CACHE_M_EDGE_OUT) &&
+			   e->form == KINSTR_CACHE_FORM_RELOC && (c[0] & 0xf0) == 0x70) {
+			c[0] ^= 0x01;	/* j<not cc> becomes jcc: the counted way is the other one */
+			m->applied = 1;
+		}
+	}
 	if (!strcmp(m->name, "reentry") && nreq) {
 		req[0].arg += 1;
 		m->applied = 1;
@@ -133,7 +153,7 @@ static int accept(struct kinstr_dev *dev, const struct kinstr_kernel *k, int arg
 		if (!match)
 			continue;
 		cs = kinstr_cacheset__new(dev, k);
-		if (!cs)
+		if (!cs || kinstr_cacheset__set_flags(cs, copy_flags))
 			return 1;
 		if (kinstr_cacheset__add(cs, f, &r)) {
 			builder_refused++;
@@ -156,7 +176,7 @@ static int accept(struct kinstr_dev *dev, const struct kinstr_kernel *k, int arg
 static int mutations(struct kinstr_dev *dev, const struct kinstr_kernel *k, int argc, char **argv)
 {
 	static const char *const kinds[] = { "copy", "reloc", "call", "native", "jump-label", "static-call",
-					     "counter", "layout", "boundary", "reentry", "exit" };
+					     "counter", "layout", "boundary", "reentry", "exit", "edge-in", "edge-out" };
 	size_t i;
 	int a, rc = 0;
 
@@ -165,6 +185,13 @@ static int mutations(struct kinstr_dev *dev, const struct kinstr_kernel *k, int 
 		struct mut m = { kinds[i], k, 0 };
 		char err[512] = "";
 		int ret;
+
+		if (!copy_flags && !strncmp(kinds[i], "edge-", 5)) {
+			kinstr_cacheset__free(cs);
+			continue;
+		}
+		if (!cs || kinstr_cacheset__set_flags(cs, copy_flags))
+			return 1;
 
 		for (a = 0; a < argc; a++) {
 			const struct kinstr_func *f = kinstr_kernel__find_func(k, argv[a]);
@@ -278,8 +305,14 @@ int main(int argc, char **argv)
 	struct kinstr_kernel *k = dev ? kinstr_kernel__open_live(dev) : NULL;
 	int rc;
 
+	if (argc > 1 && !strcmp(argv[1], "--edges")) {
+		copy_flags = KINSTR_CACHE_F_EDGES;
+		argv++;
+		argc--;
+	}
 	if (argc < 3 || !k) {
-		fprintf(stderr, "usage: cache_check accept|mutate GLOB|FUNC... | stress ROUNDS FUNC... (with /dev/kinstr)\n");
+		fprintf(stderr, "usage: cache_check [--edges] accept|mutate GLOB|FUNC... | stress ROUNDS FUNC... "
+			"(with /dev/kinstr)\n");
 		return 2;
 	}
 	if (!strcmp(argv[1], "stress"))

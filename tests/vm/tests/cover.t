@@ -144,6 +144,29 @@ EXPECT ^blocks [1-9][0-9]+ compared [1-9][0-9]+ ran [1-9][0-9]+ mismatches 0$
 CLEANUP rmmod kinstr_test_cache
 TIMEOUT 300
 
+NAME cover --edges: the module proves every copy with a counter on every edge too (vfs_*, ksys_*, do_sys_*, __x64_sys_*, tcp_*), and refuses an edge counter on another counter and a counted branch whose condition was flipped, naming the rule
+FEATURE code_cache
+SETUP insmod kmod/kinstr.ko
+RUN build/tests/vm/progs/cache_check --edges accept 'vfs_*' 'ksys_*' 'do_sys_*' '__x64_sys_*' 'tcp_*'; \
+	build/tests/vm/progs/cache_check --edges mutate __x64_sys_getppid vfs_read ksys_read do_sys_openat2 kfree
+EXPECT ^planned [1-9][0-9]{2,} \(builder refused [0-9]+\), module accepted [1-9][0-9]{2,}, refused 0$
+EXPECT ^mutation edge-in: refused .*\[counter\]
+EXPECT ^mutation edge-out: refused .*\[reloc\]
+EXPECT ^mutation counter: refused .*\[counter\]
+EXPECT ^mutation call: refused .*\[call\]
+EXPECT_NOT ACCEPTED|^module refused
+TIMEOUT 600
+
+NAME cover --edges: flow conservation on the test module's functions (a loop, a branch tree, a fault, a static branch, a static call): for every block the counters see whole, the edges into it = its count = the edges out of it; and the block counts equal a run without edge counters
+FEATURE code_cache
+SETUP insmod kmod/kinstr.ko && insmod tests/vm/modules/kinstr_test_cache.ko
+RUN python3 tests/vm/checks/cover_module.py flow
+EXPECT ^flow blocks [1-9][0-9]+ ran [1-9][0-9]+ edges [1-9][0-9]+ conserved [1-9][0-9]+ \([1-9][0-9]+ that ran\) differ 0 unseen [0-9]+$
+EXPECT ^summary conserved [1-9][0-9]* differs 0 unseen [0-9]+$
+EXPECT ^block counts the same as without edges$
+CLEANUP rmmod kinstr_test_cache
+TIMEOUT 300
+
 NAME cover: a task asleep under a cached function: /proc/PID/stack names the original function (native return addresses), and a reliable stack walk of it succeeds
 FEATURE code_cache
 SETUP insmod kmod/kinstr.ko && insmod tests/vm/modules/kinstr_test_cache.ko
