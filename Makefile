@@ -24,7 +24,7 @@ CLI_OBJS  := $(CLI_SRCS:%.c=$(B)/%.o)
 UNIT_BINS := $(UNIT_SRCS:%.c=$(B)/%)
 PROG_SRCS := $(wildcard tests/vm/progs/*.c)
 PROG_BINS := $(PROG_SRCS:%.c=$(B)/%)
-LIBS      := -lZydis -lbpf -lelf -lz
+LIBS      := -lZydis -lbpf -ldw -lelf -lz
 
 .PHONY: all user kmod kmods testmods test clean
 all: user kmod testmods

@@ -34,6 +34,8 @@ struct cli_cover_args {
 	double duration;	/* -d SEC, 0: none */
 	const char *lcov;	/* --lcov FILE */
 	bool json, dry, hit_only, once, edges;
+	const char **debuginfo;	/* --debuginfo FILE each: a vmlinux or a NAME.ko with DWARF */
+	int ndebuginfo;
 };
 int cli_cover__run(const struct cli_cover_args *a);
 int cmd_sites(int argc, char **argv);

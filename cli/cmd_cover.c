@@ -33,6 +33,10 @@ static void cover_usage(FILE *f)
 		   "                     edges into it and out of it, and whether in = count = out (flow\n"
 		   "                     conservation; a block entered or left where no counter sees, such\n"
 		   "                     as an exception fixup, is marked and left out)\n"
+		   "      --debuginfo FILE  source lines from FILE's DWARF: a vmlinux (the core kernel) or a\n"
+		   "                     NAME.ko (module NAME); repeatable. Without it: the -dbg package's files\n"
+		   "                     (/usr/lib/debug/boot/vmlinux-REL, /usr/lib/debug/lib/modules/REL/...)\n"
+		   "                     where installed, else blocks are shown as function+offset (and said so)\n"
 		   "      --lcov FILE    also write an lcov tracefile (genhtml FILE renders it); each function's\n"
 		   "                     listing, standing for its source, goes next to it (FILE.src/)\n"
 		   "      --json         one JSON object\n"
@@ -54,10 +58,12 @@ int cmd_cover(int argc, char **argv)
 		{ "lcov", required_argument, NULL, 'l' },
 		{ "once", no_argument, NULL, 'O' },
 		{ "edges", no_argument, NULL, 'E' },
+		{ "debuginfo", required_argument, NULL, 'g' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	struct cli_cover_args a = { 0 };
+	const char *dbg[16];
 	int c;
 
 	while ((c = getopt_long(argc, argv, "+hc:d:", opts, NULL)) != -1) {
@@ -75,6 +81,14 @@ int cmd_cover(int argc, char **argv)
 		case 'l': a.lcov = optarg; break;
 		case 'O': a.once = true; break;
 		case 'E': a.edges = true; break;
+		case 'g':
+			if (a.ndebuginfo == (int)(sizeof(dbg) / sizeof(dbg[0]))) {
+				cli_err("cover: at most %zu --debuginfo files", sizeof(dbg) / sizeof(dbg[0]));
+				return CLI_USAGE;
+			}
+			dbg[a.ndebuginfo++] = optarg;
+			a.debuginfo = dbg;
+			break;
 		case 'h': cover_usage(stdout); return CLI_OK;
 		default: cover_usage(stderr); return CLI_USAGE;
 		}

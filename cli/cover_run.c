@@ -15,6 +15,7 @@
 #include <kinstr/cache.h>
 #include <kinstr/kinstr.h>
 #include <kinstr/lcov.h>
+#include <kinstr/lines.h>
 #include <kinstr/probe.h>
 #include "cli.h"
 
@@ -214,9 +215,80 @@ static const char *flow_of(const struct kinstr_cacheset *cs, size_t i, size_t b,
 	return *in == v && *out == v ? "conserved" : "differs";
 }
 
-static void print_results(const struct kinstr_cacheset *cs, const struct refused_fn *rf, size_t nrf, bool json,
-			  bool hit_only, double secs, int status)
+/* The module a .ko file is for: its name up to ".ko", '-' as '_'; NULL for anything else (a vmlinux). */
+static char *module_of_file(const char *path)
 {
+	const char *base = strrchr(path, '/'), *ko;
+	char *m, *p;
+
+	base = base ? base + 1 : path;
+	ko = strstr(base, ".ko");
+	if (!ko || (ko[3] && ko[3] != '.'))
+		return NULL;
+	m = strndup(base, (size_t)(ko - base));
+	for (p = m; p && *p; p++)
+		if (*p == '-')
+			*p = '_';
+	return m;
+}
+
+/*
+ * Source lines for the functions fs: the --debuginfo files, then the usual paths for the core
+ * and each module among them. Says on stderr where each comes from, or that there are none (the
+ * blocks are then function+offset). NULL: a --debuginfo file was unusable (said why).
+ */
+static struct kinstr_lines *open_lines(const struct kinstr_kernel *k, const struct kinstr_func **fs, size_t n,
+				       const struct cli_cover_args *a, bool quiet)
+{
+	struct kinstr_lines *l = kinstr_lines__new(kinstr_kernel__release(k));
+	size_t i, j;
+	int e;
+
+	if (!l)
+		return NULL;
+	for (e = 0; e < a->ndebuginfo; e++) {
+		char *m = module_of_file(a->debuginfo[e]);
+		int err = kinstr_lines__add(l, m, a->debuginfo[e]);
+
+		if (err) {
+			cli_err("cover: --debuginfo %s: %s", a->debuginfo[e],
+				err == -ENODATA ? "no DWARF line table in it" :
+				err == -ENOEXEC ? "not an ELF file with debug info" :
+				err == -EEXIST ? "a second file for the same module" : strerror(-err));
+			free(m);
+			kinstr_lines__free(l);
+			return NULL;
+		}
+		free(m);
+	}
+	for (i = 0; i < n; i++) {
+		for (j = 0; j < i && !(fs[j]->module == fs[i]->module ||
+				       (fs[j]->module && fs[i]->module && !strcmp(fs[j]->module, fs[i]->module))); j++)
+			;
+		if (j < i)
+			continue;	/* its module's seen */
+		if (!kinstr_lines__path(l, fs[i]->module))
+			kinstr_lines__add_default(l, fs[i]->module);
+		if (quiet)
+			continue;
+		if (kinstr_lines__path(l, fs[i]->module))
+			fprintf(stderr, "kinstr: source lines of %s%s from %s\n", fs[i]->module ? "module " : "the core kernel",
+				fs[i]->module ? fs[i]->module : "", kinstr_lines__path(l, fs[i]->module));
+		else if (!fs[i]->module)
+			fprintf(stderr, "kinstr: no DWARF for the core kernel (install linux-image-%s-dbg, or give "
+				"--debuginfo VMLINUX): its blocks are function+offset\n", kinstr_kernel__release(k));
+		else
+			fprintf(stderr, "kinstr: no DWARF for module %s (its .ko from the -dbg package, or --debuginfo "
+				"%s.ko): its blocks are function+offset\n", fs[i]->module, fs[i]->module);
+	}
+	return l;
+}
+
+static void print_results(const struct kinstr_cacheset *cs, const struct refused_fn *rf, size_t nrf, bool json,
+			  bool hit_only, double secs, int status, struct kinstr_lines *lines)
+{
+	const char *src;
+	int ln;
 	size_t i, b, fcov = 0, bcov = 0, btot = 0, fl_ok = 0, fl_bad = 0, fl_unseen = 0;
 	uint64_t in, out;
 	const char *fl;
@@ -244,6 +316,11 @@ static void print_results(const struct kinstr_cacheset *cs, const struct refused
 				printf("%s{\"offset\":%llu,\"%s\":%llu", b ? "," : "",
 				       (unsigned long long)(bl->addr - f->addr), hit_only ? "hit" : "count",
 				       (unsigned long long)(hit_only ? v != 0 : v));
+				if (!kinstr_lines__find(lines, f, bl->addr, &src, &ln)) {
+					printf(",\"source\":");
+					cli_json_str(src);
+					printf(",\"line\":%d", ln);
+				}
 				if ((fl = flow_of(cs, i, b, &in, &out))) {
 					printf(",\"in\":%llu,\"out\":%llu,\"flow\":\"%s\"", (unsigned long long)in,
 					       (unsigned long long)out, fl);
@@ -285,6 +362,8 @@ static void print_results(const struct kinstr_cacheset *cs, const struct refused
 				printf("  +0x%-6llx %s", (unsigned long long)(bl->addr - f->addr), v ? "hit" : "-");
 			else
 				printf("  +0x%-6llx %llu", (unsigned long long)(bl->addr - f->addr), (unsigned long long)v);
+			if (!kinstr_lines__find(lines, f, bl->addr, &src, &ln))
+				printf("  %s:%d", src, ln);
 			if ((fl = flow_of(cs, i, b, &in, &out))) {
 				printf("  in %llu out %llu %s", (unsigned long long)in, (unsigned long long)out, fl);
 				fl_ok += !strcmp(fl, "conserved");
@@ -321,7 +400,8 @@ static void print_results(const struct kinstr_cacheset *cs, const struct refused
 		       "were read, or a kinstr bug), %zu with a way in or out no counter sees\n", fl_ok, fl_bad, fl_unseen);
 }
 
-static int write_lcov(const struct kinstr_kernel *k, const struct kinstr_cacheset *cs, const char *path)
+static int write_lcov(const struct kinstr_kernel *k, const struct kinstr_cacheset *cs, const char *path,
+		      struct kinstr_lines *lines)
 {
 	char dir[4096];
 	uint64_t *counts;
@@ -350,7 +430,7 @@ static int write_lcov(const struct kinstr_kernel *k, const struct kinstr_cachese
 		}
 		for (b = 0; b < nb; b++)
 			counts[b] = kinstr_cacheset__block_count(cs, i, b);
-		rc = kinstr_lcov__write_fn(info, dir, k, kinstr_cacheset__func(cs, i), c, counts);
+		rc = kinstr_lcov__write_fn(info, dir, k, kinstr_cacheset__func(cs, i), c, counts, lines);
 		free(counts);
 	}
 	if (fclose(info) || rc) {
@@ -538,6 +618,7 @@ int cli_cover__run(const struct cli_cover_args *a)
 	bool json = a->json, dry = a->dry, hit_only = a->hit_only, once = a->once;
 	const struct kinstr_func **fs = NULL;
 	struct kinstr_cacheset *cs = NULL;
+	struct kinstr_lines *lines = NULL;
 	struct refused_fn *rf = NULL;
 	struct kinstr_kernel *k;
 	struct kinstr_dev *dev;
@@ -578,6 +659,10 @@ int cli_cover__run(const struct cli_cover_args *a)
 		goto out;
 	}
 	rc = CLI_FAIL;
+	/* before anything goes in: a --debuginfo file that is no good stops here, and reading DWARF takes a while */
+	lines = open_lines(k, fs, n, a, json);
+	if (!lines)
+		goto out;
 	cs = kinstr_cacheset__new(dev, k);
 	rf = calloc(n ? n : 1, sizeof(*rf));
 	if (!cs || !rf || (a->edges && kinstr_cacheset__set_flags(cs, KINSTR_CACHE_F_EDGES)))
@@ -620,11 +705,12 @@ int cli_cover__run(const struct cli_cover_args *a)
 		goto out;
 	}
 	kinstr_cacheset__remove(cs);
-	print_results(cs, rf, nrf, json, hit_only, cli_now() - run.t0, run.status);
-	rc = lcov && write_lcov(k, cs, lcov) ? CLI_FAIL : cli_run__status(&run);
+	print_results(cs, rf, nrf, json, hit_only, cli_now() - run.t0, run.status, lines);
+	rc = lcov && write_lcov(k, cs, lcov, lines) ? CLI_FAIL : cli_run__status(&run);
 	cli_run__cleanup(&run);
 out:
 	kinstr_cacheset__free(cs);
+	kinstr_lines__free(lines);
 	free(rf);
 	free(fs);
 	cli_close_kernel(k, dev);

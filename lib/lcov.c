@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include <kinstr/lcov.h>
+#include <kinstr/lines.h>
 #include <kinstr/x86.h>
 
 /* A file name for f's listing: its name, and its address when names repeat; no '/'. */
@@ -21,8 +22,9 @@ static void listing_name(const struct kinstr_func *f, char *buf, size_t size)
 }
 
 int kinstr_lcov__write_fn(FILE *info, const char *dir, const struct kinstr_kernel *k, const struct kinstr_func *f,
-			  const struct kinstr_cache_fn *c, const uint64_t *counts)
+			  const struct kinstr_cache_fn *c, const uint64_t *counts, struct kinstr_lines *lines)
 {
+	int with_lines = lines && kinstr_lines__path(lines, f->module);
 	size_t i, nb = kinstr_cache_fn__block_cnt(c), ni = kinstr_cache_fn__insn_cnt(c), hit = 0;
 	char name[300], path[PATH_MAX], abs[PATH_MAX];
 	unsigned int *line;
@@ -46,8 +48,9 @@ int kinstr_lcov__write_fn(FILE *info, const char *dir, const struct kinstr_kerne
 		return err;
 	}
 	/* line 1 the function, then one line per instruction of the copied range */
-	fprintf(src, "%s:\t# %s, %zu blocks (kinstr cover: a listing for want of source lines)\n", f->name,
-		kinstr_kernel__release(k), nb);
+	fprintf(src, "%s:\t# %s, %zu blocks (kinstr cover: %s)\n", f->name, kinstr_kernel__release(k), nb,
+		with_lines ? "a listing, each instruction's source line from DWARF beside it" :
+			     "a listing for want of source lines");
 	for (i = 0; i < ni; i++) {
 		const struct kinstr_cache_insn *in = kinstr_cache_fn__insn(c, i);
 		const unsigned char *b = kinstr_kernel__text(k, in->addr, in->len);
@@ -59,8 +62,16 @@ int kinstr_lcov__write_fn(FILE *info, const char *dir, const struct kinstr_kerne
 			kinstr_x86__format(&x, text, sizeof(text));
 		if (blk->first == i)
 			line[in->block] = (unsigned int)i + 2;
-		fprintf(src, "\t+0x%-5llx %-44s # %s%s\n", (unsigned long long)(in->addr - f->addr), text,
+		fprintf(src, "\t+0x%-5llx %-44s # %s%s", (unsigned long long)(in->addr - f->addr), text,
 			kinstr_cache_how__str(in->how), blk->first == i ? ", block start" : "");
+		if (with_lines) {
+			const char *file;
+			int ln;
+
+			if (!kinstr_lines__find(lines, f, in->addr, &file, &ln))
+				fprintf(src, ", %s:%d", file, ln);
+		}
+		fprintf(src, "\n");
 	}
 	if (fclose(src))
 		err = -errno;

@@ -18,13 +18,14 @@
 extern "C" {
 #endif
 
+struct kinstr_lines;
 /*
  * Append function f's record to the tracefile info, its blocks' counts being counts[] (one per
- * block of c, in order), and write its listing into the directory dir (which must exist). 0 or a
- * negative errno.
+ * block of c, in order), and write its listing into the directory dir (which must exist); with
+ * lines (may be NULL), each instruction's source line from DWARF beside it. 0 or a negative errno.
  */
 int kinstr_lcov__write_fn(FILE *info, const char *dir, const struct kinstr_kernel *k, const struct kinstr_func *f,
-			  const struct kinstr_cache_fn *c, const uint64_t *counts);
+			  const struct kinstr_cache_fn *c, const uint64_t *counts, struct kinstr_lines *lines);
 
 #ifdef __cplusplus
 }

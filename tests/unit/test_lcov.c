@@ -47,7 +47,7 @@ static void t_genhtml_renders(void)
 		for (b = 0; b < nb && b < 4096; b++)
 			counts[b] = (b + i) % 3 ? (b + 1) * 7 : 0;
 		if (nb <= 4096) {
-			CHECK(kinstr_lcov__write_fn(info, dir, k, f, c, counts) == 0, "%s: not written", f->name);
+			CHECK(kinstr_lcov__write_fn(info, dir, k, f, c, counts, NULL) == 0, "%s: not written", f->name);
 			fns++;
 			fns_hit += counts[0] != 0;
 			lines += nb;

@@ -11,6 +11,8 @@ cover_module.py flow: the same workload under `kinstr cover --edges`: per block,
 it and out of it against its count (flow conservation), the blocks whose ways the counters do
 not all see (a fault's fixup) left out and counted; and the block counts equal those of a run
 without edges.
+cover_module.py lines: the same workload with --debuginfo the module's .ko (built with DWARF):
+each block's source line against the function's lines in kinstr_test_cache.c.
 """
 import json
 import os
@@ -105,5 +107,53 @@ def flow():
         print("differs", line)
 
 
+def source_ranges(path):
+    """Each test function's region of the source: after the code before it (the closing brace of the
+    function or declaration above: its comment and prototype are its) to its own closing brace;
+    and the line of its definition."""
+    lines = open(path).read().splitlines()
+    ranges = {}
+    for i, l in enumerate(lines, 1):
+        m = re.match(r"TC_FN \w+ (kinstr_tc_\w+)\(.*\)$", l)
+        if m:
+            end = next(j for j in range(i, len(lines) + 1) if lines[j - 1] == "}")
+            start = next(j for j in range(i - 1, 0, -1) if lines[j - 1].startswith("}") or lines[j - 1].endswith(";")
+                         and not lines[j - 1].startswith("TC_FN")) + 1
+            ranges[m.group(1)] = (start, end, i)
+    return ranges
+
+
+def lines():
+    src = "tests/vm/modules/kinstr_test_cache.c"
+    ko = "tests/vm/modules/kinstr_test_cache.ko"
+    ranges = source_ranges(src)
+    _, doc = cover("", ["--debuginfo", ko])
+    blocks = with_line = inside = 0
+    bad, seen = [], set()
+    inlined = 0
+    for f in doc["functions"]:
+        lo, hi, at = ranges[f["function"]]
+        for b in f["counts"]:
+            blocks += 1
+            if "line" not in b:
+                continue
+            with_line += 1
+            if b["source"].endswith("/kinstr_test_cache.c"):
+                ok = lo <= b["line"] <= hi
+                seen.add((f["function"], b["line"]))
+            else:  # code a header's inline function put there (uaccess, smap): the line table says so
+                ok = b["source"].endswith(".h")
+                inlined += ok
+            inside += ok
+            if not ok:
+                bad.append(f"{f['function']}+0x{b['offset']:x}: {b['source']}:{b['line']}, the function is {lo}..{hi}")
+        first = f["counts"][0].get("line")
+        print(f"entry {f['function']} line {first} defined {at}")
+    print(f"lines blocks {blocks} with a line {with_line} in their function {inside} ({inlined} inlined from headers)"
+          f" distinct {len(seen)}")
+    for line in bad[:10]:
+        print("outside", line)
+
+
 if __name__ == "__main__":
-    {"hazards": hazards, "kprobes": kprobes, "flow": flow}[sys.argv[1]]()
+    {"hazards": hazards, "kprobes": kprobes, "flow": flow, "lines": lines}[sys.argv[1]]()

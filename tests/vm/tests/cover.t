@@ -167,6 +167,25 @@ EXPECT ^block counts the same as without edges$
 CLEANUP rmmod kinstr_test_cache
 TIMEOUT 300
 
+NAME cover --debuginfo: the test module's blocks get source lines from its .ko's DWARF, each within its function's part of kinstr_test_cache.c or in a header whose inline code it holds (the entry block on the definition's lines); without the kernel's -dbg package the core kernel's blocks are function+offset and the run says so
+FEATURE code_cache
+SETUP insmod kmod/kinstr.ko && insmod tests/vm/modules/kinstr_test_cache.ko
+RUN python3 tests/vm/checks/cover_module.py lines; \
+	build/kinstr cover -c true __x64_sys_getppid 2>&1 | grep -E '^kinstr: (no DWARF|source lines)'; \
+	build/kinstr cover --debuginfo tests/vm/modules/kinstr_test_cache.ko --lcov /tmp/tl.info \
+		-c 'sh tests/vm/checks/cover_module.sh' kinstr_tc_loop 2>&1 | grep '^kinstr: source lines'; \
+	echo "listing lines with a source line: $(cat /tmp/tl.info.src/*.s | grep -c 'kinstr_test_cache\.c:[0-9]')"; \
+	genhtml -q -o /tmp/tlh /tmp/tl.info > /tmp/tlh.out 2>&1; echo "genhtml $? warnings $(grep -ci warn /tmp/tlh.out)"
+EXPECT ^lines blocks ([1-9][0-9]+) with a line \1 in their function \1 \([0-9]+ inlined from headers\) distinct [1-9][0-9]+$
+EXPECT ^entry kinstr_tc_loop line (4[6-9]) defined 47$
+EXPECT ^kinstr: no DWARF for the core kernel \(install linux-image-[^ ]+-dbg, or give --debuginfo VMLINUX\): its blocks are function\+offset$
+EXPECT ^kinstr: source lines of module kinstr_test_cache from tests/vm/modules/kinstr_test_cache.ko$
+EXPECT ^listing lines with a source line: [1-9][0-9]*$
+EXPECT ^genhtml 0 warnings 0$
+EXPECT_NOT ^outside
+CLEANUP rmmod kinstr_test_cache
+TIMEOUT 300
+
 NAME cover: a task asleep under a cached function: /proc/PID/stack names the original function (native return addresses), and a reliable stack walk of it succeeds
 FEATURE code_cache
 SETUP insmod kmod/kinstr.ko && insmod tests/vm/modules/kinstr_test_cache.ko
