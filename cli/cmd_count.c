@@ -12,8 +12,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <kinstr/btf.h>
 #include <kinstr/plan.h>
+#include <kinstr/tally.h>
+#include <kinstr/trace.h>
 #include "cli.h"
+
+#define BY_MAX_EVENTS 4096
 
 
 static void count_usage(FILE *f)
@@ -45,6 +50,11 @@ static void count_usage(FILE *f)
 		   "  -o, --output FILE   write the totals to FILE, not stdout (which -c CMD shares)\n"
 		   "      --dry-run       show what would be patched and why; touch nothing\n"
 		   CLI_HELP_MAX_PROBES("  ")
+		   "      --by KEY        count each probe's hits by KEY: comm, pid, tid, or value (the\n"
+		   "                      spec's first VALUE, as kinstr trace takes them: 'vfs_read(count)');\n"
+		   "                      the hits go through the trace buffers, so a hit they had no room\n"
+		   "                      for is counted as lost, one past the table's 65,536 rows as\n"
+		   "                      overflow (both printed)\n"
 		   "      --no-ftrace     count a FUNC's entry with an int3 where only that fits after\n"
 		   "                      the ftrace NOP, not with an ftrace direct call from the NOP\n"
 		   "Without -d or -c, count until interrupted (Ctrl-C). Interrupted during -c CMD,\n"
@@ -73,6 +83,161 @@ static int count_every_block(int n, char **specs, const char *command, double du
 			return CLI_USAGE;
 		}
 	return cli_cover__run(&a);
+}
+
+static void by_tick(void *ctx, double dt)
+{
+	(void)dt;
+	kinstr_tally__consume(ctx);	/* an error shows again at the drain */
+}
+
+static void by_print(const struct kinstr_tally *ta, const struct kinstr_trace_event *ev, unsigned int key, bool json,
+		     double secs, int status)
+{
+	size_t i, n = kinstr_tally__row_cnt(ta);
+
+	if (json) {
+		printf("{\"by\":\"%s\",\"seconds\":%.3f,\"rows\":[", kinstr_tally_key__str(key), secs);
+		for (i = 0; i < n; i++) {
+			const struct kinstr_tally_row *r = kinstr_tally__row(ta, i);
+			bool str = key == KINSTR_TALLY_VALUE && ev[r->event].vals[0].v.kind == KINSTR_VAL_STR;
+
+			printf("%s{\"probe\":", i ? "," : "");
+			cli_json_str(ev[r->event].name);
+			if (str) {
+				printf(",\"value\":");
+				cli_json_str(r->comm);
+			} else if (key != KINSTR_TALLY_COMM) {
+				printf(",\"%s\":%llu,\"comm\":", kinstr_tally_key__str(key), (unsigned long long)r->key);
+				cli_json_str(r->comm);
+			} else {
+				printf(",\"comm\":");
+				cli_json_str(r->comm);
+			}
+			printf(",\"hits\":%llu}", (unsigned long long)r->hits);
+		}
+		printf("],\"lost\":%llu,\"overflow\":%llu,\"status\":%d}\n", (unsigned long long)kinstr_tally__lost(ta),
+		       (unsigned long long)kinstr_tally__overflow(ta), status);
+		return;
+	}
+	static const char *const head[KINSTR_TALLY_NR_KEYS] = { "COMM", "PID", "TID", "VALUE" };
+
+	printf("%-40s %-20s %-16s %12s\n", "PROBE", head[key], key == KINSTR_TALLY_COMM ? "" : "COMM", "HITS");
+	for (i = 0; i < n; i++) {
+		const struct kinstr_tally_row *r = kinstr_tally__row(ta, i);
+		char k[32];
+
+		if (key == KINSTR_TALLY_COMM || (key == KINSTR_TALLY_VALUE && ev[r->event].vals[0].v.kind == KINSTR_VAL_STR))
+			snprintf(k, sizeof(k), "%s", r->comm);
+		else if (key == KINSTR_TALLY_VALUE)
+			snprintf(k, sizeof(k), "%llu (0x%llx)", (unsigned long long)r->key, (unsigned long long)r->key);
+		else
+			snprintf(k, sizeof(k), "%llu", (unsigned long long)r->key);
+		printf("%-40s %-20s %-16s %12llu\n", ev[r->event].name, k, key == KINSTR_TALLY_COMM ? "" : r->comm,
+		       (unsigned long long)r->hits);
+	}
+	if (kinstr_tally__lost(ta) || kinstr_tally__overflow(ta))
+		fprintf(stderr, "kinstr: %llu hits lost (the trace buffers were full), %llu past the table's rows: the "
+			"counts above are short by that many\n", (unsigned long long)kinstr_tally__lost(ta),
+			(unsigned long long)kinstr_tally__overflow(ta));
+}
+
+/*
+ * --by KEY: each spec as a trace probe (its hits recorded with pid, tid, comm and its values),
+ * the tally reading the buffers while it runs; the probes out, then the rest read and printed.
+ */
+static int count_by(int n, char **specs, unsigned int key, const struct kinstr_plan_opts *popts, const char *command,
+		    double duration, bool json, bool keep, bool dry)
+{
+	struct kinstr_trace_opts topts = { .sz = sizeof(topts) };
+	struct kinstr_trace_event *ev = calloc(BY_MAX_EVENTS, sizeof(*ev));
+	struct kinstr_probeset *ps = NULL;
+	struct kinstr_tally *ta = NULL;
+	struct kinstr_trace *t = NULL;
+	struct kinstr_plan *pl = NULL;
+	struct kinstr_btf *btf = NULL;
+	struct kinstr_kernel *k;
+	struct kinstr_dev *dev;
+	unsigned int nev = 0, i;
+	struct cli_run run;
+	char err[512];
+	int ret = CLI_FAIL, r;
+
+	if (!ev)
+		return CLI_FAIL;
+	for (i = 0; i < (unsigned int)n; i++) {	/* the specs' syntax before anything is opened */
+		struct kinstr_spec sp;
+
+		if (kinstr_spec__parse_trace(specs[i], &sp, err, sizeof(err))) {
+			cli_err("%s", err);
+			free(ev);
+			return CLI_USAGE;
+		}
+		if (key == KINSTR_TALLY_VALUE && !strchr(specs[i], '(')) {
+			cli_err("--by value: '%s' names no value: give SPEC(VALUE), e.g. 'vfs_read(count)'", specs[i]);
+			free(ev);
+			return CLI_USAGE;
+		}
+	}
+	cli_run__init(&run, command, duration, false);
+	k = cli_open_kernel(NULL, &dev);
+	if (!k) {
+		free(ev);
+		return CLI_FAIL;
+	}
+	btf = kinstr_btf__open(NULL);	/* NULL: registers only */
+	ps = kinstr_probeset__new(dev, k);
+	pl = ps ? kinstr_plan__new(ps, popts) : NULL;
+	if (!pl)
+		goto out;
+	for (i = 0; i < (unsigned int)n; i++)
+		if (cli_add_trace(pl, specs[i], btf, ev, &nev, BY_MAX_EVENTS) && !keep)
+			goto out;
+	if (!kinstr_probeset__cnt(ps)) {
+		cli_err("no spec left to count");
+		goto out;
+	}
+	if (dry) {
+		cli_count__plan(ps, k);
+		ret = CLI_OK;
+		goto out;
+	}
+	t = kinstr_trace__create(dev, &topts);
+	ta = t ? kinstr_tally__new(t, ev, nev, key, 0) : NULL;
+	if (!ta) {
+		cli_err("cannot create the trace buffers for --by: %s", strerror(errno));
+		goto out;
+	}
+	cli_catch_signals();
+	if (kinstr_probeset__install(ps, err, sizeof(err))) {
+		cli_err("%s", err);
+		goto out;
+	}
+	cli_run__begin(&run);
+	if (command && cli_run__spawn(&run))
+		goto out;
+	cli_run__wait(&run, 0.05, by_tick, ta);
+	cli_run__stop(&run);
+	/* probes out, every handler finished (quiescence), then what the buffers hold */
+	kinstr_probeset__remove(ps);
+	kinstr_dev__sync(dev);
+	r = kinstr_tally__drain(ta);
+	if (r) {
+		cli_err("reading the trace buffers: %s", strerror(-r));
+		goto out;
+	}
+	by_print(ta, ev, key, json, cli_now() - run.t0, run.status);
+	ret = cli_run__status(&run);
+out:
+	cli_run__cleanup(&run);
+	kinstr_tally__free(ta);
+	kinstr_plan__free(pl);
+	kinstr_probeset__free(ps);	/* removes the probes */
+	kinstr_trace__free(t);
+	kinstr_btf__close(btf);
+	cli_close_kernel(k, dev);
+	free(ev);
+	return ret;
 }
 
 struct live_ctx {
@@ -105,6 +270,7 @@ int cmd_count(int argc, char **argv)
 		{ "no-ftrace", no_argument, NULL, 'N' },
 		{ "max-probes", required_argument, NULL, 'P' },
 		{ "output", required_argument, NULL, 'o' },
+		{ "by", required_argument, NULL, 'b' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -118,7 +284,7 @@ int cmd_count(int argc, char **argv)
 	struct kinstr_kernel *k;
 	struct kinstr_dev *dev;
 	char err[512];
-	int c, i, ret = CLI_FAIL, out_fd = -1;
+	int c, i, ret = CLI_FAIL, out_fd = -1, by = -1;
 	struct cli_run run;
 
 	while ((c = getopt_long(argc, argv, "+d:c:i:eko:h", opts, NULL)) != -1) {
@@ -143,6 +309,13 @@ int cmd_count(int argc, char **argv)
 				return CLI_USAGE;
 			break;
 		case 'o': output = optarg; break;
+		case 'b':
+			by = kinstr_tally_key__parse(optarg);
+			if (by < 0) {
+				cli_err("--by: comm, pid, tid or value, not '%s'", optarg);
+				return CLI_USAGE;
+			}
+			break;
 		case 'h': count_usage(stdout); return CLI_OK;
 		default: count_usage(stderr); return CLI_USAGE;
 		}
@@ -150,6 +323,14 @@ int cmd_count(int argc, char **argv)
 	if (optind >= argc) {
 		count_usage(stderr);
 		return CLI_USAGE;
+	}
+	if (by >= 0) {
+		if (every_block || output) {
+			cli_err("--by takes -c, -d, -e, -k, --json, --dry-run and --max-probes, not %s",
+				every_block ? "--every-block" : "--output");
+			return CLI_USAGE;
+		}
+		return count_by(argc - optind, argv + optind, (unsigned int)by, &popts, command, duration, json, keep, dry);
 	}
 	if (every_block)
 		return count_every_block(argc - optind, argv + optind, command, duration, json, dry, output || keep || popts.every);

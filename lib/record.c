@@ -122,8 +122,8 @@ static int64_t count_records(const struct kr_subbuf_hdr *h, const unsigned char 
 }
 
 /* One record's values as the CTF writer takes them. */
-static int record_values(const struct kinstr_trace_event *e, const struct kinstr_trace_rec *r,
-			 union kinstr_ctf_value *vals)
+int kinstr_trace_event__values(const struct kinstr_trace_event *e, const struct kinstr_trace_rec *r,
+				union kinstr_ctf_value *vals)
 {
 	const unsigned char *v = (const unsigned char *)(r + 1), *end = (const unsigned char *)r + r->len;
 	unsigned int i;
@@ -196,7 +196,7 @@ int kinstr_recorder__subbuf(void *ctx, unsigned int cpu, const struct kr_subbuf_
 		union kinstr_ctf_value vals[3 + KINSTR_TRACE_MAX_VALS];
 
 		len = r->len;
-		if (r->event >= rec->nev || record_values(&rec->ev[r->event], r, vals))
+		if (r->event >= rec->nev || kinstr_trace_event__values(&rec->ev[r->event], r, vals))
 			return -EBADMSG;
 		ret = kinstr_ctf__event(rec->w, cpu, (unsigned int)rec->ev[r->event].class_id, r->ts, vals);
 		if (ret)

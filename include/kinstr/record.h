@@ -30,6 +30,13 @@ struct kinstr_recorder_opts {
 	void *ctx;
 };
 
+/*
+ * A record's values as event e declares them: vals[0..2] pid, tid, comm, then e's values (at
+ * most 3 + KINSTR_TRACE_MAX_VALS; strings point into r). 0, or -EBADMSG (r is short).
+ */
+int kinstr_trace_event__values(const struct kinstr_trace_event *e, const struct kinstr_trace_rec *r,
+				union kinstr_ctf_value *vals);
+
 /* Room the end needs per CPU: two empty packets (losses after the last one). */
 #define KINSTR_RECORD_END_RESERVE 8192
 

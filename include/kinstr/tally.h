@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/*
+ * Hits counted by key (kinstr count --by): trace probes record each hit (pid, tid, comm and the
+ * spec's values, as for kinstr trace) into the per-CPU ring buffers, and the tally reads them as
+ * they come and adds each to its probe's row for the hit's key: the comm, the process, the
+ * thread, or the spec's first value. Nothing is written to disk. The table is bounded: a hit
+ * whose key would be a row past max_keys is counted as overflow, and a hit the buffers had no
+ * room for (or that nested too deep) as lost: the rows plus those are every hit.
+ */
+#ifndef KINSTR_TALLY_H
+#define KINSTR_TALLY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <kinstr/kinstr.h>
+#include <kinstr/plan.h>
+#include <kinstr/trace.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum kinstr_tally_key {
+	KINSTR_TALLY_COMM,	/* the task's comm */
+	KINSTR_TALLY_PID,	/* its process (thread group id) */
+	KINSTR_TALLY_TID,	/* its thread */
+	KINSTR_TALLY_VALUE,	/* the spec's first value (SPEC(VALUE)) */
+	KINSTR_TALLY_NR_KEYS
+};
+
+/* "comm", "pid", "tid", "value": the names --by takes; -1 for another. */
+int kinstr_tally_key__parse(const char *s);
+const char *kinstr_tally_key__str(unsigned int key);
+
+struct kinstr_tally_row {
+	unsigned int event;	/* the probe's trace event (an index of the events given) */
+	uint64_t key;		/* PID, TID, VALUE: the number */
+	char comm[16];		/* COMM: the name (also kept for the others: the last hit's) */
+	uint64_t hits;
+};
+
+struct kinstr_tally;
+
+/*
+ * Over events ev[nev] (kinstr_plan__add_trace's, kept by the caller) of the trace channel t
+ * (kinstr_trace__create(); the tally does not own it; NULL: only what kinstr_tally__subbuf is
+ * given). max_keys 0: 65536 rows.
+ */
+struct kinstr_tally *kinstr_tally__new(struct kinstr_trace *t, const struct kinstr_trace_event *ev, unsigned int nev,
+				       unsigned int key, size_t max_keys);
+void kinstr_tally__free(struct kinstr_tally *ta);
+/* Read what the buffers hold now. 0 or -errno. */
+int kinstr_tally__consume(struct kinstr_tally *ta);
+/* One sub-buffer's records (a kinstr_trace_subbuf_fn, ctx the tally): 0, or -EBADMSG, -EINVAL. */
+int kinstr_tally__subbuf(void *ta, unsigned int cpu, const struct kr_subbuf_hdr *h, const unsigned char *recs);
+/* After the probes are out and quiescent: the rest, then the losses. 0 or -errno. */
+int kinstr_tally__drain(struct kinstr_tally *ta);
+/* The rows, by event then by hits (most first): valid once drained. */
+size_t kinstr_tally__row_cnt(const struct kinstr_tally *ta);
+const struct kinstr_tally_row *kinstr_tally__row(const struct kinstr_tally *ta, size_t i);
+uint64_t kinstr_tally__overflow(const struct kinstr_tally *ta);	/* hits past max_keys rows */
+uint64_t kinstr_tally__lost(const struct kinstr_tally *ta);		/* hits the buffers lost */
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,224 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/* Hits counted by key from the trace buffers (include/kinstr/tally.h). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <uapi/linux/kinstr.h>
+#include <ring/ring_abi.h>
+#include <kinstr/record.h>
+#include <kinstr/tally.h>
+
+struct kinstr_tally {
+	struct kinstr_trace *t;
+	const struct kinstr_trace_event *ev;
+	unsigned int nev, key;
+	size_t max_keys;
+	struct kinstr_tally_row *rows;	/* open addressing, cap entries; hits 0: free */
+	size_t cap, n;
+	uint64_t overflow, lost;
+	int err;			/* a record that did not decode */
+};
+
+static const char *const key_names[KINSTR_TALLY_NR_KEYS] = { "comm", "pid", "tid", "value" };
+
+int kinstr_tally_key__parse(const char *s)
+{
+	unsigned int i;
+
+	for (i = 0; s && i < KINSTR_TALLY_NR_KEYS; i++)
+		if (!strcmp(s, key_names[i]))
+			return (int)i;
+	return -1;
+}
+
+const char *kinstr_tally_key__str(unsigned int key)
+{
+	return key < KINSTR_TALLY_NR_KEYS ? key_names[key] : "?";
+}
+
+struct kinstr_tally *kinstr_tally__new(struct kinstr_trace *t, const struct kinstr_trace_event *ev, unsigned int nev,
+				       unsigned int key, size_t max_keys)
+{
+	struct kinstr_tally *ta;
+
+	if (!ev || !nev || key >= KINSTR_TALLY_NR_KEYS) {
+		errno = EINVAL;
+		return NULL;
+	}
+	ta = calloc(1, sizeof(*ta));
+	if (!ta)
+		return NULL;
+	ta->t = t;
+	ta->ev = ev;
+	ta->nev = nev;
+	ta->key = key;
+	ta->max_keys = max_keys ? max_keys : 65536;
+	for (ta->cap = 64; ta->cap < 2 * ta->max_keys; ta->cap *= 2)
+		;
+	ta->rows = calloc(ta->cap, sizeof(*ta->rows));
+	if (!ta->rows) {
+		free(ta);
+		return NULL;
+	}
+	return ta;
+}
+
+void kinstr_tally__free(struct kinstr_tally *ta)
+{
+	if (!ta)
+		return;
+	free(ta->rows);
+	free(ta);
+}
+
+static uint64_t hash(unsigned int event, uint64_t key, const char *comm)
+{
+	uint64_t h = 1469598103934665603ull ^ event;	/* FNV-1a over the event, the number, the name */
+	int i;
+
+	for (i = 0; i < 8; i++)
+		h = (h ^ ((key >> (8 * i)) & 0xff)) * 1099511628211ull;
+	for (i = 0; i < 16 && comm[i]; i++)
+		h = (h ^ (unsigned char)comm[i]) * 1099511628211ull;
+	return h;
+}
+
+/* One hit of event under key, or under the name (its first 15 characters) when by_name. */
+static void add(struct kinstr_tally *ta, unsigned int event, uint64_t key, const char *comm, bool by_name)
+{
+	char name[16] = { 0 };
+	size_t i, l = strnlen(comm, sizeof(name) - 1);
+
+	memcpy(name, comm, l);
+	if (by_name)
+		key = 0;
+	for (i = hash(event, key, by_name ? name : "") & (ta->cap - 1);; i = (i + 1) & (ta->cap - 1)) {
+		struct kinstr_tally_row *r = &ta->rows[i];
+
+		if (!r->hits) {
+			if (ta->n == ta->max_keys) {
+				ta->overflow++;
+				return;
+			}
+			*r = (struct kinstr_tally_row){ .event = event, .key = key, .hits = 1 };
+			memcpy(r->comm, name, sizeof(name));
+			ta->n++;
+			return;
+		}
+		if (r->event == event && r->key == key && (!by_name || !strcmp(r->comm, name))) {
+			r->hits++;
+			memcpy(r->comm, name, sizeof(name));	/* a process's or thread's latest name */
+			return;
+		}
+	}
+}
+
+int kinstr_tally__subbuf(void *ctx, unsigned int cpu, const struct kr_subbuf_hdr *h, const unsigned char *recs)
+{
+	struct kinstr_tally *ta = ctx;
+	uint32_t off, len;
+
+	(void)cpu;
+	for (off = 0; off + sizeof(struct kinstr_trace_rec) <= h->data_size; off += KR_RECORD_SPAN(len)) {
+		const struct kinstr_trace_rec *r = (const void *)(recs + off);
+		union kinstr_ctf_value vals[3 + KINSTR_TRACE_MAX_VALS];
+		const struct kinstr_trace_event *e;
+		uint64_t key = 0;
+		const char *name = r->comm;
+		bool by_name = ta->key == KINSTR_TALLY_COMM;
+
+		len = r->len;
+		if (len < sizeof(*r) || off + len > h->data_size || r->event >= ta->nev ||
+		    kinstr_trace_event__values(e = &ta->ev[r->event], r, vals))
+			return ta->err = -EBADMSG;
+		switch (ta->key) {
+		case KINSTR_TALLY_PID: key = r->pid; break;
+		case KINSTR_TALLY_TID: key = r->tid; break;
+		case KINSTR_TALLY_VALUE:
+			if (!e->nvals)
+				return ta->err = -EINVAL;
+			if (e->vals[0].v.kind == KINSTR_VAL_STR) {
+				name = vals[3].str;	/* a string value: by its first 15 characters */
+				by_name = true;
+			} else {
+				key = vals[3].u;
+			}
+			break;
+		default: break;
+		}
+		add(ta, r->event, key, name, by_name);
+	}
+	return 0;
+}
+
+int kinstr_tally__consume(struct kinstr_tally *ta)
+{
+	int ret;
+
+	if (!ta->cap)
+		return -EINVAL;	/* drained */
+	ret = ta->t ? kinstr_trace__consume(ta->t, kinstr_tally__subbuf, ta) : 0;
+
+	return ret < 0 ? ret : ta->err;
+}
+
+static int cmp_row(const void *a, const void *b)
+{
+	const struct kinstr_tally_row *x = a, *y = b;
+
+	if (x->event != y->event)
+		return x->event < y->event ? -1 : 1;
+	if (x->hits != y->hits)
+		return x->hits > y->hits ? -1 : 1;
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return strcmp(x->comm, y->comm);
+}
+
+int kinstr_tally__drain(struct kinstr_tally *ta)
+{
+	unsigned int cpu;
+	size_t i, n = 0;
+	int ret;
+
+	if (ta->t)
+		kinstr_trace__flush(ta->t);
+	ret = kinstr_tally__consume(ta);
+	if (ret)
+		return ret;
+	ta->lost = 0;
+	for (cpu = 0; ta->t && cpu < kinstr_trace__nr_cpus(ta->t); cpu++) {
+		struct kinstr_trace_stats st;
+
+		if (!kinstr_trace__stats(ta->t, cpu, &st))
+			ta->lost += st.lost_full + st.lost_wrap + st.lost_big + st.lost_nest;
+	}
+	for (i = 0; i < ta->cap; i++)	/* the rows together, sorted */
+		if (ta->rows[i].hits)
+			ta->rows[n++] = ta->rows[i];
+	memset(ta->rows + n, 0, (ta->cap - n) * sizeof(*ta->rows));
+	qsort(ta->rows, n, sizeof(*ta->rows), cmp_row);
+	ta->cap = 0;	/* no more adding: the table is a sorted list now */
+	return 0;
+}
+
+size_t kinstr_tally__row_cnt(const struct kinstr_tally *ta)
+{
+	return ta->cap ? 0 : ta->n;
+}
+
+const struct kinstr_tally_row *kinstr_tally__row(const struct kinstr_tally *ta, size_t i)
+{
+	return !ta->cap && i < ta->n ? &ta->rows[i] : NULL;
+}
+
+uint64_t kinstr_tally__overflow(const struct kinstr_tally *ta)
+{
+	return ta->overflow;
+}
+
+uint64_t kinstr_tally__lost(const struct kinstr_tally *ta)
+{
+	return ta->lost;
+}

@@ -1,0 +1,158 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Hits by key (lib/tally.c) from sub-buffers of records as the module writes them: by comm, by
+ * pid and by an integer value, each hit in its probe's row for its key; rows by probe, then most
+ * hits first; past the table's bound a hit is overflow, not a row; a damaged record refuses.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <uapi/linux/kinstr.h>
+#include <ring/ring_abi.h>
+#include <kinstr/tally.h>
+#include "check.h"
+
+static unsigned char buf[1 << 16];
+
+/* Append a record of event ev (pid, tid, comm, one 8-byte value if val_n) to the sub-buffer. */
+static void rec(struct kr_subbuf_hdr *h, unsigned int ev, uint32_t pid, const char *comm, int val_n, uint64_t val)
+{
+	struct kinstr_trace_rec *r = (void *)(buf + sizeof(*h) + h->data_size);
+	uint32_t len = (uint32_t)sizeof(*r) + (val_n ? 8 : 0);
+
+	memset(r, 0, len);
+	r->len = len;
+	r->event = (uint16_t)ev;
+	r->pid = pid;
+	r->tid = pid + 1;
+	strncpy(r->comm, comm, sizeof(r->comm) - 1);
+	if (val_n)
+		memcpy(r + 1, &val, 8);
+	h->data_size += KR_RECORD_SPAN(len);
+	h->records++;
+}
+
+static struct kr_subbuf_hdr *hdr(void)
+{
+	struct kr_subbuf_hdr *h = (void *)buf;
+
+	memset(buf, 0, sizeof(buf));
+	h->magic = KR_SUBBUF_MAGIC;
+	h->hdr_size = sizeof(*h);
+	h->subbuf_size = sizeof(buf);
+	return h;
+}
+
+static void events(struct kinstr_trace_event *ev)
+{
+	memset(ev, 0, 2 * sizeof(*ev));
+	strcpy(ev[0].name, "__x64_sys_getppid");
+	strcpy(ev[1].name, "vfs_read");
+	ev[1].nvals = 1;
+	strcpy(ev[1].vals[0].name, "count");
+	ev[1].vals[0].v.kind = KINSTR_VAL_REG;
+	ev[1].vals[0].type = KINSTR_CTF_U64;
+}
+
+static void t_by_comm_pid_value(void)
+{
+	struct kinstr_trace_event ev[2];
+	struct kr_subbuf_hdr *h;
+	const struct kinstr_tally_row *r;
+	struct kinstr_tally *ta;
+	int i;
+
+	events(ev);
+	/* by comm: prog_a 3 hits of getppid, prog_b 5, and 2 of vfs_read under prog_a */
+	ta = kinstr_tally__new(NULL, ev, 2, KINSTR_TALLY_COMM, 0);
+	CHECK(ta != NULL, "new");
+	if (!ta)
+		return;
+	h = hdr();
+	for (i = 0; i < 3; i++)
+		rec(h, 0, 100, "prog_a", 0, 0);
+	for (i = 0; i < 5; i++)
+		rec(h, 0, 200 + (unsigned int)i, "prog_b", 0, 0);	/* five threads of one name */
+	rec(h, 1, 100, "prog_a", 1, 4096);
+	rec(h, 1, 100, "prog_a", 1, 1);
+	CHECK(kinstr_tally__subbuf(ta, 0, h, buf + sizeof(*h)) == 0, "subbuf");
+	CHECK(kinstr_tally__drain(ta) == 0, "drain");
+	CHECK(kinstr_tally__row_cnt(ta) == 3, "%zu rows", kinstr_tally__row_cnt(ta));
+	r = kinstr_tally__row(ta, 0);
+	CHECK(r && r->event == 0 && !strcmp(r->comm, "prog_b") && r->hits == 5, "row 0: %s %llu", r ? r->comm : "-",
+	      r ? (unsigned long long)r->hits : 0);
+	r = kinstr_tally__row(ta, 1);
+	CHECK(r && r->event == 0 && !strcmp(r->comm, "prog_a") && r->hits == 3, "row 1");
+	r = kinstr_tally__row(ta, 2);
+	CHECK(r && r->event == 1 && !strcmp(r->comm, "prog_a") && r->hits == 2, "row 2");
+	CHECK(kinstr_tally__consume(ta) == -EINVAL, "consumed after the drain");
+	kinstr_tally__free(ta);
+
+	/* by pid: the five threads of prog_b are five processes here */
+	ta = kinstr_tally__new(NULL, ev, 2, KINSTR_TALLY_PID, 0);
+	CHECK(ta && kinstr_tally__subbuf(ta, 1, h, buf + sizeof(*h)) == 0 && kinstr_tally__drain(ta) == 0, "by pid");
+	CHECK(ta && kinstr_tally__row_cnt(ta) == 7, "%zu rows by pid", ta ? kinstr_tally__row_cnt(ta) : 0);
+	r = ta ? kinstr_tally__row(ta, 0) : NULL;
+	CHECK(r && r->key == 100 && r->hits == 3, "the top row by pid");
+	kinstr_tally__free(ta);
+
+	/* by value: vfs_read's count, 4096 and 1 once each; getppid has no value: refused */
+	ta = kinstr_tally__new(NULL, ev, 2, KINSTR_TALLY_VALUE, 0);
+	h = hdr();
+	rec(h, 1, 100, "prog_a", 1, 4096);
+	rec(h, 1, 100, "prog_a", 1, 4096);
+	rec(h, 1, 100, "prog_a", 1, 1);
+	CHECK(ta && kinstr_tally__subbuf(ta, 0, h, buf + sizeof(*h)) == 0 && kinstr_tally__drain(ta) == 0, "by value");
+	r = ta ? kinstr_tally__row(ta, 0) : NULL;
+	CHECK(r && r->key == 4096 && r->hits == 2, "the top row by value");
+	r = ta ? kinstr_tally__row(ta, 1) : NULL;
+	CHECK(r && r->key == 1 && r->hits == 1, "the second row by value");
+	kinstr_tally__free(ta);
+	ta = kinstr_tally__new(NULL, ev, 2, KINSTR_TALLY_VALUE, 0);
+	h = hdr();
+	rec(h, 0, 100, "prog_a", 0, 0);
+	CHECK(ta && kinstr_tally__subbuf(ta, 0, h, buf + sizeof(*h)) == -EINVAL, "a probe with no value taken by value");
+	kinstr_tally__free(ta);
+}
+
+static void t_bounds(void)
+{
+	struct kinstr_trace_event ev[2];
+	struct kr_subbuf_hdr *h;
+	struct kinstr_tally *ta;
+	unsigned int i;
+
+	events(ev);
+	ta = kinstr_tally__new(NULL, ev, 2, KINSTR_TALLY_PID, 4);
+	h = hdr();
+	for (i = 0; i < 10; i++)
+		rec(h, 0, i, "p", 0, 0);
+	rec(h, 0, 0, "p", 0, 0);	/* a row that exists still counts */
+	CHECK(ta && kinstr_tally__subbuf(ta, 0, h, buf + sizeof(*h)) == 0 && kinstr_tally__drain(ta) == 0, "bounded");
+	CHECK(ta && kinstr_tally__row_cnt(ta) == 4 && kinstr_tally__overflow(ta) == 6, "%zu rows, %llu overflow",
+	      ta ? kinstr_tally__row_cnt(ta) : 0, ta ? (unsigned long long)kinstr_tally__overflow(ta) : 0);
+	CHECK(ta && kinstr_tally__row(ta, 0)->key == 0 && kinstr_tally__row(ta, 0)->hits == 2, "the row of pid 0");
+	kinstr_tally__free(ta);
+	/* damage: an event the tally was not given, a record longer than the sub-buffer */
+	ta = kinstr_tally__new(NULL, ev, 2, KINSTR_TALLY_COMM, 0);
+	h = hdr();
+	rec(h, 7, 1, "p", 0, 0);
+	CHECK(ta && kinstr_tally__subbuf(ta, 0, h, buf + sizeof(*h)) == -EBADMSG, "an unknown event taken");
+	kinstr_tally__free(ta);
+	ta = kinstr_tally__new(NULL, ev, 2, KINSTR_TALLY_COMM, 0);
+	h = hdr();
+	rec(h, 0, 1, "p", 0, 0);
+	((struct kinstr_trace_rec *)(buf + sizeof(*h)))->len = 4000;
+	CHECK(ta && kinstr_tally__subbuf(ta, 0, h, buf + sizeof(*h)) == -EBADMSG, "a record past the sub-buffer taken");
+	kinstr_tally__free(ta);
+	CHECK(kinstr_tally_key__parse("comm") == KINSTR_TALLY_COMM && kinstr_tally_key__parse("value") == KINSTR_TALLY_VALUE &&
+	      kinstr_tally_key__parse("stack") == -1, "key names");
+}
+
+int main(void)
+{
+	RUN(t_by_comm_pid_value);
+	RUN(t_bounds);
+	return check_done();
+}
