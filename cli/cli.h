@@ -41,6 +41,7 @@ int cli_cover__run(const struct cli_cover_args *a);
 int cmd_sites(int argc, char **argv);
 int cmd_snapshot(int argc, char **argv);
 int cmd_count(int argc, char **argv);
+int cmd_span(int argc, char **argv);
 struct kinstr_kernel;
 /* kinstr count's printers (cli/count_out.c): the table (rates: HITS/S since prev over dt), JSON, the plan. */
 struct kinstr_probeset;

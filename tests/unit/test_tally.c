@@ -12,36 +12,17 @@
 #include <ring/ring_abi.h>
 #include <kinstr/tally.h>
 #include "check.h"
+#include "trace_recs.h"
 
-static unsigned char buf[1 << 16];
-
-/* Append a record of event ev (pid, tid, comm, one 8-byte value if val_n) to the sub-buffer. */
+/* a record of event ev (pid, tid, comm, one value if val_n) */
 static void rec(struct kr_subbuf_hdr *h, unsigned int ev, uint32_t pid, const char *comm, int val_n, uint64_t val)
 {
-	struct kinstr_trace_rec *r = (void *)(buf + sizeof(*h) + h->data_size);
-	uint32_t len = (uint32_t)sizeof(*r) + (val_n ? 8 : 0);
-
-	memset(r, 0, len);
-	r->len = len;
-	r->event = (uint16_t)ev;
-	r->pid = pid;
-	r->tid = pid + 1;
-	strncpy(r->comm, comm, sizeof(r->comm) - 1);
-	if (val_n)
-		memcpy(r + 1, &val, 8);
-	h->data_size += KR_RECORD_SPAN(len);
-	h->records++;
+	trec_add(h, ev, 0, pid, comm, val_n, val);
 }
 
 static struct kr_subbuf_hdr *hdr(void)
 {
-	struct kr_subbuf_hdr *h = (void *)buf;
-
-	memset(buf, 0, sizeof(buf));
-	h->magic = KR_SUBBUF_MAGIC;
-	h->hdr_size = sizeof(*h);
-	h->subbuf_size = sizeof(buf);
-	return h;
+	return trec_hdr();
 }
 
 static void events(struct kinstr_trace_event *ev)
@@ -76,7 +57,7 @@ static void t_by_comm_pid_value(void)
 		rec(h, 0, 200 + (unsigned int)i, "prog_b", 0, 0);	/* five threads of one name */
 	rec(h, 1, 100, "prog_a", 1, 4096);
 	rec(h, 1, 100, "prog_a", 1, 1);
-	CHECK(kinstr_tally__subbuf(ta, 0, h, buf + sizeof(*h)) == 0, "subbuf");
+	CHECK(kinstr_tally__subbuf(ta, 0, h, trec_data()) == 0, "subbuf");
 	CHECK(kinstr_tally__drain(ta) == 0, "drain");
 	CHECK(kinstr_tally__row_cnt(ta) == 3, "%zu rows", kinstr_tally__row_cnt(ta));
 	r = kinstr_tally__row(ta, 0);
@@ -91,7 +72,7 @@ static void t_by_comm_pid_value(void)
 
 	/* by pid: the five threads of prog_b are five processes here */
 	ta = kinstr_tally__new(NULL, ev, 2, KINSTR_TALLY_PID, 0);
-	CHECK(ta && kinstr_tally__subbuf(ta, 1, h, buf + sizeof(*h)) == 0 && kinstr_tally__drain(ta) == 0, "by pid");
+	CHECK(ta && kinstr_tally__subbuf(ta, 1, h, trec_data()) == 0 && kinstr_tally__drain(ta) == 0, "by pid");
 	CHECK(ta && kinstr_tally__row_cnt(ta) == 7, "%zu rows by pid", ta ? kinstr_tally__row_cnt(ta) : 0);
 	r = ta ? kinstr_tally__row(ta, 0) : NULL;
 	CHECK(r && r->key == 100 && r->hits == 3, "the top row by pid");
@@ -103,7 +84,7 @@ static void t_by_comm_pid_value(void)
 	rec(h, 1, 100, "prog_a", 1, 4096);
 	rec(h, 1, 100, "prog_a", 1, 4096);
 	rec(h, 1, 100, "prog_a", 1, 1);
-	CHECK(ta && kinstr_tally__subbuf(ta, 0, h, buf + sizeof(*h)) == 0 && kinstr_tally__drain(ta) == 0, "by value");
+	CHECK(ta && kinstr_tally__subbuf(ta, 0, h, trec_data()) == 0 && kinstr_tally__drain(ta) == 0, "by value");
 	r = ta ? kinstr_tally__row(ta, 0) : NULL;
 	CHECK(r && r->key == 4096 && r->hits == 2, "the top row by value");
 	r = ta ? kinstr_tally__row(ta, 1) : NULL;
@@ -112,7 +93,7 @@ static void t_by_comm_pid_value(void)
 	ta = kinstr_tally__new(NULL, ev, 2, KINSTR_TALLY_VALUE, 0);
 	h = hdr();
 	rec(h, 0, 100, "prog_a", 0, 0);
-	CHECK(ta && kinstr_tally__subbuf(ta, 0, h, buf + sizeof(*h)) == -EINVAL, "a probe with no value taken by value");
+	CHECK(ta && kinstr_tally__subbuf(ta, 0, h, trec_data()) == -EINVAL, "a probe with no value taken by value");
 	kinstr_tally__free(ta);
 }
 
@@ -129,7 +110,7 @@ static void t_bounds(void)
 	for (i = 0; i < 10; i++)
 		rec(h, 0, i, "p", 0, 0);
 	rec(h, 0, 0, "p", 0, 0);	/* a row that exists still counts */
-	CHECK(ta && kinstr_tally__subbuf(ta, 0, h, buf + sizeof(*h)) == 0 && kinstr_tally__drain(ta) == 0, "bounded");
+	CHECK(ta && kinstr_tally__subbuf(ta, 0, h, trec_data()) == 0 && kinstr_tally__drain(ta) == 0, "bounded");
 	CHECK(ta && kinstr_tally__row_cnt(ta) == 4 && kinstr_tally__overflow(ta) == 6, "%zu rows, %llu overflow",
 	      ta ? kinstr_tally__row_cnt(ta) : 0, ta ? (unsigned long long)kinstr_tally__overflow(ta) : 0);
 	CHECK(ta && kinstr_tally__row(ta, 0)->key == 0 && kinstr_tally__row(ta, 0)->hits == 2, "the row of pid 0");
@@ -138,13 +119,13 @@ static void t_bounds(void)
 	ta = kinstr_tally__new(NULL, ev, 2, KINSTR_TALLY_COMM, 0);
 	h = hdr();
 	rec(h, 7, 1, "p", 0, 0);
-	CHECK(ta && kinstr_tally__subbuf(ta, 0, h, buf + sizeof(*h)) == -EBADMSG, "an unknown event taken");
+	CHECK(ta && kinstr_tally__subbuf(ta, 0, h, trec_data()) == -EBADMSG, "an unknown event taken");
 	kinstr_tally__free(ta);
 	ta = kinstr_tally__new(NULL, ev, 2, KINSTR_TALLY_COMM, 0);
 	h = hdr();
 	rec(h, 0, 1, "p", 0, 0);
-	((struct kinstr_trace_rec *)(buf + sizeof(*h)))->len = 4000;
-	CHECK(ta && kinstr_tally__subbuf(ta, 0, h, buf + sizeof(*h)) == -EBADMSG, "a record past the sub-buffer taken");
+	((struct kinstr_trace_rec *)trec_data())->len = 4000;
+	CHECK(ta && kinstr_tally__subbuf(ta, 0, h, trec_data()) == -EBADMSG, "a record past the sub-buffer taken");
 	kinstr_tally__free(ta);
 	CHECK(kinstr_tally_key__parse("comm") == KINSTR_TALLY_COMM && kinstr_tally_key__parse("value") == KINSTR_TALLY_VALUE &&
 	      kinstr_tally_key__parse("stack") == -1, "key names");
