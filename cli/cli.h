@@ -174,6 +174,11 @@ int cli_output_begin(int fd, const char *path);
 int cli_output_end(const char *path);
 /* Start CMD: 0, or -1 (printed). */
 int cli_run__spawn(struct cli_run *r);
+struct kinstr_probeset;
+/* Signals caught, ps's probes in, the run begun and CMD (if any) started: 0, or -1 (printed). */
+int cli_run__start(struct cli_run *r, struct kinstr_probeset *ps);
+/* --clock mono|local: 0 with *local set, or -1 (printed). */
+int cli_parse_clock(const char *s, bool *local);
 /* Let a gated CMD run: 0, or -1 (printed). */
 int cli_run__go(struct cli_run *r);
 /* The run starts now: -d counts from here. */

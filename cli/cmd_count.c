@@ -208,13 +208,7 @@ static int count_by(int n, char **specs, unsigned int key, const struct kinstr_p
 		cli_err("cannot create the trace buffers for --by: %s", strerror(errno));
 		goto out;
 	}
-	cli_catch_signals();
-	if (kinstr_probeset__install(ps, err, sizeof(err))) {
-		cli_err("%s", err);
-		goto out;
-	}
-	cli_run__begin(&run);
-	if (command && cli_run__spawn(&run))
+	if (cli_run__start(&run, ps))
 		goto out;
 	cli_run__wait(&run, 0.05, by_tick, ta);
 	cli_run__stop(&run);
@@ -372,13 +366,7 @@ int cmd_count(int argc, char **argv)
 	prev = calloc(kinstr_probeset__cnt(ps), sizeof(*prev));
 	if (!hits || !prev)
 		goto out;
-	cli_catch_signals();
-	if (kinstr_probeset__install(ps, err, sizeof(err))) {
-		cli_err("%s", err);
-		goto out;
-	}
-	cli_run__begin(&run);
-	if (command && cli_run__spawn(&run))
+	if (cli_run__start(&run, ps))
 		goto out;
 	live = !json && !command && cli_term_ok();
 	{

@@ -175,11 +175,8 @@ int cmd_span(int argc, char **argv)
 			break;
 		case 'H': hist = true; break;
 		case 'C':
-			if (strcmp(optarg, "mono") && strcmp(optarg, "local")) {
-				cli_err("--clock: mono or local, not '%s'", optarg);
+			if (cli_parse_clock(optarg, &topts.local_clock))
 				return CLI_USAGE;
-			}
-			topts.local_clock = !strcmp(optarg, "local");
 			break;
 		case 'j': json = true; break;
 		case 'h': span_usage(stdout); return CLI_OK;
@@ -232,16 +229,10 @@ int cmd_span(int argc, char **argv)
 				    strerror(errno));
 		goto out;
 	}
-	cli_catch_signals();
-	if (kinstr_probeset__install(ps, err, sizeof(err))) {
-		cli_err("%s", err);
-		goto out;
-	}
 	if (!json)
 		fprintf(stderr, "kinstr: span %s -> %s: %zu probes%s\n", argv[optind], argv[optind + 1],
 			kinstr_probeset__cnt(ps), command || duration ? "" : "; Ctrl-C to stop");
-	cli_run__begin(&run);
-	if (command && cli_run__spawn(&run))
+	if (cli_run__start(&run, ps))
 		goto out;
 	cli_run__wait(&run, 0.05, span_tick, sp);
 	cli_run__stop(&run);

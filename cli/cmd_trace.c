@@ -152,11 +152,8 @@ int cmd_trace(int argc, char **argv)
 			break;
 		case 'k': keep = true; break;
 		case 'C':
-			if (strcmp(optarg, "mono") && strcmp(optarg, "local")) {
-				cli_err("--clock: mono or local, not '%s'", optarg);
+			if (cli_parse_clock(optarg, &topts.local_clock))
 				return CLI_USAGE;
-			}
-			topts.local_clock = !strcmp(optarg, "local");
 			break;
 		case 'h': trace_usage(stdout); return CLI_OK;
 		default: trace_usage(stderr); return CLI_USAGE;

@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <kinstr/probe.h>
 #include "cli.h"
 
 volatile sig_atomic_t cli_stop;
@@ -141,6 +142,29 @@ int cli_run__spawn(struct cli_run *r)
 	else
 		r->gate = p[1];
 	return r->child < 0 ? -1 : 0;
+}
+
+int cli_run__start(struct cli_run *r, struct kinstr_probeset *ps)
+{
+	char err[512];
+
+	cli_catch_signals();
+	if (kinstr_probeset__install(ps, err, sizeof(err))) {
+		cli_err("%s", err);
+		return -1;
+	}
+	cli_run__begin(r);
+	return r->command ? cli_run__spawn(r) : 0;
+}
+
+int cli_parse_clock(const char *s, bool *local)
+{
+	if (strcmp(s, "mono") && strcmp(s, "local")) {
+		cli_err("--clock: mono or local, not '%s'", s);
+		return -1;
+	}
+	*local = !strcmp(s, "local");
+	return 0;
 }
 
 int cli_run__go(struct cli_run *r)

@@ -164,7 +164,6 @@ static void add(struct kinstr_span_stats *st, uint64_t d)
 int kinstr_spanner__drain(struct kinstr_spanner *s)
 {
 	size_t i, j;
-	unsigned int cpu;
 	int ret;
 
 	if (s->t)
@@ -173,12 +172,7 @@ int kinstr_spanner__drain(struct kinstr_spanner *s)
 	if (ret)
 		return ret;
 	s->drained = 1;
-	for (cpu = 0; s->t && cpu < kinstr_trace__nr_cpus(s->t); cpu++) {
-		struct kinstr_trace_stats st;
-
-		if (!kinstr_trace__stats(s->t, cpu, &st))
-			s->res.lost += st.lost_full + st.lost_wrap + st.lost_big + st.lost_nest;
-	}
+	s->res.lost = s->t ? kinstr_trace__lost(s->t) : 0;
 	qsort(s->recs, s->n, sizeof(*s->recs), cmp_rec);
 	s->rows = calloc(s->n ? s->n : 1, sizeof(*s->rows));
 	if (!s->rows)

@@ -178,7 +178,6 @@ static int cmp_row(const void *a, const void *b)
 
 int kinstr_tally__drain(struct kinstr_tally *ta)
 {
-	unsigned int cpu;
 	size_t i, n = 0;
 	int ret;
 
@@ -187,13 +186,7 @@ int kinstr_tally__drain(struct kinstr_tally *ta)
 	ret = kinstr_tally__consume(ta);
 	if (ret)
 		return ret;
-	ta->lost = 0;
-	for (cpu = 0; ta->t && cpu < kinstr_trace__nr_cpus(ta->t); cpu++) {
-		struct kinstr_trace_stats st;
-
-		if (!kinstr_trace__stats(ta->t, cpu, &st))
-			ta->lost += st.lost_full + st.lost_wrap + st.lost_big + st.lost_nest;
-	}
+	ta->lost = ta->t ? kinstr_trace__lost(ta->t) : 0;
 	for (i = 0; i < ta->cap; i++)	/* the rows together, sorted */
 		if (ta->rows[i].hits)
 			ta->rows[n++] = ta->rows[i];

@@ -154,6 +154,18 @@ int kinstr_trace__poll(struct kinstr_trace *t, int timeout_ms)
 	return n > 0 && (p.revents & POLLIN);
 }
 
+uint64_t kinstr_trace__lost(struct kinstr_trace *t)
+{
+	struct kinstr_trace_stats st;
+	uint64_t n = 0;
+	unsigned int cpu;
+
+	for (cpu = 0; cpu < kinstr_trace__nr_cpus(t); cpu++)
+		if (!kinstr_trace__stats(t, cpu, &st))
+			n += st.lost_full + st.lost_wrap + st.lost_big + st.lost_nest;
+	return n;
+}
+
 int kinstr_trace__stats(struct kinstr_trace *t, unsigned int cpu, struct kinstr_trace_stats *st)
 {
 	memset(st, 0, sizeof(*st));

@@ -65,6 +65,8 @@ int kinstr_trace__flush(struct kinstr_trace *t);
 /* Wait up to timeout_ms for the module to say records were written. 1 ready, 0 timeout. */
 int kinstr_trace__poll(struct kinstr_trace *t, int timeout_ms);
 int kinstr_trace__stats(struct kinstr_trace *t, unsigned int cpu, struct kinstr_trace_stats *st);
+/* Every CPU's records lost so far (full, overwritten, too big, nested too deep). */
+uint64_t kinstr_trace__lost(struct kinstr_trace *t);
 
 #ifdef __cplusplus
 }
