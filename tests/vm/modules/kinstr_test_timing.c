@@ -10,9 +10,12 @@
  *   kinstr_test_multi_ret(x)   several return sites (checked with objdump and kinstr disasm)
  *   kinstr_test_static_key(x)  holds a jump label (a static key): refused with its rule
  *   kinstr_test_extable(p)     holds an exception-table entry (unsafe_get_user): refused too
+ *   kinstr_test_handoff_send(o) / kinstr_test_handoff_recv(o): an object handed from the writer
+ *                              to a work item queued on another CPU, which receives it there
+ *                              (span.t keys a span on the pointer)
  *
  * Trigger: write "CMD N" to /sys/kernel/debug/kinstr_test/run to run CMD N times in the writer's
- * context (outer, sleep, multi, busy, key, ext); /sys/kernel/debug/kinstr_test/last reads the
+ * context (outer, sleep, multi, busy, key, ext, handoff); /sys/kernel/debug/kinstr_test/last reads the
  * module's own measurements of that run (local_clock() around each call):
  *   cmd=outer calls=N total_ns=... outer_ns=... inner_ns=... sleep_ns=... inner_max_ns=... multi_sum=...
  *
@@ -33,6 +36,7 @@
 #include <linux/mutex.h>
 #include <linux/sched/clock.h>
 #include <linux/uaccess.h>
+#include <linux/workqueue.h>
 
 #define KT_FN __attribute__((__noipa__)) __used
 
@@ -129,6 +133,43 @@ efault:
 	return -EFAULT;
 }
 
+struct kt_obj {
+	struct work_struct work;
+	int send_cpu, recv_cpu;
+};
+static struct kt_obj kt_objs[8];
+
+KT_FN void kinstr_test_handoff_send(struct kt_obj *o);
+KT_FN void kinstr_test_handoff_send(struct kt_obj *o)
+{
+	WRITE_ONCE(o->send_cpu, raw_smp_processor_id());
+}
+
+KT_FN void kinstr_test_handoff_recv(struct kt_obj *o);
+KT_FN void kinstr_test_handoff_recv(struct kt_obj *o)
+{
+	WRITE_ONCE(o->recv_cpu, raw_smp_processor_id());
+}
+
+static void kt_handoff_work(struct work_struct *w)
+{
+	kinstr_test_handoff_recv(container_of(w, struct kt_obj, work));
+}
+
+/* Hand o to another CPU's work item and wait for it: 1 if it was received on another CPU. */
+static int kt_handoff(struct kt_obj *o)
+{
+	int cpu = get_cpu(), to = cpumask_next(cpu, cpu_online_mask);
+
+	if (to >= nr_cpu_ids)
+		to = cpumask_first(cpu_online_mask);
+	kinstr_test_handoff_send(o);
+	queue_work_on(to, system_wq, &o->work);
+	put_cpu();
+	flush_work(&o->work);
+	return READ_ONCE(o->recv_cpu) != READ_ONCE(o->send_cpu);
+}
+
 static int kt_run(const char *cmd, u64 n)
 {
 	struct kt_result r = {};
@@ -152,6 +193,8 @@ static int kt_run(const char *cmd, u64 n)
 			r.multi_sum += kinstr_test_static_key((int)i);
 		else if (!strcmp(cmd, "ext"))
 			r.multi_sum += kinstr_test_extable(NULL);	/* faults: the fixup returns -EFAULT */
+		else if (!strcmp(cmd, "handoff"))
+			r.multi_sum += kt_handoff(&kt_objs[i % ARRAY_SIZE(kt_objs)]);	/* received elsewhere */
 		else
 			return -EINVAL;
 		t1 = local_clock();
@@ -219,6 +262,10 @@ static const struct file_operations kt_last_fops = {
 
 static int __init kt_init(void)
 {
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(kt_objs); i++)
+		INIT_WORK(&kt_objs[i].work, kt_handoff_work);
 	kt_dir = debugfs_create_dir("kinstr_test", NULL);
 	debugfs_create_file("run", 0200, kt_dir, NULL, &kt_run_fops);
 	debugfs_create_file("last", 0400, kt_dir, NULL, &kt_last_fops);

@@ -27,3 +27,15 @@ EXPECT ^kinstr: span: A and B are the same point \('__x64_sys_getppid'\)$
 EXPECT ^kinstr: --key: tid, pid or value, not 'comm'$
 EXPECT ^rc 2$
 TIMEOUT 300
+
+NAME span keyed by a pointer: the test module hands an object from the writer to a work item on the other CPU 200 times; span by value from the send's %rdi to the receive's %rdi pairs every handoff (the stop in the kworker), none unmatched, and the module says each was received on another CPU
+SETUP insmod kmod/kinstr.ko && insmod tests/vm/modules/kinstr_test_timing.ko
+CLEANUP i=0; until rmmod kinstr_test_timing 2>/dev/null; do i=$((i + 1)); [ $i -lt 50 ] || exit 1; sleep 0.2; done
+RUN build/kinstr span --json --key value -c "sh -c 'echo handoff 200 > /sys/kernel/debug/kinstr_test/run'" \
+		'kinstr_test_handoff_send(%rdi)' 'kinstr_test_handoff_recv(%rdi)' > /tmp/sph.json; \
+	python3 -c 'import json; d=json.load(open("/tmp/sph.json")); print("spans", d["total"]["count"], "keys", len(d["keys"]), "unmatched", d["unmatched_starts"], d["unmatched_stops"], "lost", d["lost"]); print("stop comms", sorted({k["comm"].split("/")[0] for k in d["keys"]}))'; \
+	sed -n 's/.*calls=\([0-9]*\).*multi_sum=\([0-9]*\).*/module: \1 handoffs, \2 received on another CPU/p' /sys/kernel/debug/kinstr_test/last
+EXPECT ^spans 200 keys 8 unmatched 0 0 lost 0$
+EXPECT ^stop comms \['kworker'\]$
+EXPECT ^module: 200 handoffs, 200 received on another CPU$
+TIMEOUT 300
