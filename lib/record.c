@@ -107,18 +107,38 @@ static uint64_t narrow(const struct kinstr_value *t, uint64_t v)
 }
 
 /* The records of a sub-buffer, checked: n of them, or -EBADMSG. */
-static int64_t count_records(const struct kr_subbuf_hdr *h, const unsigned char *recs)
+int kinstr_trace_recs__each(const struct kr_subbuf_hdr *h, const unsigned char *recs,
+			    int (*fn)(void *ctx, const struct kinstr_trace_rec *r), void *ctx)
 {
 	uint32_t off, len;
-	int64_t n = 0;
+	int ret;
 
 	for (off = 0; off + sizeof(struct kinstr_trace_rec) <= h->data_size; off += KR_RECORD_SPAN(len)) {
-		len = ((const struct kinstr_trace_rec *)(recs + off))->len;
-		if (len < sizeof(struct kinstr_trace_rec) || off + len > h->data_size)
+		const struct kinstr_trace_rec *r = (const void *)(recs + off);
+
+		len = r->len;
+		if (len < sizeof(*r) || off + len > h->data_size)
 			return -EBADMSG;
-		n++;
+		ret = fn ? fn(ctx, r) : 0;
+		if (ret)
+			return ret;
 	}
-	return n;
+	return 0;
+}
+
+static int count_one(void *ctx, const struct kinstr_trace_rec *r)
+{
+	(void)r;
+	++*(int64_t *)ctx;
+	return 0;
+}
+
+static int64_t count_records(const struct kr_subbuf_hdr *h, const unsigned char *recs)
+{
+	int64_t n = 0;
+	int ret = kinstr_trace_recs__each(h, recs, count_one, &n);
+
+	return ret ? ret : n;
 }
 
 /* One record's values as the CTF writer takes them. */

@@ -81,43 +81,47 @@ void kinstr_spanner__free(struct kinstr_spanner *s)
 	free(s);
 }
 
+static int span_one(void *ctx, const struct kinstr_trace_rec *r)
+{
+	struct kinstr_spanner *s = ctx;
+	union kinstr_ctf_value vals[3 + KINSTR_TRACE_MAX_VALS];
+	struct srec *x;
+
+	if (r->event >= s->nev || kinstr_trace_event__values(&s->ev[r->event], r, vals))
+		return -EBADMSG;
+	if (s->n == s->max) {
+		s->res.overflow++;
+		return 0;
+	}
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 4096;
+		struct srec *g;
+
+		cap = cap < s->max ? cap : s->max;
+		g = realloc(s->recs, cap * sizeof(*g));
+		if (!g)
+			return -ENOMEM;
+		s->recs = g;
+		s->cap = cap;
+	}
+	x = &s->recs[s->n++];
+	x->ts = r->ts;
+	x->key = s->key == KINSTR_TALLY_TID ? r->tid : s->key == KINSTR_TALLY_PID ? r->pid : vals[3].u;
+	x->seq = s->seq++;
+	x->is_b = r->event >= s->na;
+	memcpy(x->comm, r->comm, sizeof(x->comm));
+	x->comm[sizeof(x->comm) - 1] = 0;
+	return 0;
+}
+
 int kinstr_spanner__subbuf(void *ctx, unsigned int cpu, const struct kr_subbuf_hdr *h, const unsigned char *recs)
 {
 	struct kinstr_spanner *s = ctx;
-	uint32_t off, len;
+	int ret;
 
 	(void)cpu;
-	for (off = 0; off + sizeof(struct kinstr_trace_rec) <= h->data_size; off += KR_RECORD_SPAN(len)) {
-		const struct kinstr_trace_rec *r = (const void *)(recs + off);
-		union kinstr_ctf_value vals[3 + KINSTR_TRACE_MAX_VALS];
-		struct srec *x;
-
-		len = r->len;
-		if (len < sizeof(*r) || off + len > h->data_size || r->event >= s->nev ||
-		    kinstr_trace_event__values(&s->ev[r->event], r, vals))
-			return s->err = -EBADMSG;
-		if (s->n == s->max) {
-			s->res.overflow++;
-			continue;
-		}
-		if (s->n == s->cap) {
-			size_t cap = s->cap ? 2 * s->cap : 4096;
-			struct srec *g = realloc(s->recs, (cap < s->max ? cap : s->max) * sizeof(*g));
-
-			if (!g)
-				return s->err = -ENOMEM;
-			s->recs = g;
-			s->cap = cap < s->max ? cap : s->max;
-		}
-		x = &s->recs[s->n++];
-		x->ts = r->ts;
-		x->key = s->key == KINSTR_TALLY_TID ? r->tid : s->key == KINSTR_TALLY_PID ? r->pid : vals[3].u;
-		x->seq = s->seq++;
-		x->is_b = r->event >= s->na;
-		memcpy(x->comm, r->comm, sizeof(x->comm));
-		x->comm[sizeof(x->comm) - 1] = 0;
-	}
-	return 0;
+	ret = kinstr_trace_recs__each(h, recs, span_one, s);
+	return ret ? (s->err = ret) : 0;
 }
 
 int kinstr_spanner__consume(struct kinstr_spanner *s)

@@ -114,42 +114,44 @@ static void add(struct kinstr_tally *ta, unsigned int event, uint64_t key, const
 	}
 }
 
+static int tally_one(void *ctx, const struct kinstr_trace_rec *r)
+{
+	struct kinstr_tally *ta = ctx;
+	union kinstr_ctf_value vals[3 + KINSTR_TRACE_MAX_VALS];
+	const struct kinstr_trace_event *e;
+	const char *name = r->comm;
+	bool by_name = ta->key == KINSTR_TALLY_COMM;
+	uint64_t key = 0;
+
+	if (r->event >= ta->nev || kinstr_trace_event__values(e = &ta->ev[r->event], r, vals))
+		return -EBADMSG;
+	switch (ta->key) {
+	case KINSTR_TALLY_PID: key = r->pid; break;
+	case KINSTR_TALLY_TID: key = r->tid; break;
+	case KINSTR_TALLY_VALUE:
+		if (!e->nvals)
+			return -EINVAL;
+		if (e->vals[0].v.kind == KINSTR_VAL_STR) {
+			name = vals[3].str;	/* a string value: by its first 15 characters */
+			by_name = true;
+		} else {
+			key = vals[3].u;
+		}
+		break;
+	default: break;
+	}
+	add(ta, r->event, key, name, by_name);
+	return 0;
+}
+
 int kinstr_tally__subbuf(void *ctx, unsigned int cpu, const struct kr_subbuf_hdr *h, const unsigned char *recs)
 {
 	struct kinstr_tally *ta = ctx;
-	uint32_t off, len;
+	int ret;
 
 	(void)cpu;
-	for (off = 0; off + sizeof(struct kinstr_trace_rec) <= h->data_size; off += KR_RECORD_SPAN(len)) {
-		const struct kinstr_trace_rec *r = (const void *)(recs + off);
-		union kinstr_ctf_value vals[3 + KINSTR_TRACE_MAX_VALS];
-		const struct kinstr_trace_event *e;
-		uint64_t key = 0;
-		const char *name = r->comm;
-		bool by_name = ta->key == KINSTR_TALLY_COMM;
-
-		len = r->len;
-		if (len < sizeof(*r) || off + len > h->data_size || r->event >= ta->nev ||
-		    kinstr_trace_event__values(e = &ta->ev[r->event], r, vals))
-			return ta->err = -EBADMSG;
-		switch (ta->key) {
-		case KINSTR_TALLY_PID: key = r->pid; break;
-		case KINSTR_TALLY_TID: key = r->tid; break;
-		case KINSTR_TALLY_VALUE:
-			if (!e->nvals)
-				return ta->err = -EINVAL;
-			if (e->vals[0].v.kind == KINSTR_VAL_STR) {
-				name = vals[3].str;	/* a string value: by its first 15 characters */
-				by_name = true;
-			} else {
-				key = vals[3].u;
-			}
-			break;
-		default: break;
-		}
-		add(ta, r->event, key, name, by_name);
-	}
-	return 0;
+	ret = kinstr_trace_recs__each(h, recs, tally_one, ta);
+	return ret ? (ta->err = ret) : 0;
 }
 
 int kinstr_tally__consume(struct kinstr_tally *ta)

@@ -37,6 +37,13 @@ struct kinstr_recorder_opts {
 int kinstr_trace_event__values(const struct kinstr_trace_event *e, const struct kinstr_trace_rec *r,
 				union kinstr_ctf_value *vals);
 
+/*
+ * Each record of a sub-buffer in turn, its length checked against the sub-buffer first: fn's
+ * first non-zero return, or 0; -EBADMSG for a record that does not fit.
+ */
+int kinstr_trace_recs__each(const struct kr_subbuf_hdr *h, const unsigned char *recs,
+			    int (*fn)(void *ctx, const struct kinstr_trace_rec *r), void *ctx);
+
 /* Room the end needs per CPU: two empty packets (losses after the last one). */
 #define KINSTR_RECORD_END_RESERVE 8192
 
