@@ -25,10 +25,24 @@ UNIT_BINS := $(UNIT_SRCS:%.c=$(B)/%)
 PROG_SRCS := $(wildcard tests/vm/progs/*.c)
 PROG_BINS := $(PROG_SRCS:%.c=$(B)/%)
 LIBS      := -lZydis -lbpf -ldw -lelf -lz
+# BPF programs: the examples (examples/README.md) and the tests', built against the target kernel's BTF
+BPF_SRCS  := $(wildcard examples/*.bpf.c tests/vm/bpf/*.bpf.c)
+BPF_OBJS  := $(BPF_SRCS:%.bpf.c=$(B)/%.bpf.o)
+CLANG     ?= $(shell command -v clang || command -v clang-14)
 
 .PHONY: all user kmod kmods testmods test clean
 all: user kmod testmods
-user: $(B)/kinstr $(UNIT_BINS) $(PROG_BINS)
+user: $(B)/kinstr $(UNIT_BINS) $(PROG_BINS) $(BPF_OBJS)
+.PHONY: examples
+examples: $(BPF_OBJS)
+
+$(B)/vmlinux.h: scripts/vmlinux-h
+	@mkdir -p $(dir $@)
+	scripts/vmlinux-h $@ $(KVER)
+
+$(B)/%.bpf.o: %.bpf.c $(B)/vmlinux.h
+	@mkdir -p $(dir $@)
+	$(CLANG) -target bpf -D__TARGET_ARCH_x86 -O2 -g -Wall -Werror -I$(B) -c -o $@ $<
 
 $(B)/%.o: %.c
 	@mkdir -p $(dir $@)

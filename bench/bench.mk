@@ -10,7 +10,6 @@ bench: $(BENCH_BINS) $(B)/bench/fentry.bpf.o
 
 # The BPF fentry/fexit peer (bench/fentry_time.c loads it from beside itself): no kernel headers,
 # the programs read no argument
-CLANG ?= $(shell command -v clang || command -v clang-14)
 $(B)/bench/fentry.bpf.o: bench/bpf/fentry.bpf.c
 	@mkdir -p $(dir $@)
 	$(CLANG) -target bpf -O2 -g -Wall -Werror -I/usr/include/$(shell gcc -dumpmachine) -c -o $@ $<

@@ -49,6 +49,11 @@ void cli_count__table(const struct kinstr_probeset *ps, const uint64_t *hits, co
 		      bool rates);
 void cli_count__json(const struct kinstr_probeset *ps, const uint64_t *hits, double secs, int status);
 void cli_count__plan(const struct kinstr_probeset *ps, const struct kinstr_kernel *k);
+int cmd_attach(int argc, char **argv);
+/* kinstr attach's totals (cli/count_out.c): hits and not-run per probe, then the program's maps. */
+struct kinstr_bpf_obj;
+void cli_attach__print(const struct kinstr_probeset *ps, const uint64_t *hits, const uint64_t *missed,
+		       const struct kinstr_bpf_obj *o, bool json, double secs, int status);
 int cmd_list(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_trace(int argc, char **argv);

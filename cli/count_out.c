@@ -2,6 +2,7 @@
 /* What kinstr count prints: the table (live or at the end), JSON, the plan of --dry-run. */
 #include <stdio.h>
 
+#include <kinstr/bpf.h>
 #include <kinstr/probe.h>
 #include "cli.h"
 
@@ -85,3 +86,47 @@ void cli_count__plan(const struct kinstr_probeset *ps, const struct kinstr_kerne
 	printf("dry run: %zu probes, nothing patched\n", kinstr_probeset__cnt(ps));
 }
 
+
+/* kinstr attach: each probe's hits, those its program did not run for (guards), then the maps. */
+void cli_attach__print(const struct kinstr_probeset *ps, const uint64_t *hits, const uint64_t *missed,
+		       const struct kinstr_bpf_obj *o, bool json, double secs, int status)
+{
+	size_t i;
+
+	if (json) {
+		printf("{\"program\":");
+		cli_json_str(kinstr_bpf_obj__prog_name(o));
+		printf(",\"seconds\":%.3f,", secs);
+		if (status >= 0)
+			printf("\"command_status\":%d,", status);
+		printf("\"probes\":[");
+	} else {
+		printf("%-44s %-6s %14s %12s\n", "PROBE", "CLASS", "HITS", "NOT RUN");
+	}
+	for (i = 0; i < kinstr_probeset__cnt(ps); i++) {
+		const struct kinstr_probe_info *p = kinstr_probeset__info(ps, i);
+		char name[160];
+
+		probe_name(p, name, sizeof(name));
+		if (json) {
+			printf("%s{\"probe\":", i ? "," : "");
+			cli_json_str(name);
+			printf(",\"addr\":\"0x%llx\",\"class\":\"%s\",\"hits\":%llu,\"not_run\":%llu}",
+			       (unsigned long long)p->addr, kinstr_probe_kind__str(p->kind), (unsigned long long)hits[i],
+			       (unsigned long long)missed[i]);
+		} else {
+			printf("%-44s %-6s %14llu %12llu\n", name, kinstr_probe_kind__str(p->kind),
+			       (unsigned long long)hits[i], (unsigned long long)missed[i]);
+		}
+	}
+	if (json) {
+		printf("],\"maps\":");
+		fflush(stdout);
+		kinstr_bpf_obj__print_maps(o, stdout, true);
+		printf("}\n");
+	} else {
+		printf("\n");
+		kinstr_bpf_obj__print_maps(o, stdout, false);
+	}
+	fflush(stdout);
+}

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The two ways of each kernel difference compat.h names; nothing else of kmod/ tests a version. */
+#include <linux/bpf.h>
 #include <linux/ftrace.h>
 #include <linux/mm.h>
 #include <linux/module.h>
@@ -147,4 +148,13 @@ void kinstr_direct_del_all(struct kinstr_direct *d0, size_t n, size_t stride)
 #endif
 		d->on = false;
 	}
+}
+
+bool kinstr_bpf_prog_sleepable(const struct bpf_prog *prog)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 10, 0)
+	return prog->sleepable;
+#else
+	return prog->aux->sleepable;
+#endif
 }

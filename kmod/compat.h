@@ -13,6 +13,7 @@
 
 struct module;
 struct vm_area_struct;
+struct bpf_prog;
 
 /*
  * Patch space near the kernel text: module_alloc() until 6.10, execmem_alloc(EXECMEM_KPROBES)
@@ -53,6 +54,9 @@ int kinstr_direct_add(struct kinstr_direct *d, unsigned long ip, unsigned long a
 int kinstr_direct_add_ips(struct kinstr_direct *d, unsigned long *ips, unsigned int n, unsigned long addr);
 /* Take out each of d[0..n) that is on, stride bytes apart. */
 void kinstr_direct_del_all(struct kinstr_direct *d, size_t n, size_t stride);
+
+/* A sleepable BPF program: prog->aux->sleepable until 6.10, prog->sleepable since. */
+bool kinstr_bpf_prog_sleepable(const struct bpf_prog *prog);
 
 /*
  * The unexported functions above, resolved by ksym.c (compat calls nothing above it): the

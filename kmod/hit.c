@@ -3,7 +3,7 @@
  * Probe context: what the slots call, in any context (task, irq, NMI): a timer probe's prologue
  * calls one of the timer functions itself, a trace probe's goes through its stub (entry.S); a
  * counting probe's prologue counts and calls nothing. It calls down only: the timers (timing.c)
- * and the tracer (trace.c).
+ * the tracer (trace.c) and BPF programs (bpf.c).
  */
 #include <linux/percpu.h>
 #include <linux/ptrace.h>
@@ -12,6 +12,7 @@
 #include "kinstr.h"
 #include "hit.h"
 #include "timing.h"
+#include "bpf.h"
 
 DEFINE_PER_CPU(u8, kinstr_in_action);
 
@@ -43,7 +44,10 @@ notrace void kinstr_timer_stop_hit(struct kprobe_k *p)
 	timer_hit(p, false);
 }
 
-/* From a trace probe's slot, through kinstr_trace_stub: regs is the site's full state. */
+/*
+ * From a trace or a BPF probe's slot, through kinstr_trace_stub: regs is the site's full state.
+ * A program the kernel's own guard kept from running counts as skipped, like kinstr's guard's.
+ */
 notrace void kinstr_trace_hit(struct kprobe_k *p, struct pt_regs *regs)
 {
 	u8 bit;
@@ -54,7 +58,10 @@ notrace void kinstr_trace_hit(struct kprobe_k *p, struct pt_regs *regs)
 		this_cpu_inc(p->hits[1]);
 		return;
 	}
-	kinstr_trace_record(p->chan, &p->spec, p->rec_len, regs);
+	if (!p->prog)
+		kinstr_trace_record(p->chan, &p->spec, p->rec_len, regs);
+	else if (unlikely(!kinstr_bpf_run(p->prog, p->cookie, regs)))
+		this_cpu_inc(p->hits[1]);
 	kinstr_action_exit(bit);
 }
 

@@ -10,6 +10,7 @@
 #include "compat.h"
 
 struct pt_regs;
+struct bpf_prog;
 
 /* One installed probe, as probe context and the patching protocol (patch.c) see it. */
 struct kprobe_k {
@@ -33,6 +34,9 @@ struct kprobe_k {
 	struct kinstr_chan *chan;
 	u32 rec_len;
 	struct kinstr_trace_spec spec;
+	/* KINSTR_ACTION_BPF: the program (referenced until the area is freed) and its cookie */
+	struct bpf_prog *prog;
+	u64 cookie;
 };
 
 /* How probe p's slot runs its action, as KINSTR_IOC_COUNTS reports it: KINSTR_PROBE_F_*. */
@@ -50,7 +54,7 @@ void kinstr_trace_stub(void);
  */
 void kinstr_timer_start_hit(struct kprobe_k *p);
 void kinstr_timer_stop_hit(struct kprobe_k *p);
-/* From a trace probe's slot, through kinstr_trace_stub: regs is the site's full state. */
+/* From a trace or BPF probe's slot, through kinstr_trace_stub: regs is the site's full state. */
 void kinstr_trace_hit(struct kprobe_k *p, struct pt_regs *regs);
 /* The two functions above, as roots of the hit path's closure (hitpath.c). */
 size_t kinstr_hit_roots(unsigned long *roots);

@@ -91,6 +91,8 @@ struct kinstr_ksyms {
 	 */
 	struct kinstr_span *bl_core;
 	size_t nbl_core;
+	/* kernel/bpf/syscall.c's guard: no tracing program runs inside another on one CPU */
+	int __percpu *bpf_prog_active;
 };
 struct kinstr_jl_site {
 	unsigned long code;

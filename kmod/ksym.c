@@ -416,6 +416,8 @@ int kinstr_ksyms_init(void)
 	/* kernel/kprobes.c's statics (CONFIG_KALLSYMS_ALL): without both, no fence, no patching */
 	k->kprobe_blacklist = (void *)lookup("kprobe_blacklist");
 	k->kprobe_mutex = (void *)lookup("kprobe_mutex");
+	/* a per-CPU symbol: kallsyms gives its offset in the per-CPU area */
+	k->bpf_prog_active = (int __percpu *)lookup("bpf_prog_active");
 	span(&k->entry_text, "__entry_text_start", "__entry_text_end");
 	span(&k->irqentry_text, "__irqentry_text_start", "__irqentry_text_end");
 	span(&k->noinstr_text, "__noinstr_text_start", "__noinstr_text_end");

@@ -38,6 +38,7 @@
 #include "compat.h"
 #include "patch.h"
 #include "slot.h"
+#include "bpf.h"
 
 #define SITE_HASH_BITS 15	/* sets of up to 65,536 probes: short chains for the int3 handler */
 
@@ -100,6 +101,43 @@ static void unpin_modules(struct kinstr_area *a)
 	}
 }
 
+/* Each BPF probe's program, referenced from the caller's fd (bpf.c checks what it may do). */
+static int get_progs(struct kinstr_area *a, const struct kinstr_probe *req, const struct kinstr_bpf_attach *bpf,
+		     struct kinstr_verdict *v, u32 *at)
+{
+	u32 i, reason;
+
+	for (i = 0; i < a->count; i++) {
+		if (req[i].action != KINSTR_ACTION_BPF)
+			continue;
+		*at = i;
+		if (!bpf || bpf[i].flags) {
+			*v = (struct kinstr_verdict){ .refusal = KINSTR_REFUSE_BAD_REQUEST, .addr = req[i].site };
+			return -EINVAL;
+		}
+		a->probes[i].prog = kinstr_bpf_prog_get(&bpf[i], &reason);
+		if (!a->probes[i].prog) {
+			*v = (struct kinstr_verdict){ .refusal = KINSTR_REFUSE_BPF_PROG, .addr = req[i].site,
+						      .reasons = 1U << reason };
+			return reason == KINSTR_BPF_R_BAD_FD ? -EBADF : reason == KINSTR_BPF_R_UNAVAILABLE ? -EOPNOTSUPP :
+			       -EINVAL;
+		}
+		a->probes[i].cookie = bpf[i].cookie;
+	}
+	return 0;
+}
+
+/* The programs' references, once nothing runs them (or before anything could). */
+static void put_progs(struct kinstr_area *a)
+{
+	u32 i;
+
+	for (i = 0; i < a->count; i++) {
+		kinstr_bpf_prog_put(a->probes[i].prog);
+		a->probes[i].prog = NULL;
+	}
+}
+
 void kinstr_area_free(struct kinstr_area *a)
 {
 	u32 i;
@@ -121,6 +159,7 @@ void kinstr_area_free(struct kinstr_area *a)
 	kvfree(a->dsort);
 	/* after quiescence (or before any patch): nothing runs in the slots or the module's sites */
 	unpin_modules(a);
+	put_progs(a);
 	kinstr_chan_put(a->chan);
 	kinstr_timers_put(a->timers);
 	kvfree(a);
@@ -953,7 +992,7 @@ void kinstr_area_cache_counts(struct kinstr_area *a, u32 first, u32 n, u64 *out)
 
 int kinstr_area_install(struct kinstr_area *a, const struct kinstr_probe *req, const struct kinstr_trace_spec *specs,
 			struct kinstr_chan *chan, struct kinstr_timers *timers, const struct kinstr_cache_check *cc,
-			struct kinstr_install *in)
+			const struct kinstr_bpf_attach *bpf, struct kinstr_install *in)
 {
 	struct kinstr_verdict v = { 0 };
 	bool jumps = false;
@@ -961,6 +1000,8 @@ int kinstr_area_install(struct kinstr_area *a, const struct kinstr_probe *req, c
 	int err;
 
 	err = pin_modules(a, req, &v, &i);
+	if (!err)
+		err = get_progs(a, req, bpf, &v, &i);
 	if (!err)
 		err = verify_requests(a, req, specs, chan, timers, &v, &i);
 	if (!err)
@@ -974,6 +1015,7 @@ int kinstr_area_install(struct kinstr_area *a, const struct kinstr_probe *req, c
 		if (err)
 			goto refused;
 		unpin_modules(a);
+		put_progs(a);
 		return 0;
 	}
 	write_publish_locked(a, req, specs, chan, timers, cc);
@@ -1022,6 +1064,7 @@ int kinstr_area_install(struct kinstr_area *a, const struct kinstr_probe *req, c
 
 refused:
 	unpin_modules(a);
+	put_progs(a);
 	in->refused_index = i;
 	in->refusal = v.refusal;
 	in->refusal_reasons = v.reasons;

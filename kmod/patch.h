@@ -72,11 +72,12 @@ struct kinstr_area *kinstr_area_alloc(u32 count, u64 cache_size, u32 ncounters);
 void kinstr_area_free(struct kinstr_area *a);
 /*
  * Install a's probes req[] (specs[] for trace probes) tracing into chan and timing into timers
- * (either may be NULL). 0, or -errno with the refusal in in (which probe, which rule).
+ * (either may be NULL), bpf[] naming BPF probes' programs (NULL if none). 0, or -errno with the
+ * refusal in in (which probe, which rule).
  */
 int kinstr_area_install(struct kinstr_area *a, const struct kinstr_probe *req, const struct kinstr_trace_spec *specs,
 			struct kinstr_chan *chan, struct kinstr_timers *timers, const struct kinstr_cache_check *cc,
-			struct kinstr_install *in);
+			const struct kinstr_bpf_attach *bpf, struct kinstr_install *in);
 /* The sums over CPUs of a's cache counters [first, first + n) into out. */
 void kinstr_area_cache_counts(struct kinstr_area *a, u32 first, u32 n, u64 *out);
 /* Until a's jumps are in (the caller keeps a alive). */

@@ -135,6 +135,7 @@ static long ioctl_install(struct kinstr_session *s, void __user *uarg)
 	struct kinstr_install in;
 	struct kinstr_cache_check cc = { 0 };
 	struct kinstr_trace_spec *specs = NULL;
+	struct kinstr_bpf_attach *bpf = NULL;
 	struct kinstr_probe *req;
 	struct kinstr_area *a;
 	long err;
@@ -167,13 +168,23 @@ static long ioctl_install(struct kinstr_session *s, void __user *uarg)
 			return -ENOMEM;
 		}
 	}
+	if (in.bpf) {
+		bpf = kvmalloc_array(in.count, sizeof(*bpf), GFP_KERNEL);
+		if (!bpf) {
+			kvfree(specs);
+			kvfree(req);
+			return -ENOMEM;
+		}
+	}
 	if (copy_from_user(req, u64_to_user_ptr(in.probes), (size_t)in.count * sizeof(*req)) ||
-	    (specs && copy_from_user(specs, u64_to_user_ptr(in.specs), (size_t)in.count * sizeof(*specs))))
+	    (specs && copy_from_user(specs, u64_to_user_ptr(in.specs), (size_t)in.count * sizeof(*specs))) ||
+	    (bpf && copy_from_user(bpf, u64_to_user_ptr(in.bpf), (size_t)in.count * sizeof(*bpf))))
 		err = -EFAULT;
 	else if (in.cache)
 		err = get_cache(a, in.cache, &cc);
 	if (!err)
-		err = kinstr_area_install(a, req, specs, s->chan, s->timers, in.cache ? &cc : NULL, &in);
+		err = kinstr_area_install(a, req, specs, s->chan, s->timers, in.cache ? &cc : NULL, bpf, &in);
+	kvfree(bpf);
 	kvfree(cc.bytes);
 	kvfree(cc.map);
 	kvfree(specs);

@@ -126,12 +126,13 @@ void kinstr_slot_write(u8 *slot, const struct kinstr_probe *req, struct kprobe_k
 	flags_dead = kinstr_flags_dead_at(req->site) || kinstr_flags_dead_by_abi(req->site);
 	p->inline_count = req->action == KINSTR_ACTION_COUNT;
 	/* the trace stub always saves them (its pt_regs has the flags) */
-	p->saves_flags = !flags_dead || req->action == KINSTR_ACTION_TRACE;
+	p->saves_flags = !flags_dead || req->action == KINSTR_ACTION_TRACE || req->action == KINSTR_ACTION_BPF;
 	switch (req->action) {
 	case KINSTR_ACTION_COUNT:
 		b = write_count(b, p, flags_dead);
 		break;
 	case KINSTR_ACTION_TRACE:
+	case KINSTR_ACTION_BPF:	/* the same stub: a pt_regs of the site */
 		b = write_trace_call(slot, b);
 		memcpy(slot + 56, &p, sizeof(p));
 		break;

@@ -393,6 +393,13 @@ unsigned long kinstr_fentry_of(unsigned long start)
 	return fentry_of(start);
 }
 
+/* arg means something to the timers (which timer) and to a cache's entry (where in it) only. */
+static bool arg_ok(const struct kinstr_probe *p)
+{
+	return !p->arg || p->action == KINSTR_ACTION_TIMER_START || p->action == KINSTR_ACTION_TIMER_STOP ||
+	       p->action == KINSTR_ACTION_ENTER;
+}
+
 /*
  * An ftrace direct-call probe: at a function's first byte, which must be an ftrace site and
  * reserved for nothing else. ftrace patches the text; there is nothing to relocate.
@@ -402,9 +409,8 @@ static int verify_ftrace_probe(const struct kinstr_probe *p, struct kinstr_verdi
 	unsigned long start, size;
 	u32 r;
 
-	if (p->action < KINSTR_ACTION_COUNT ||
-	    p->action > KINSTR_ACTION_TIMER_STOP || p->displaced_len != 5 || p->body_len ||
-	    (p->arg && p->action < KINSTR_ACTION_TIMER_START)) {
+	if (p->action < KINSTR_ACTION_COUNT || p->action == KINSTR_ACTION_ENTER || p->action > KINSTR_ACTION_BPF ||
+	    p->displaced_len != 5 || p->body_len || !arg_ok(p)) {
 		refuse(v, KINSTR_REFUSE_BAD_REQUEST, p->site);
 		return -EINVAL;
 	}
@@ -441,9 +447,9 @@ int kinstr_verify_probe(const struct kinstr_probe *p, unsigned long body_addr, s
 		return verify_ftrace_probe(p, v);
 	enter = p->action == KINSTR_ACTION_ENTER;
 	if ((p->kind != KINSTR_PROBE_JUMP && p->kind != KINSTR_PROBE_TRAP) ||
-	    p->action < KINSTR_ACTION_COUNT || p->action > KINSTR_ACTION_ENTER || !p->displaced_len ||
+	    p->action < KINSTR_ACTION_COUNT || p->action > KINSTR_ACTION_BPF || !p->displaced_len ||
 	    p->displaced_len > KINSTR_MAX_DISPLACED || p->body_len > KINSTR_SLOT_BODY_MAX || (enter && p->body_len) ||
-	    (p->arg && p->action < KINSTR_ACTION_TIMER_START) || (p->kind == KINSTR_PROBE_JUMP && p->displaced_len < 5)) {
+	    !arg_ok(p) || (p->kind == KINSTR_PROBE_JUMP && p->displaced_len < 5)) {
 		refuse(v, KINSTR_REFUSE_BAD_REQUEST, p->site);
 		return -EINVAL;
 	}

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 
+#include <kinstr/bpf.h>
 #include <kinstr/probe.h>
 #include <kinstr/reloc.h>
 
@@ -23,6 +24,9 @@ struct pset_probe {
 	uint32_t timer;
 	bool trace;			/* KINSTR_ACTION_TRACE with spec */
 	struct kinstr_trace_spec spec;
+	bool bpf;			/* KINSTR_ACTION_BPF: bpf_fd's program with bpf_cookie */
+	int bpf_fd;
+	uint64_t bpf_cookie;
 };
 
 /* Analyses kept for the set's life, by function: each function is analysed once per set. */
@@ -446,6 +450,7 @@ static const char *const refusals[KINSTR_REFUSE_NR] = {
 	[KINSTR_REFUSE_LOCKDOWN] = "the kernel is locked down",
 	[KINSTR_REFUSE_CROSSES_END] = "the displaced bytes run past the end of the function",
 	[KINSTR_REFUSE_BAD_COPY] = "the code cache's copy does not do what the original does",
+	[KINSTR_REFUSE_BPF_PROG] = "the BPF program may not run there",
 };
 
 const char *kinstr_refusal__str(unsigned int refusal)
@@ -459,6 +464,7 @@ static int pset_install(struct kinstr_probeset *ps, bool verify_only, size_t *re
 	struct kinstr_install in = { .size = sizeof(in) };
 	struct kinstr_remove rm = { .size = sizeof(rm) };
 	struct kinstr_trace_spec *specs = NULL;
+	struct kinstr_bpf_attach *bpf = NULL;
 	struct kinstr_probe *req;
 	size_t i;
 	int ret = 0, fd;
@@ -490,8 +496,18 @@ static int pset_install(struct kinstr_probeset *ps, bool verify_only, size_t *re
 
 		req[i].site = p->info.addr;
 		req[i].kind = p->info.kind;
-		req[i].action = p->trace ? KINSTR_ACTION_TRACE : p->timer_action ? p->timer_action : KINSTR_ACTION_COUNT;
-		req[i].arg = p->timer_action ? p->timer : 0;
+		req[i].action = p->bpf ? KINSTR_ACTION_BPF : p->trace ? KINSTR_ACTION_TRACE :
+				p->timer_action ? p->timer_action : KINSTR_ACTION_COUNT;
+		req[i].arg = p->timer_action && !p->bpf ? p->timer : 0;
+		if (p->bpf) {
+			if (!bpf)
+				bpf = calloc(ps->n, sizeof(*bpf));
+			if (!bpf) {
+				ret = -ENOMEM;
+				goto undo;
+			}
+			bpf[i] = (struct kinstr_bpf_attach){ .prog_fd = p->bpf_fd, .cookie = p->bpf_cookie };
+		}
 		if (p->trace) {
 			if (!specs)
 				specs = calloc(ps->n, sizeof(*specs));
@@ -511,7 +527,13 @@ static int pset_install(struct kinstr_probeset *ps, bool verify_only, size_t *re
 	in.count = ps->n;
 	in.flags = verify_only ? KINSTR_INSTALL_F_VERIFY_ONLY : ps->async ? 0 : KINSTR_INSTALL_F_WAIT;
 	in.specs = (uintptr_t)specs;
+	in.bpf = (uintptr_t)bpf;
 	in.probes = (uintptr_t)req;
+	if (bpf && !kinstr_dev__has(ps->dev, KINSTR_FEAT_BPF)) {
+		snprintf(err, errlen, "this kinstr.ko runs no BPF programs (needs ABI 0.11 and bpf_prog_active)");
+		ret = -EOPNOTSUPP;
+		goto undo;
+	}
 	if (ioctl(fd, KINSTR_IOC_INSTALL, &in) < 0) {
 		ret = -errno;
 		if (in.refusal && in.refused_index < ps->n) {
@@ -519,7 +541,7 @@ static int pset_install(struct kinstr_probeset *ps, bool verify_only, size_t *re
 
 			if (refused)
 				*refused = in.refused_index;
-			char extra[160] = "";
+			char extra[256] = "";
 			unsigned int b;
 
 			if (in.refusal == KINSTR_REFUSE_RESERVED)
@@ -527,6 +549,17 @@ static int pset_install(struct kinstr_probeset *ps, bool verify_only, size_t *re
 					if (in.refusal_reasons & (1u << b))
 						snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra), ": %s",
 							 kinstr_site_reason__str(b));
+			if (in.refusal == KINSTR_REFUSE_BPF_PROG)
+				for (b = 0; b < KINSTR_BPF_R_NR; b++)
+					if (in.refusal_reasons & (1u << b)) {
+						char what[80];
+						bool byfd = b == KINSTR_BPF_R_NOT_KPROBE || b == KINSTR_BPF_R_BAD_FD;
+
+						snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra), ": %s%s%s%s",
+							 kinstr_bpf_reason__str(b), byfd ? " (" : "",
+							 byfd ? kinstr_bpf_fd__describe(p->bpf_fd, what, sizeof(what)) : "",
+							 byfd ? ")" : "");
+					}
 			if (in.refusal == KINSTR_REFUSE_BRANCH_TARGET || in.refusal == KINSTR_REFUSE_BAD_RELOCATION)
 				snprintf(extra, sizeof(extra), " (at 0x%llx)", (unsigned long long)in.refusal_addr);
 			snprintf(err, errlen, "%s+0x%llx: the module refused: %s%s", p->info.func->name,
@@ -542,6 +575,7 @@ static int pset_install(struct kinstr_probeset *ps, bool verify_only, size_t *re
 		goto undo;	/* the area is still new: removing it frees it */
 	free(req);
 	free(specs);
+	free(bpf);
 	ps->area = al.area;
 	ps->area_addr = al.addr;
 	{
@@ -563,6 +597,7 @@ static int pset_install(struct kinstr_probeset *ps, bool verify_only, size_t *re
 undo:
 	free(req);
 	free(specs);
+	free(bpf);
 	rm.area = al.area;
 	ioctl(fd, KINSTR_IOC_REMOVE, &rm);
 	return ret;
@@ -607,6 +642,28 @@ int kinstr_probeset__set_trace(struct kinstr_probeset *ps, size_t i, const struc
 	if (spec)
 		ps->probes[i].spec = *spec;
 	return 0;
+}
+
+int kinstr_probeset__set_bpf(struct kinstr_probeset *ps, size_t i, int prog_fd, uint64_t cookie)
+{
+	if (i >= ps->n || ps->area || prog_fd < 0)
+		return -EINVAL;
+	ps->probes[i].bpf = true;
+	ps->probes[i].bpf_fd = prog_fd;
+	ps->probes[i].bpf_cookie = cookie;
+	ps->probes[i].trace = false;
+	ps->probes[i].timer_action = 0;
+	return 0;
+}
+
+int kinstr_probeset__attach_bpf(struct kinstr_probeset *ps, int prog_fd, uint64_t cookie)
+{
+	size_t i;
+	int ret = 0;
+
+	for (i = 0; i < ps->n && !ret; i++)
+		ret = kinstr_probeset__set_bpf(ps, i, prog_fd, cookie);
+	return ret;
 }
 
 int kinstr_probeset__truncate(struct kinstr_probeset *ps, size_t n)

@@ -17,7 +17,7 @@
 
 #define KINSTR_DEVICE		"/dev/kinstr"
 #define KINSTR_ABI_MAJOR	0	/* incompatible changes */
-#define KINSTR_ABI_MINOR	10	/* compatible additions */
+#define KINSTR_ABI_MINOR	11	/* compatible additions */
 
 /* The ioctl numbers carry no size: the struct's leading size field says how much there is. */
 #define KINSTR_IOC_MAGIC	0xb7
@@ -76,6 +76,7 @@ struct kinstr_version {
 #define KINSTR_FEAT_KPROBE_FENCE (1ULL << 12)	/* kprobes refuse kinstr's sites (ABI 0.5) */
 #define KINSTR_FEAT_CODE_CACHE	(1ULL << 13)	/* code-cache areas, KINSTR_ACTION_ENTER (ABI 0.9) */
 #define KINSTR_FEAT_DISARM	(1ULL << 14)	/* KINSTR_IOC_DISARM (ABI 0.9) */
+#define KINSTR_FEAT_BPF		(1ULL << 15)	/* KINSTR_ACTION_BPF, kinstr_install.bpf (ABI 0.11) */
 
 /* KINSTR_IOC_DEBUG_INFO: output only; addresses the module resolved at load time. */
 struct kinstr_debug_info {
@@ -354,6 +355,13 @@ enum kinstr_action {
 	 * the module proves it first. JUMP or TRAP kinds only.
 	 */
 	KINSTR_ACTION_ENTER = 5,
+	/*
+	 * (ABI 0.11, KINSTR_FEAT_BPF) run a BPF program of kprobe type with the site's pt_regs
+	 * (kinstr_install.bpf[i] names it), as a kprobe would: the kernel's guard against one
+	 * tracing program inside another, its run context (bpf_get_attach_cookie() is the request's
+	 * cookie). JUMP, TRAP and FTRACE kinds.
+	 */
+	KINSTR_ACTION_BPF = 6,
 };
 
 struct kinstr_probe {
@@ -391,7 +399,32 @@ enum kinstr_refusal {
 	 * refusal_offset the offset in the cache where the module looked
 	 */
 	KINSTR_REFUSE_BAD_COPY,
+	/*
+	 * (ABI 0.11) the BPF program of a KINSTR_ACTION_BPF probe may not run there:
+	 * refusal_reasons is 1 << enum kinstr_bpf_reason
+	 */
+	KINSTR_REFUSE_BPF_PROG,
 	KINSTR_REFUSE_NR
+};
+
+/* Why a BPF program was refused (KINSTR_REFUSE_BPF_PROG). */
+enum kinstr_bpf_reason {
+	KINSTR_BPF_R_BAD_FD,		/* the fd is not open in the caller */
+	KINSTR_BPF_R_NOT_KPROBE,	/* not a BPF program, or one of another type than kprobe */
+	KINSTR_BPF_R_ATTACH_TYPE,	/* a kprobe.multi/session/uprobe.multi program: their helpers
+					 * read a run context of their own */
+	KINSTR_BPF_R_OVERRIDE,		/* calls bpf_override_return(): a site mid-function has no
+					 * return to override */
+	KINSTR_BPF_R_SLEEPABLE,		/* sleepable: probe context may not sleep */
+	KINSTR_BPF_R_UNAVAILABLE,	/* the kernel's guard of tracing programs was not found */
+	KINSTR_BPF_R_NR
+};
+
+/* kinstr_install.bpf[i], for a KINSTR_ACTION_BPF probe i (ABI 0.11). */
+struct kinstr_bpf_attach {
+	__s32 prog_fd;			/* a BPF_PROG_TYPE_KPROBE program, loaded by the caller */
+	__u32 flags;			/* 0 */
+	__u64 cookie;			/* what bpf_get_attach_cookie() returns there */
 };
 
 struct kinstr_install {
@@ -412,10 +445,13 @@ struct kinstr_install {
 					 * KINSTR_ACTION_TRACE probes only (needs TRACE_CREATE first) */
 	__u64 cache;			/* (ABI 0.9) user pointer to struct kinstr_cache_image: the
 					 * copies KINSTR_ACTION_ENTER probes lead into; 0: none */
+	__u64 bpf;			/* (ABI 0.11) user pointer to struct kinstr_bpf_attach[count];
+					 * read for KINSTR_ACTION_BPF probes only */
 };
 #define KINSTR_INSTALL_SIZE_VER0	48
 #define KINSTR_INSTALL_SIZE_VER1	56
 #define KINSTR_INSTALL_SIZE_VER2	64
+#define KINSTR_INSTALL_SIZE_VER3	72
 #define KINSTR_INSTALL_F_WAIT	(1U << 0)	/* return once every jump is in place */
 /*
  * Verify every probe as INSTALL would (module state, the verifier, the live bytes, no other

@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * BPF programs of kprobe type run at kinstr's sites. The program sees what a kprobe's sees: the
+ * site's pt_regs, the kernel's run context (its cookie), and the same guard that keeps one
+ * tracing program from running inside another on a CPU (bpf_prog_active, as trace_call_bpf()
+ * takes it). The verifier already proved the program safe for a kprobe's context; what a kprobe
+ * at an arbitrary instruction cannot give is refused here: multi-attach run contexts, the
+ * override of a return, sleeping.
+ */
+#include <linux/bpf.h>
+#include <linux/filter.h>
+#include <linux/percpu.h>
+#include <linux/rcupdate.h>
+
+#include <uapi/linux/kinstr.h>
+#include "kinstr.h"
+#include "compat.h"
+#include "bpf.h"
+
+bool kinstr_bpf_available(void)
+{
+	return kinstr_ksyms.bpf_prog_active != NULL;
+}
+
+struct bpf_prog *kinstr_bpf_prog_get(const struct kinstr_bpf_attach *at, u32 *reason)
+{
+	struct bpf_prog *prog;
+
+	if (!kinstr_bpf_available()) {
+		*reason = KINSTR_BPF_R_UNAVAILABLE;
+		return NULL;
+	}
+	prog = bpf_prog_get_type_dev(at->prog_fd, BPF_PROG_TYPE_KPROBE, false);
+	if (IS_ERR(prog)) {
+		*reason = PTR_ERR(prog) == -EBADF ? KINSTR_BPF_R_BAD_FD : KINSTR_BPF_R_NOT_KPROBE;
+		return NULL;
+	}
+	/* kprobe.multi, kprobe.session, uprobe.multi: helpers would read another run context */
+	if (prog->expected_attach_type)
+		*reason = KINSTR_BPF_R_ATTACH_TYPE;
+	else if (prog->kprobe_override)
+		*reason = KINSTR_BPF_R_OVERRIDE;
+	else if (kinstr_bpf_prog_sleepable(prog))
+		*reason = KINSTR_BPF_R_SLEEPABLE;
+	else
+		return prog;
+	bpf_prog_put(prog);
+	return NULL;
+}
+
+void kinstr_bpf_prog_put(struct bpf_prog *prog)
+{
+	if (prog)
+		bpf_prog_put(prog);
+}
+
+notrace bool kinstr_bpf_run(const struct bpf_prog *prog, u64 cookie, struct pt_regs *regs)
+{
+	struct bpf_trace_run_ctx run_ctx = { .bpf_cookie = cookie };
+	struct bpf_run_ctx *old;
+	bool ran = false;
+
+	/* trace_call_bpf()'s rule: a tracing program already running on this CPU wins */
+	if (unlikely(__this_cpu_inc_return(*kinstr_ksyms.bpf_prog_active) != 1))
+		goto out;
+	/* programs use RCU (maps, helpers); a site where RCU does not watch runs none */
+	if (unlikely(!rcu_is_watching()))
+		goto out;
+	rcu_read_lock();
+	old = bpf_set_run_ctx(&run_ctx.run_ctx);
+	bpf_prog_run(prog, regs);
+	bpf_reset_run_ctx(old);
+	rcu_read_unlock();
+	ran = true;
+out:
+	__this_cpu_dec(*kinstr_ksyms.bpf_prog_active);
+	return ran;
+}
