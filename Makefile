@@ -19,14 +19,14 @@ ALLCFLAGS  = $(CPPFLAGS) $(WARN) $(CFLAGS) -MMD -MP
 LIB_SRCS  := $(wildcard lib/*.c) ring/ring.c
 CLI_SRCS  := $(wildcard cli/*.c)
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
-LIB_OBJS  := $(LIB_SRCS:%.c=$(B)/%.o)
+LIB_OBJS  := $(LIB_SRCS:%.c=$(B)/%.o) $(B)/lib/stack_obj.o
 CLI_OBJS  := $(CLI_SRCS:%.c=$(B)/%.o)
 UNIT_BINS := $(UNIT_SRCS:%.c=$(B)/%)
 PROG_SRCS := $(wildcard tests/vm/progs/*.c)
 PROG_BINS := $(PROG_SRCS:%.c=$(B)/%)
 LIBS      := -lZydis -lbpf -ldw -lelf -lz
 # BPF programs: the examples (examples/README.md) and the tests', built against the target kernel's BTF
-BPF_SRCS  := $(wildcard examples/*.bpf.c tests/vm/bpf/*.bpf.c)
+BPF_SRCS  := $(wildcard examples/*.bpf.c tests/vm/bpf/*.bpf.c lib/bpf/*.bpf.c)
 BPF_OBJS  := $(BPF_SRCS:%.bpf.c=$(B)/%.bpf.o)
 CLANG     ?= $(shell command -v clang || command -v clang-14)
 
@@ -47,6 +47,11 @@ $(B)/%.bpf.o: %.bpf.c $(B)/vmlinux.h
 $(B)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALLCFLAGS) -c -o $@ $<
+
+# count --by stack's BPF program, inside the library
+$(B)/lib/stack_obj.o: lib/stack_obj.S $(B)/lib/bpf/stack.bpf.o
+	@mkdir -p $(dir $@)
+	$(CC) -DSTACK_OBJ='"$(B)/lib/bpf/stack.bpf.o"' -c -o $@ $<
 
 $(B)/libkinstr.a: $(LIB_OBJS)
 	@rm -f $@

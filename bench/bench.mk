@@ -5,18 +5,23 @@
 BENCH_SRCS := $(wildcard bench/*.c)
 BENCH_BINS := $(BENCH_SRCS:%.c=$(B)/%)
 
-.PHONY: bench bench-run bench-splice bench-install bench-trace bench-profile
-bench: $(BENCH_BINS) $(B)/bench/fentry.bpf.o
+.PHONY: bench bench-run bench-splice bench-bpf bench-install bench-trace bench-profile
+bench: $(BENCH_BINS) $(B)/bench/fentry.bpf.o $(B)/bench/kprobe_parts.bpf.o
 
 # The BPF fentry/fexit peer (bench/fentry_time.c loads it from beside itself): no kernel headers,
 # the programs read no argument
-$(B)/bench/fentry.bpf.o: bench/bpf/fentry.bpf.c
+$(B)/bench/fentry.bpf.o $(B)/bench/kprobe_parts.bpf.o: $(B)/bench/%.bpf.o: bench/bpf/%.bpf.c
 	@mkdir -p $(dir $@)
 	$(CLANG) -target bpf -O2 -g -Wall -Werror -I/usr/include/$(shell gcc -dumpmachine) -c -o $@ $<
 
 # Per-hit cost of kinstr's probes beside kprobes, in one guest run (bench/run-splice).
 bench-splice: $(BENCH_BINS)
 	bench/run-splice
+
+# Per-hit cost of one BPF program run by `kinstr attach` beside the same program on an optprobe and on an
+# int3 kprobe at the same address, in one guest run (bench/run-bpf; build/bench/bpf_kprobe loads it).
+bench-bpf: $(BENCH_BINS)
+	bench/run-bpf
 
 # Time to install and remove 1,000 and 10,000 probes beside register_kprobes(), in one guest run
 # (bench/run-install); BENCH_N='1000 10000' sets the probe counts.

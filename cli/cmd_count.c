@@ -16,9 +16,11 @@
 #include <kinstr/plan.h>
 #include <kinstr/tally.h>
 #include <kinstr/trace.h>
+#include <kinstr/stacks.h>
 #include "cli.h"
 
 #define BY_MAX_EVENTS 4096
+#define BY_STACK KINSTR_TALLY_NR_KEYS	/* --by stack: not a trace key, kinstr's BPF program */
 
 
 static void count_usage(FILE *f)
@@ -55,6 +57,12 @@ static void count_usage(FILE *f)
 		   "                      the hits go through the trace buffers, so a hit they had no room\n"
 		   "                      for is counted as lost, one past the table's 65,536 rows as\n"
 		   "                      overflow (both printed)\n"
+		   "      --by stack      count each probe's hits by kernel stack, unwound from the\n"
+		   "                      site's registers by the kernel's unwinder (a BPF program run\n"
+		   "                      at the probes: 16,384 stacks; a hit whose stack found no room\n"
+		   "                      is counted as lost)\n"
+		   "      --folded        with --by stack: one line per stack, root first, frames joined\n"
+		   "                      by ';' and the hits last (flamegraph.pl's input)\n"
 		   "      --no-ftrace     count a FUNC's entry with an int3 where only that fits after\n"
 		   "                      the ftrace NOP, not with an ftrace direct call from the NOP\n"
 		   "Without -d or -c, count until interrupted (Ctrl-C). Interrupted during -c CMD,\n"
@@ -140,6 +148,125 @@ static void by_print(const struct kinstr_tally *ta, const struct kinstr_trace_ev
 		fprintf(stderr, "kinstr: %llu hits lost (the trace buffers were full), %llu past the table's rows: the "
 			"counts above are short by that many\n", (unsigned long long)kinstr_tally__lost(ta),
 			(unsigned long long)kinstr_tally__overflow(ta));
+}
+
+static void stacks_print(const struct kinstr_probeset *ps, const struct kinstr_kernel *k,
+			 const struct kinstr_stack_row *rows, int n, uint64_t lost, bool json, bool folded, double secs,
+			 int status)
+{
+	char sym[192];
+	int i;
+	uint32_t d;
+
+	if (json)
+		printf("{\"by\":\"stack\",\"seconds\":%.3f,\"stacks\":[", secs);
+	for (i = 0; i < n; i++) {
+		const struct kinstr_stack_row *r = &rows[i];
+		const struct kinstr_probe_info *p = kinstr_probeset__info(ps, r->probe);
+
+		if (json) {
+			printf("%s{\"probe\":", i ? "," : "");
+			cli_json_str(kinstr_stacks__sym(k, p->addr, sym, sizeof(sym)));
+			printf(",\"addr\":\"0x%llx\",\"hits\":%llu,\"frames\":[", (unsigned long long)p->addr,
+			       (unsigned long long)r->hits);
+			for (d = 0; d < r->depth; d++) {
+				printf("%s", d ? "," : "");
+				cli_json_str(kinstr_stacks__sym(k, r->ips[d], sym, sizeof(sym)));
+			}
+			printf("]}");
+		} else if (folded) {
+			for (d = r->depth; d-- > 0;)
+				printf("%s%s", kinstr_stacks__sym(k, r->ips[d], sym, sizeof(sym)), d ? ";" : "");
+			printf(" %llu\n", (unsigned long long)r->hits);
+		} else {
+			printf("@[\n");
+			for (d = 0; d < r->depth; d++)
+				printf("    %s\n", kinstr_stacks__sym(k, r->ips[d], sym, sizeof(sym)));
+			printf("]: %llu\n", (unsigned long long)r->hits);
+		}
+	}
+	if (json)
+		printf("],\"lost\":%llu,\"status\":%d}\n", (unsigned long long)lost, status);
+	if (lost)
+		fprintf(stderr, "kinstr: %llu hits lost (no room for their stack): the counts above are short by that many\n",
+			(unsigned long long)lost);
+}
+
+/*
+ * --by stack: kinstr's stack program (lib/stacks.c) at every probe of the specs, its maps read
+ * once the probes are out.
+ */
+static int count_by_stack(int n, char **specs, const struct kinstr_plan_opts *popts, const char *command,
+			  double duration, bool json, bool folded, bool keep, bool dry)
+{
+	struct kinstr_stack_row *rows = NULL;
+	struct kinstr_probeset *ps = NULL;
+	struct kinstr_stacks *st = NULL;
+	struct kinstr_plan *pl = NULL;
+	struct kinstr_kernel *k;
+	struct kinstr_dev *dev;
+	int i, nrows, ret = CLI_FAIL;
+	uint64_t lost = 0;
+	struct cli_run run;
+	char err[512];
+
+	for (i = 0; i < n; i++) {
+		struct kinstr_spec sp;
+
+		if (kinstr_spec__parse(specs[i], &sp, err, sizeof(err))) {
+			cli_err("%s", err);
+			return CLI_USAGE;
+		}
+	}
+	cli_run__init(&run, command, duration, false);
+	st = kinstr_stacks__new(err, sizeof(err));
+	if (!st) {
+		cli_err("--by stack: %s", err);
+		return CLI_FAIL;
+	}
+	k = cli_open_kernel(NULL, &dev);
+	if (!k)
+		goto out_st;
+	ps = kinstr_probeset__new(dev, k);
+	pl = ps ? kinstr_plan__new(ps, popts) : NULL;
+	if (!pl)
+		goto out;
+	for (i = 0; i < n; i++)
+		if (cli_add_spec(pl, specs[i]) && !keep)
+			goto out;
+	if (!kinstr_probeset__cnt(ps)) {
+		cli_err("no spec left to count");
+		goto out;
+	}
+	if (dry) {
+		cli_count__plan(ps, k);
+		ret = CLI_OK;
+		goto out;
+	}
+	if (kinstr_stacks__attach(st, ps))
+		goto out;
+	if (cli_run__start(&run, ps))
+		goto out;
+	cli_run__wait(&run, 0.2, NULL, NULL);
+	cli_run__stop(&run);
+	kinstr_probeset__remove(ps);	/* then every handler finished: the maps hold every hit */
+	kinstr_dev__sync(dev);
+	nrows = kinstr_stacks__read(st, &rows, &lost);
+	if (nrows < 0) {
+		cli_err("--by stack: reading the stacks: %s", strerror(-nrows));
+		goto out;
+	}
+	stacks_print(ps, k, rows, nrows, lost, json, folded, cli_now() - run.t0, run.status);
+	ret = cli_run__status(&run);
+out:
+	cli_run__cleanup(&run);
+	free(rows);
+	kinstr_plan__free(pl);
+	kinstr_probeset__free(ps);
+	cli_close_kernel(k, dev);
+out_st:
+	kinstr_stacks__free(st);
+	return ret;
 }
 
 /*
@@ -265,12 +392,13 @@ int cmd_count(int argc, char **argv)
 		{ "max-probes", required_argument, NULL, 'P' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "by", required_argument, NULL, 'b' },
+		{ "folded", no_argument, NULL, 'F' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	double duration = 0, interval = 1;
 	const char *command = NULL, *output = NULL;
-	bool json = false, dry = false, live, keep = false, every_block = false;
+	bool json = false, dry = false, live, keep = false, every_block = false, folded = false;
 	struct kinstr_plan_opts popts = { .sz = sizeof(popts) };
 	struct kinstr_probeset *ps = NULL;
 	struct kinstr_plan *pl = NULL;
@@ -304,12 +432,13 @@ int cmd_count(int argc, char **argv)
 			break;
 		case 'o': output = optarg; break;
 		case 'b':
-			by = kinstr_tally_key__parse(optarg);
+			by = !strcmp(optarg, "stack") ? BY_STACK : kinstr_tally_key__parse(optarg);
 			if (by < 0) {
-				cli_err("--by: comm, pid, tid or value, not '%s'", optarg);
+				cli_err("--by: comm, pid, tid, value or stack, not '%s'", optarg);
 				return CLI_USAGE;
 			}
 			break;
+		case 'F': folded = true; break;
 		case 'h': count_usage(stdout); return CLI_OK;
 		default: count_usage(stderr); return CLI_USAGE;
 		}
@@ -318,12 +447,19 @@ int cmd_count(int argc, char **argv)
 		count_usage(stderr);
 		return CLI_USAGE;
 	}
+	if (folded && by != BY_STACK) {
+		cli_err("--folded goes with --by stack");
+		return CLI_USAGE;
+	}
 	if (by >= 0) {
 		if (every_block || output) {
 			cli_err("--by takes -c, -d, -e, -k, --json, --dry-run and --max-probes, not %s",
 				every_block ? "--every-block" : "--output");
 			return CLI_USAGE;
 		}
+		if (by == BY_STACK)
+			return count_by_stack(argc - optind, argv + optind, &popts, command, duration, json, folded, keep,
+					      dry);
 		return count_by(argc - optind, argv + optind, (unsigned int)by, &popts, command, duration, json, keep, dry);
 	}
 	if (every_block)

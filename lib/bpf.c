@@ -160,8 +160,9 @@ struct kinstr_bpf_obj *kinstr_bpf_obj__open(const char *path, const char *prog, 
 	obj = bpf_object__open_file(path, NULL);
 	if (!obj) {
 		e = errno;
-		snprintf(err, errlen, "%s: cannot open the BPF object: %s%s%s", path, strerror(e), said[0] ? ": " : "",
-			 said);
+		snprintf(err, errlen, "%s: cannot open the BPF object: %s%s%s%s", path,
+			 e >= __LIBBPF_ERRNO__START ? "not a BPF ELF object" : strerror(e), said[0] ? " (" : "", said,
+			 said[0] ? ")" : "");
 		if (log)
 			*log = NULL;
 	} else {

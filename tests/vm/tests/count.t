@@ -277,3 +277,24 @@ EXPECT ^kinstr: --by value: '__x64_sys_getppid' names no value: give SPEC\(VALUE
 EXPECT ^rc 2$
 TIMEOUT 300
 
+
+NAME count --by stack at the test module's nested functions: one stack per path, the site first, its frames those /proc/PID/stack gives the writer sleeping under the same call (function and offset); --folded root first; at the inner function the outer one calls it
+SETUP insmod kmod/kinstr.ko && insmod tests/vm/modules/kinstr_test_timing.ko
+CLEANUP i=0; until rmmod kinstr_test_timing 2>/dev/null; do i=$((i + 1)); [ $i -lt 50 ] || exit 1; sleep 0.2; done
+RUN R=/sys/kernel/debug/kinstr_test; sh -c "echo sleep 2000 > $R/run" & w=$!; \
+	build/kinstr count --json --by stack -d 3 kinstr_test_sleep > /tmp/st.json & k=$!; \
+	for i in $(seq 20); do sleep 0.3; cat /proc/$w/stack > /tmp/ps.txt; grep -q kinstr_test_sleep /tmp/ps.txt && break; done; \
+	cat /tmp/ps.txt; wait $k; kill -9 $w; wait $w 2>/dev/null; \
+	python3 -c 'import json, re; d=json.load(open("/tmp/st.json")); \
+	ps=[re.sub(r"^\[<[0-9a-f]+>\] (\S+)/0x[0-9a-f]+.*$", r"\1", l.strip()) for l in open("/tmp/ps.txt")]; \
+	print("stacks", len(d["stacks"]), "lost", d["lost"], "hits", d["stacks"][0]["hits"] > 0); f=d["stacks"][0]["frames"]; \
+	print("site", f[0] == d["stacks"][0]["probe"], f[0].split("+")[0]); \
+	below=ps[ps.index(next(p for p in ps if p.startswith("kinstr_test_sleep+"))) + 1:]; \
+	print("frames as /proc/PID/stack:", f[1:] == below, len(below)); print(f[1:]); print(below)'; \
+	build/kinstr count --by stack --folded -c "sh -c 'echo outer 2 > $R/run'" kinstr_test_inner | \
+		sed -n 's/^\(.*\);kt_run_write+0x[0-9a-f]*;\(kt_run+0x[0-9a-f]*;\)\{0,1\}kinstr_test_outer+0x[0-9a-f]*;kinstr_test_inner+0x[0-9a-f]* \([0-9]*\)$/folded ... kt_run_write outer inner \3/p'
+TIMEOUT 180
+EXPECT ^stacks 1 lost 0 hits True$
+EXPECT ^site True kinstr_test_sleep$
+EXPECT ^frames as /proc/PID/stack: True [4-9]$
+EXPECT ^folded \.\.\. kt_run_write outer inner 2$
