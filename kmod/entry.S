@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The trace action's stub, which a trace probe's slot calls: it lives in the module's own text,
+ * The trace and BPF actions' stubs, which their probes' slots call: it lives in the module's own text,
  * so the unwinder knows it. (Counting probes count in the slot itself, timer probes' slots save
  * the registers and call their C function directly: slot.c.)
  */
@@ -10,7 +10,7 @@
 
 /*
  * It saves the flags and builds a whole struct pt_regs of the site (the values a trace records:
- * any register, the site's %rsp), and calls kinstr_trace_hit(probe, regs). On entry: 0(%rsp) the return address into the slot, 8(%rsp)
+ * any register, the site's %rsp), and calls its C function (probe, regs). On entry: 0(%rsp) the return address into the slot, 8(%rsp)
  * the probe, 16(%rsp) where the site's stack pointer was.
  */
 #define R15	0
@@ -36,7 +36,8 @@
 #define SS	160
 #define PTREGS	168
 
-SYM_FUNC_START(kinstr_trace_stub)
+.macro REGS_STUB name, target
+SYM_FUNC_START(\name)
 	pushfq				/* before anything that writes the flags */
 	subq	$PTREGS, %rsp
 	movq	%r15, R15(%rsp)
@@ -55,7 +56,7 @@ SYM_FUNC_START(kinstr_trace_stub)
 	movq	%rsi, RSI(%rsp)
 	movq	%rdi, RDI(%rsp)
 	movq	$-1, ORIG_RAX(%rsp)
-	movq	$0, RIP(%rsp)		/* kinstr_trace_hit puts the site here */
+	movq	$0, RIP(%rsp)		/* the C function puts the site here */
 	movq	$__KERNEL_CS, CS(%rsp)
 	movq	PTREGS(%rsp), %rax
 	movq	%rax, EFLAGS(%rsp)
@@ -64,7 +65,7 @@ SYM_FUNC_START(kinstr_trace_stub)
 	movq	$__KERNEL_DS, SS(%rsp)
 	movq	PTREGS + 16(%rsp), %rdi
 	movq	%rsp, %rsi
-	call	kinstr_trace_hit
+	call	\target
 	movq	R15(%rsp), %r15
 	movq	R14(%rsp), %r14
 	movq	R13(%rsp), %r13
@@ -83,7 +84,13 @@ SYM_FUNC_START(kinstr_trace_stub)
 	addq	$PTREGS, %rsp
 	popfq
 	RET
-SYM_FUNC_END(kinstr_trace_stub)
+SYM_FUNC_END(\name)
+.endm
+
+/* a trace probe's: kinstr_trace_hit(probe, regs) */
+REGS_STUB kinstr_trace_stub, kinstr_trace_hit
+/* a BPF probe's: kinstr_bpf_hit(probe, regs) */
+REGS_STUB kinstr_bpf_stub, kinstr_bpf_hit
 
 /*
  * Where an area's ftrace dispatcher (slot.c) goes when ftrace called it from a site it does not

@@ -44,10 +44,7 @@ notrace void kinstr_timer_stop_hit(struct kprobe_k *p)
 	timer_hit(p, false);
 }
 
-/*
- * From a trace or a BPF probe's slot, through kinstr_trace_stub: regs is the site's full state.
- * A program the kernel's own guard kept from running counts as skipped, like kinstr's guard's.
- */
+/* From a trace probe's slot, through kinstr_trace_stub: regs is the site's full state. */
 notrace void kinstr_trace_hit(struct kprobe_k *p, struct pt_regs *regs)
 {
 	u8 bit;
@@ -58,11 +55,24 @@ notrace void kinstr_trace_hit(struct kprobe_k *p, struct pt_regs *regs)
 		this_cpu_inc(p->hits[1]);
 		return;
 	}
-	if (!p->prog)
-		kinstr_trace_record(p->chan, &p->spec, p->rec_len, regs);
-	else if (unlikely(!kinstr_bpf_run(p->prog, p->cookie, regs)))
-		this_cpu_inc(p->hits[1]);
+	kinstr_trace_record(p->chan, &p->spec, p->rec_len, regs);
 	kinstr_action_exit(bit);
+}
+
+/*
+ * From a BPF probe's slot, through kinstr_bpf_stub. The kernel's guard of tracing programs
+ * (bpf.c) stands in for kinstr's own: the program touches no state of kinstr's actions, and a
+ * trace or timer action inside its helpers is guarded as ever. A program the guard kept from
+ * running counts as skipped.
+ */
+notrace void kinstr_bpf_hit(struct kprobe_k *p, struct pt_regs *regs)
+{
+	regs->ip = p->site;
+	this_cpu_inc(p->hits[0]);
+	preempt_disable_notrace();
+	if (unlikely(!kinstr_bpf_run(p->prog, p->cookie, regs)))
+		this_cpu_inc(p->hits[1]);
+	preempt_enable_notrace();
 }
 
 /* What probe context enters here, for the hit path's closure (hitpath.c). */
@@ -73,5 +83,6 @@ size_t kinstr_hit_roots(unsigned long *r)
 	r[n++] = (unsigned long)kinstr_timer_start_hit;
 	r[n++] = (unsigned long)kinstr_timer_stop_hit;
 	r[n++] = (unsigned long)kinstr_trace_hit;
+	r[n++] = (unsigned long)kinstr_bpf_hit;
 	return n;
 }

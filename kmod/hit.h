@@ -45,8 +45,9 @@ static inline u32 kinstr_probe_flags(const struct kprobe_k *p)
 	return (p->inline_count ? KINSTR_PROBE_F_INLINE : 0) | (p->saves_flags ? KINSTR_PROBE_F_SAVES_FLAGS : 0);
 }
 
-/* The trace action's stub (entry.S): saves the whole state as a pt_regs, calls kinstr_trace_hit. */
+/* The trace and BPF actions' stubs (entry.S): save the whole state as a pt_regs, call the C function below. */
 void kinstr_trace_stub(void);
+void kinstr_bpf_stub(void);
 
 /*
  * Called from a timer probe's slot, whose prologue saved the registers (and the flags where
@@ -54,8 +55,10 @@ void kinstr_trace_stub(void);
  */
 void kinstr_timer_start_hit(struct kprobe_k *p);
 void kinstr_timer_stop_hit(struct kprobe_k *p);
-/* From a trace or BPF probe's slot, through kinstr_trace_stub: regs is the site's full state. */
+/* From a trace probe's slot, through kinstr_trace_stub: regs is the site's full state. */
 void kinstr_trace_hit(struct kprobe_k *p, struct pt_regs *regs);
+/* From a BPF probe's, through kinstr_bpf_stub. */
+void kinstr_bpf_hit(struct kprobe_k *p, struct pt_regs *regs);
 /* The two functions above, as roots of the hit path's closure (hitpath.c). */
 size_t kinstr_hit_roots(unsigned long *roots);
 

@@ -419,6 +419,7 @@ size_t kinstr_probes_hit_roots(unsigned long *r)
 	size_t n = 0;
 
 	r[n++] = (unsigned long)kinstr_trace_stub;
+	r[n++] = (unsigned long)kinstr_bpf_stub;
 	n += kinstr_hit_roots(r + n);
 	return n + kinstr_patch_hit_roots(r + n);
 }

@@ -91,7 +91,7 @@ static u8 *write_timer_call(u8 *b, struct kprobe_k *p, bool start, bool flags_de
  * A trace probe's prologue: push the probe pointer kept in the slot, call the trace stub (which
  * builds the site's pt_regs), drop the pointer without touching the flags.
  */
-static u8 *write_trace_call(u8 *slot, u8 *b)
+static u8 *write_trace_call(u8 *slot, u8 *b, void (*stub)(void))
 {
 	/* ff 35 disp32: push qword [rip + disp32] -> the pointer at slot + 56 */
 	*b++ = 0xff;
@@ -99,7 +99,7 @@ static u8 *write_trace_call(u8 *slot, u8 *b)
 	kinstr_put_rel32(b, (unsigned long)b + 4, (unsigned long)slot + 56);
 	b += 4;
 	*b = 0xe8;
-	kinstr_put_rel32(b + 1, (unsigned long)b + 5, (unsigned long)kinstr_trace_stub);
+	kinstr_put_rel32(b + 1, (unsigned long)b + 5, (unsigned long)stub);
 	b += 5;
 	/* lea 8(%rsp), %rsp */
 	memcpy(b, "\x48\x8d\x64\x24\x08", 5);
@@ -132,8 +132,8 @@ void kinstr_slot_write(u8 *slot, const struct kinstr_probe *req, struct kprobe_k
 		b = write_count(b, p, flags_dead);
 		break;
 	case KINSTR_ACTION_TRACE:
-	case KINSTR_ACTION_BPF:	/* the same stub: a pt_regs of the site */
-		b = write_trace_call(slot, b);
+	case KINSTR_ACTION_BPF:	/* a stub of its own, the same pt_regs of the site */
+		b = write_trace_call(slot, b, req->action == KINSTR_ACTION_BPF ? kinstr_bpf_stub : kinstr_trace_stub);
 		memcpy(slot + 56, &p, sizeof(p));
 		break;
 	default:
