@@ -150,6 +150,21 @@ static void by_print(const struct kinstr_tally *ta, const struct kinstr_trace_ev
 			(unsigned long long)kinstr_tally__overflow(ta));
 }
 
+/* Once the specs are in: none left (--keep-going: each said why) fails, --dry-run prints the plan and ends. */
+#define CLI_GO_ON (-1)
+static int planned(const struct kinstr_probeset *ps, const struct kinstr_kernel *k, bool dry)
+{
+	if (!kinstr_probeset__cnt(ps)) {
+		cli_err("no spec left to count");
+		return CLI_FAIL;
+	}
+	if (dry) {
+		cli_count__plan(ps, k);
+		return CLI_OK;
+	}
+	return CLI_GO_ON;
+}
+
 static void stacks_print(const struct kinstr_probeset *ps, const struct kinstr_kernel *k,
 			 const struct kinstr_stack_row *rows, int n, uint64_t lost, bool json, bool folded, double secs,
 			 int status)
@@ -234,15 +249,10 @@ static int count_by_stack(int n, char **specs, const struct kinstr_plan_opts *po
 	for (i = 0; i < n; i++)
 		if (cli_add_spec(pl, specs[i]) && !keep)
 			goto out;
-	if (!kinstr_probeset__cnt(ps)) {
-		cli_err("no spec left to count");
+	ret = planned(ps, k, dry);
+	if (ret != CLI_GO_ON)
 		goto out;
-	}
-	if (dry) {
-		cli_count__plan(ps, k);
-		ret = CLI_OK;
-		goto out;
-	}
+	ret = CLI_FAIL;
 	if (kinstr_stacks__attach(st, ps))
 		goto out;
 	if (cli_run__start(&run, ps))
@@ -320,15 +330,10 @@ static int count_by(int n, char **specs, unsigned int key, const struct kinstr_p
 	for (i = 0; i < (unsigned int)n; i++)
 		if (cli_add_trace(pl, specs[i], btf, ev, &nev, BY_MAX_EVENTS) && !keep)
 			goto out;
-	if (!kinstr_probeset__cnt(ps)) {
-		cli_err("no spec left to count");
+	ret = planned(ps, k, dry);
+	if (ret != CLI_GO_ON)
 		goto out;
-	}
-	if (dry) {
-		cli_count__plan(ps, k);
-		ret = CLI_OK;
-		goto out;
-	}
+	ret = CLI_FAIL;
 	t = kinstr_trace__create(dev, &topts);
 	ta = t ? kinstr_tally__new(t, ev, nev, key, 0) : NULL;
 	if (!ta) {
@@ -489,15 +494,10 @@ int cmd_count(int argc, char **argv)
 	for (i = optind; i < argc; i++)
 		if (cli_add_spec(pl, argv[i]) && !keep)
 			goto out;
-	if (!kinstr_probeset__cnt(ps)) {	/* --keep-going: each one said why */
-		cli_err("no spec left to count");
+	ret = planned(ps, k, dry);
+	if (ret != CLI_GO_ON)
 		goto out;
-	}
-	if (dry) {
-		cli_count__plan(ps, k);
-		ret = CLI_OK;
-		goto out;
-	}
+	ret = CLI_FAIL;
 	hits = calloc(kinstr_probeset__cnt(ps), sizeof(*hits));
 	prev = calloc(kinstr_probeset__cnt(ps), sizeof(*prev));
 	if (!hits || !prev)

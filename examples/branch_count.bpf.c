@@ -4,8 +4,8 @@
  * instruction a branch jumps to and at the one it falls through to (or at any sites): each SPEC's
  * hits land in @hits[SPEC's index], summed over CPUs when printed.
  *
- *   kinstr disasm urandom_read_iter          # find a jcc, its target and its fall-through
- *   kinstr attach build/examples/branch_count.bpf.o urandom_read_iter+0x6d urandom_read_iter+0x4c \
+ *   kinstr disasm urandom_read_iter          # a jcc (Debian's 6.1: +0x43 jle +0x61), its fall-through +0x45
+ *   kinstr attach build/examples/branch_count.bpf.o urandom_read_iter+0x61 urandom_read_iter+0x45 \
  *       -c 'dd if=/dev/urandom of=/dev/null bs=16 count=1000'
  */
 #include "vmlinux.h"

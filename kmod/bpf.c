@@ -8,9 +8,6 @@
  * override of a return, sleeping.
  */
 #include <linux/bpf.h>
-#include <linux/filter.h>
-#include <linux/percpu.h>
-#include <linux/rcupdate.h>
 
 #include <uapi/linux/kinstr.h>
 #include "kinstr.h"
@@ -52,27 +49,4 @@ void kinstr_bpf_prog_put(struct bpf_prog *prog)
 {
 	if (prog)
 		bpf_prog_put(prog);
-}
-
-notrace bool kinstr_bpf_run(const struct bpf_prog *prog, u64 cookie, struct pt_regs *regs)
-{
-	struct bpf_trace_run_ctx run_ctx = { .bpf_cookie = cookie };
-	struct bpf_run_ctx *old;
-	bool ran = false;
-
-	/* trace_call_bpf()'s rule: a tracing program already running on this CPU wins */
-	if (unlikely(__this_cpu_inc_return(*kinstr_ksyms.bpf_prog_active) != 1))
-		goto out;
-	/* programs use RCU (maps, helpers); a site where RCU does not watch runs none */
-	if (unlikely(!rcu_is_watching()))
-		goto out;
-	rcu_read_lock();
-	old = bpf_set_run_ctx(&run_ctx.run_ctx);
-	bpf_prog_run(prog, regs);
-	bpf_reset_run_ctx(old);
-	rcu_read_unlock();
-	ran = true;
-out:
-	__this_cpu_dec(*kinstr_ksyms.bpf_prog_active);
-	return ran;
 }

@@ -148,16 +148,18 @@ fail:
 	return NULL;
 }
 
-struct kinstr_bpf_obj *kinstr_bpf_obj__open(const char *path, const char *prog, char *err, size_t errlen,
-					     char **log)
+/* Open (from a file when buf is NULL, else from memory), then choose and load; libbpf's warnings kept. */
+static struct kinstr_bpf_obj *open_load(const char *path, const void *buf, size_t len, const char *prog, char *err,
+					size_t errlen, char **log)
 {
+	LIBBPF_OPTS(bpf_object_open_opts, opts, .object_name = buf ? path : NULL);
 	libbpf_print_fn_t old = libbpf_set_print(capture);
 	struct kinstr_bpf_obj *o = NULL;
 	struct bpf_object *obj;
 	int e;
 
 	said[0] = 0;
-	obj = bpf_object__open_file(path, NULL);
+	obj = buf ? bpf_object__open_mem(buf, len, &opts) : bpf_object__open_file(path, NULL);
 	if (!obj) {
 		e = errno;
 		snprintf(err, errlen, "%s: cannot open the BPF object: %s%s%s%s", path,
@@ -174,29 +176,16 @@ struct kinstr_bpf_obj *kinstr_bpf_obj__open(const char *path, const char *prog, 
 	return o;
 }
 
+struct kinstr_bpf_obj *kinstr_bpf_obj__open(const char *path, const char *prog, char *err, size_t errlen,
+					     char **log)
+{
+	return open_load(path, NULL, 0, prog, err, errlen, log);
+}
+
 struct kinstr_bpf_obj *kinstr_bpf_obj__open_mem(const void *buf, size_t len, const char *name, const char *prog,
 						 char *err, size_t errlen, char **log)
 {
-	LIBBPF_OPTS(bpf_object_open_opts, opts, .object_name = name);
-	libbpf_print_fn_t old = libbpf_set_print(capture);
-	struct kinstr_bpf_obj *o = NULL;
-	struct bpf_object *obj;
-	int e;
-
-	said[0] = 0;
-	obj = bpf_object__open_mem(buf, len, &opts);
-	if (!obj) {
-		e = errno;
-		snprintf(err, errlen, "%s: cannot open the BPF object: %s", name, strerror(e));
-		if (log)
-			*log = NULL;
-	} else {
-		o = load(obj, name, prog, err, errlen, log);
-		e = errno;
-	}
-	libbpf_set_print(old);
-	errno = e;
-	return o;
+	return open_load(name, buf, len, prog, err, errlen, log);
 }
 
 void kinstr_bpf_obj__close(struct kinstr_bpf_obj *o)
