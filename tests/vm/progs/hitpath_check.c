@@ -33,7 +33,7 @@ static const char *const not_scanned[] = { "rcu_read_unlock_special" };
 /* the first: the kernel's local_clock(), a function of its own on 6.12, sched_clock_cpu() inlined on 6.1 */
 static const char *must_have[] = {
 	"sched_clock_cpu", "ktime_get_mono_fast_ns", "kinstr_timer_start_hit", "kinstr_timer_stop_hit",
-	"kinstr_timer_ctx_slow", "kinstr_trace_record", "kinstr_bpf_stub", "kinstr_bpf_hit", "kinstr_bpf_run",
+	"kinstr_timer_ctx_slow", "kinstr_trace_record", "kinstr_bpf_stub", "kinstr_bpf_hit",
 	"notify_die", "__rcu_read_lock", "__rcu_read_unlock",
 };
 

@@ -266,13 +266,15 @@ RUN cp build/tests/vm/progs/getppid_loop /tmp/gp_alpha && cp build/tests/vm/prog
 	build/kinstr count --by pid --json -c '/tmp/gp_alpha 100 >/dev/null & /tmp/gp_alpha 200 >/dev/null & wait' __x64_sys_getppid >/tmp/byp.json; \
 	python3 -c 'import json; d=json.load(open("/tmp/byp.json")); r=sorted(x["hits"] for x in d["rows"] if x["comm"]=="gp_alpha"); print("pid rows of gp_alpha:", r, "distinct pids:", len({x["pid"] for x in d["rows"] if x["comm"]=="gp_alpha"}))'; \
 	build/kinstr count --by value -c 'dd if=/dev/zero of=/dev/null bs=4097 count=7 2>/dev/null' 'ksys_read(count)' | awk '$2 == 4097 { print "value 4097:", $NF }'; \
-	build/kinstr count --by stack __x64_sys_getppid 2>&1; echo "rc $?"; build/kinstr count --by value __x64_sys_getppid 2>&1; echo "rc $?"
+	build/kinstr count --by cpu __x64_sys_getppid 2>&1; echo "rc $?"; build/kinstr count --by value __x64_sys_getppid 2>&1; echo "rc $?"; \
+	build/kinstr count --folded __x64_sys_getppid 2>&1; echo "rc $?"
 EXPECT ^gp_alpha 3000$
 EXPECT ^gp_beta 7000$
 EXPECT ^lost 0 overflow 0$
 EXPECT ^pid rows of gp_alpha: \[100, 200\] distinct pids: 2$
 EXPECT ^value 4097: 7$
-EXPECT ^kinstr: --by: comm, pid, tid or value, not 'stack'$
+EXPECT ^kinstr: --by: comm, pid, tid, value or stack, not 'cpu'$
+EXPECT ^kinstr: --folded goes with --by stack$
 EXPECT ^kinstr: --by value: '__x64_sys_getppid' names no value: give SPEC\(VALUE\), e.g. 'vfs_read\(count\)'$
 EXPECT ^rc 2$
 TIMEOUT 300
