@@ -42,6 +42,7 @@ int cmd_sites(int argc, char **argv);
 int cmd_snapshot(int argc, char **argv);
 int cmd_count(int argc, char **argv);
 int cmd_span(int argc, char **argv);
+int cmd_serve(int argc, char **argv);
 struct kinstr_kernel;
 /* kinstr count's printers (cli/count_out.c): the table (rates: HITS/S since prev over dt), JSON, the plan. */
 struct kinstr_probeset;

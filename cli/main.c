@@ -17,6 +17,7 @@ static const struct cli_cmd cmds[] = {
 	{ "cover", cmd_cover, "block coverage through the code cache (--dry-run: the plan, per function)" },
 	{ "profile", cmd_profile, "time functions from entry to every return: calls, wall and on-CPU time" },
 	{ "attach", cmd_attach, "run a BPF program (an instrument in C) at functions, offsets or returns" },
+	{ "serve", cmd_serve, "keep probes in and serve their counts and latencies to Prometheus (/metrics)" },
 	{ "span", cmd_span, "the time from a hit at one point to the next at another, per thread or key" },
 	{ "drill", cmd_drill, "find where a function's time goes: time its calls, descend into the hot ones" },
 	{ "trace", cmd_trace, "record every hit, with values, into a CTF trace (babeltrace2 reads it)" },

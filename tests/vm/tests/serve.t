@@ -1,0 +1,47 @@
+# kinstr serve (issue 17): probes kept in, their numbers scraped by a real Prometheus.
+
+NAME serve: Debian's prometheus scrapes kinstr serve every second while a program calls getppid 3,000 times; PromQL through Prometheus's HTTP API gives exactly 3,000 for the interior probe's counter and for the timed function's histogram count; promtool check metrics passes on a scrape; SIGTERM takes the probes out
+SETUP insmod kmod/kinstr.ko && ip link set lo up
+RUN site=$(tests/vm/checks/pick_sites.py --need jump __x64_sys_getppid) || exit 1; before=$(build/tests/vm/progs/textsum '__x64_sys_getppid'); \
+	printf 'global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: kinstr\n    static_configs:\n      - targets: ["127.0.0.1:9464"]\n' > /tmp/prom.yml; \
+	build/kinstr serve --time __x64_sys_getppid $site 2>/tmp/serve.err & s=$!; \
+	prometheus --config.file=/tmp/prom.yml --storage.tsdb.path=/tmp/promdb --web.listen-address=127.0.0.1:9090 >/tmp/prom.log 2>&1 & p=$!; \
+	for i in $(seq 240); do curl -sf http://127.0.0.1:9090/-/ready >/dev/null && curl -sf http://127.0.0.1:9464/metrics >/dev/null && break; sleep 0.5; done; \
+	curl -s http://127.0.0.1:9464/metrics > /tmp/m.txt; promtool check metrics < /tmp/m.txt && echo promtool-ok; \
+	build/tests/vm/progs/getppid_loop 3000; \
+	q() { curl -sG http://127.0.0.1:9090/api/v1/query --data-urlencode "query=$1" | python3 -c 'import json,sys; r=json.load(sys.stdin)["data"]["result"]; print(r[0]["value"][1] if r else "none")'; }; \
+	for i in $(seq 40); do h=$(q 'kinstr_probe_hits_total'); c=$(q 'kinstr_function_duration_seconds_count{function="__x64_sys_getppid"}'); \
+	test "$h" = 3000 && test "$c" = 3000 && break; sleep 0.5; done; \
+	echo "promql: hits $h, histogram count $c, +Inf bucket $(q 'kinstr_function_duration_seconds_bucket{le="+Inf"}')"; \
+	grep -c '^kinstr_info{version="[^"]*",module="[^"]*",abi="0\.[0-9]*",kernel="'"$(uname -r)"'"} 1$' /tmp/m.txt; \
+	kill $p; wait $p; kill -TERM $s; wait $s; echo "serve exit $?"; \
+	test "$before" = "$(build/tests/vm/progs/textsum '__x64_sys_getppid')" && echo text-restored
+TIMEOUT 240
+EXPECT ^promtool-ok$
+EXPECT ^promql: hits 3000, histogram count 3000, \+Inf bucket 3000$
+EXPECT ^1$
+EXPECT ^serve exit 0$
+EXPECT ^text-restored$
+
+NAME serve: 1,000 concurrent scrapes while getppid runs all answer, each counter never goes back; another path is 404, a bad or taken --listen is refused before anything is patched
+SETUP insmod kmod/kinstr.ko && ip link set lo up
+RUN build/kinstr serve -d 120 __x64_sys_getppid 2>/dev/null & s=$!; \
+	for i in $(seq 120); do curl -sf http://127.0.0.1:9464/metrics >/dev/null && break; sleep 0.5; done; \
+	mkdir -p /tmp/sc; build/tests/vm/progs/getppid_loop 5000000 >/dev/null & w=$!; sleep 0.5; \
+	curl -s --parallel --parallel-max 1000 $(for i in $(seq 1000); do echo "-o /tmp/sc/$i http://127.0.0.1:9464/metrics"; done); echo "curl rc $?"; \
+	kill $w 2>/dev/null; wait $w 2>/dev/null; \
+	python3 -c 'import glob, re; s=[open(f).read() for f in glob.glob("/tmp/sc/*")]; \
+	r=sorted((int(re.search(r"^kinstr_scrapes_total (\d+)$", t, re.M).group(1)), int(re.search(r"^kinstr_probe_hits_total\{[^}]*\} (\d+)$", t, re.M).group(1))) for t in s); \
+	print("scrapes", len(r), "distinct", len({a for a, _ in r}), "monotonic", all(r[i][1] <= r[i + 1][1] for i in range(len(r) - 1)), "rising", r[-1][1] > r[0][1])'; \
+	curl -s -o /dev/null -w 'other path %{http_code}\n' http://127.0.0.1:9464/; \
+	build/kinstr serve --listen 127.0.0.1:9464 __x64_sys_getppid 2>&1; echo "rc $?"; \
+	build/kinstr serve --listen nonsense __x64_sys_getppid 2>&1; echo "rc $?"; \
+	kill $s; wait $s
+TIMEOUT 240
+EXPECT ^curl rc 0$
+EXPECT ^scrapes 1000 distinct 1000 monotonic True rising True$
+EXPECT ^other path 404$
+EXPECT ^kinstr: --listen 127\.0\.0\.1:9464: Address already in use$
+EXPECT ^kinstr: --listen: ADDR:PORT, not 'nonsense'$
+EXPECT ^rc 1$
+EXPECT ^rc 2$
