@@ -201,3 +201,16 @@ TIMEOUT 120
 EXPECT ^rc=0$
 EXPECT ^stopped-in-time$
 EXPECT ^trace ok$
+
+NAME trace in babeltrace2's Python bindings (python3-bt2): every event's fields have the classes the metadata declares (sizes, signedness, bases; strings and comm), and the bindings see the same events as babeltrace2's CLI
+SETUP insmod kmod/kinstr.ko
+RUN build/kinstr trace -o /tmp/tb -c 'build/tests/vm/progs/trace_workload 200' '__x64_sys_getppid%return' 'vfs_llseek(offset,whence)' \
+	'do_filp_open(dfd,path=+0(pathname):string)' 'ksys_read(count:x64)' > /dev/null 2>&1; echo "rc=$?"; \
+	/usr/bin/python3 tests/vm/progs/check_bt2.py /tmp/tb
+TIMEOUT 180
+EXPECT ^rc=0$
+EXPECT ^__x64_sys_getppid%return: 200 events, fields comm:string, pid:int, ret:int, tid:int$
+EXPECT ^vfs_llseek: 100 events, fields comm:string, offset:int, pid:int, tid:int, whence:int$
+EXPECT ^do_filp_open: [0-9]+ events, fields comm:string, dfd:int, path:string, pid:int, tid:int$
+EXPECT ^bt2 events [0-9]+, babeltrace2 lines [0-9]+$
+EXPECT ^bt2 ok$
