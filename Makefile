@@ -19,7 +19,7 @@ ALLCFLAGS  = $(CPPFLAGS) $(WARN) $(CFLAGS) -MMD -MP
 LIB_SRCS  := $(wildcard lib/*.c) ring/ring.c
 CLI_SRCS  := $(wildcard cli/*.c)
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
-LIB_OBJS  := $(LIB_SRCS:%.c=$(B)/%.o) $(B)/lib/stack_obj.o
+LIB_OBJS  := $(LIB_SRCS:%.c=$(B)/%.o) $(B)/lib/stack_obj.o $(B)/lib/report_assets.o
 CLI_OBJS  := $(CLI_SRCS:%.c=$(B)/%.o)
 UNIT_BINS := $(UNIT_SRCS:%.c=$(B)/%)
 PROG_SRCS := $(wildcard tests/vm/progs/*.c)
@@ -52,6 +52,22 @@ $(B)/%.o: %.c
 $(B)/lib/stack_obj.o: lib/stack_obj.S $(B)/lib/bpf/stack.bpf.o
 	@mkdir -p $(dir $@)
 	$(CC) -DSTACK_OBJ='"$(B)/lib/bpf/stack.bpf.o"' -c -o $@ $<
+
+# kinstr report --html's libraries, from the npm registry at build time (versions pinned), inlined
+# into every page with lib/report/ by lib/report_assets.S
+NPM_DIR   := $(B)/npm
+NPM_PKGS  := d3@7.9.0 d3-flame-graph@4.1.3
+$(NPM_DIR)/.installed:
+	@mkdir -p $(NPM_DIR)
+	npm install --silent --no-audit --no-fund --prefix $(NPM_DIR) $(NPM_PKGS)
+	@touch $@
+REPORT_ASSETS := -DREPORT_JS='"lib/report/report.js"' -DREPORT_CSS='"lib/report/report.css"' \
+	-DD3_JS='"$(NPM_DIR)/node_modules/d3/dist/d3.min.js"' \
+	-DFLAME_JS='"$(NPM_DIR)/node_modules/d3-flame-graph/dist/d3-flamegraph.min.js"' \
+	-DFLAME_CSS='"$(NPM_DIR)/node_modules/d3-flame-graph/dist/d3-flamegraph.css"'
+$(B)/lib/report_assets.o: lib/report_assets.S lib/report/report.js lib/report/report.css $(NPM_DIR)/.installed
+	@mkdir -p $(dir $@)
+	$(CC) $(REPORT_ASSETS) -c -o $@ $<
 
 $(B)/libkinstr.a: $(LIB_OBJS)
 	@rm -f $@

@@ -1,24 +1,33 @@
 // SPDX-License-Identifier: GPL-2.0
-/* kinstr report [--json] DIR: summarise a CTF trace kinstr wrote. */
+/* kinstr report [--json] DIR: summarise a CTF trace kinstr wrote; --html OUT FILE...: a page of saved outputs. */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <kinstr/ctf.h>
+#include <kinstr/report.h>
 #include "cli.h"
 
 static void report_usage(FILE *f)
 {
-	fprintf(f, "usage: kinstr report [--json] DIR\n\n"
+	fprintf(f, "usage: kinstr report [--json] DIR\n"
+		   "       kinstr report --html OUT [--title TEXT] FILE...\n\n"
 		   "Summarise the CTF trace in DIR (written by kinstr): events per probe (event class)\n"
 		   "and per CPU, the time span (first and last event timestamp in ns of the trace's\n"
 		   "clock, and their realtime), and the events the tracer lost (each CPU's final\n"
 		   "events_discarded count, and their sum). Every packet and event is decoded and\n"
 		   "checked; a truncated or corrupted trace is an error (exit status 1).\n\n"
 		   "      --json   print one JSON object instead of tables\n"
+		   "      --html OUT  write one self-contained HTML page (it opens with no network) of\n"
+		   "               saved kinstr outputs: each FILE a --folded stack file (kinstr profile,\n"
+		   "               count --by stack) drawn as an interactive flame graph, or the --json of\n"
+		   "               profile or span (a table and a histogram per function or span), count\n"
+		   "               (a table) or count --by stack (a flame graph)\n"
+		   "      --title TEXT  the page's title (default: kinstr report)\n"
 		   "  -h, --help   show this help\n"
 		   "To see the events themselves: babeltrace2 DIR\n");
 }
@@ -31,10 +40,96 @@ static void print_realtime(int64_t offset, uint64_t ts)
 	printf("%s%" PRIu64 ".%09" PRIu64, rt < 0 ? "-" : "", a / 1000000000, a % 1000000000);
 }
 
+/* The whole of path, or NULL (printed). */
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "r");
+	char *buf = NULL;
+	size_t cap = 0, n = 0, r;
+
+	if (!f) {
+		cli_err("%s: %s", path, strerror(errno));
+		return NULL;
+	}
+	do {
+		if (n == cap) {
+			char *nb = realloc(buf, (cap = cap ? cap * 2 : 65536) + 1);
+
+			if (!nb) {
+				free(buf);
+				fclose(f);
+				cli_err("%s: out of memory", path);
+				return NULL;
+			}
+			buf = nb;
+		}
+		r = fread(buf + n, 1, cap - n, f);
+		n += r;
+	} while (r);
+	if (ferror(f)) {
+		cli_err("%s: %s", path, strerror(errno));
+		free(buf);
+		fclose(f);
+		return NULL;
+	}
+	fclose(f);
+	buf[n] = 0;
+	*len = n;
+	return buf;
+}
+
+/* --html OUT FILE...: the page written beside OUT, then renamed onto it (no half page left). */
+static int report_html(const char *out, const char *title, int n, char **files)
+{
+	struct kinstr_report_input *in = calloc((size_t)n, sizeof(*in));
+	char tmp[4096], err[512];
+	int i, ret = CLI_FAIL, r;
+	FILE *f = NULL;
+
+	if (!in)
+		return CLI_FAIL;
+	for (i = 0; i < n; i++) {
+		const char *slash = strrchr(files[i], '/');
+
+		in[i].name = slash && slash[1] ? slash + 1 : files[i];
+		in[i].data = slurp(files[i], &in[i].len);
+		if (!in[i].data)
+			goto done;
+	}
+	snprintf(tmp, sizeof(tmp), "%s.tmp", out);
+	f = fopen(tmp, "w");
+	if (!f) {
+		cli_err("%s: %s", tmp, strerror(errno));
+		goto done;
+	}
+	r = kinstr_report__html(f, title, in, (size_t)n, err, sizeof(err));
+	if (fclose(f) && !r)
+		r = -errno;
+	if (r) {
+		unlink(tmp);
+		cli_err("%s", r == -EINVAL ? err : strerror(-r));
+		goto done;
+	}
+	if (rename(tmp, out)) {
+		cli_err("%s: %s", out, strerror(errno));
+		unlink(tmp);
+		goto done;
+	}
+	fprintf(stderr, "kinstr: wrote %s (%d input%s)\n", out, n, n == 1 ? "" : "s");
+	ret = CLI_OK;
+done:
+	for (i = 0; i < n; i++)
+		free((char *)in[i].data);
+	free(in);
+	return ret;
+}
+
 int cmd_report(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'j' },
+		{ "html", required_argument, NULL, 'H' },
+		{ "title", required_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -47,12 +142,23 @@ int cmd_report(int argc, char **argv)
 	char err[1024];
 	const char *dir;
 
+	const char *html = NULL, *title = "kinstr report";
+
 	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j': json = true; break;
+		case 'H': html = optarg; break;
+		case 'T': title = optarg; break;
 		case 'h': report_usage(stdout); return CLI_OK;
 		default: report_usage(stderr); return CLI_USAGE;
 		}
+	}
+	if (html) {
+		if (json || optind >= argc) {
+			report_usage(stderr);
+			return CLI_USAGE;
+		}
+		return report_html(html, title, argc - optind, argv + optind);
 	}
 	if (optind != argc - 1) {
 		report_usage(stderr);

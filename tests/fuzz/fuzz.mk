@@ -9,7 +9,7 @@
 FUZZ_CC     ?= $(firstword $(shell command -v clang clang-14 2>/dev/null) clang)
 FUZZ_SAN    := -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
 FUZZ_CFLAGS := -g -O1 $(FUZZ_SAN) $(filter-out -Werror,$(WARN))
-FUZZ_OBJS   := $(LIB_SRCS:%.c=$(B)/fuzz/%.o) $(B)/fuzz/tests/fuzz/fuzz_analyze.o $(B)/lib/stack_obj.o
+FUZZ_OBJS   := $(LIB_SRCS:%.c=$(B)/fuzz/%.o) $(B)/fuzz/tests/fuzz/fuzz_analyze.o $(B)/lib/stack_obj.o $(B)/lib/report_assets.o
 
 .PHONY: fuzz
 fuzz: $(B)/fuzz/fuzz_analyze
