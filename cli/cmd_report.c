@@ -10,12 +10,14 @@
 
 #include <kinstr/ctf.h>
 #include <kinstr/report.h>
+#include <kinstr/tracedat.h>
 #include "cli.h"
 
 static void report_usage(FILE *f)
 {
 	fprintf(f, "usage: kinstr report [--json] DIR\n"
-		   "       kinstr report --html OUT [--title TEXT] FILE...\n\n"
+		   "       kinstr report --html OUT [--title TEXT] FILE...\n"
+		   "       kinstr report --trace-dat OUT DIR\n\n"
 		   "Summarise the CTF trace in DIR (written by kinstr): events per probe (event class)\n"
 		   "and per CPU, the time span (first and last event timestamp in ns of the trace's\n"
 		   "clock, and their realtime), and the events the tracer lost (each CPU's final\n"
@@ -28,6 +30,8 @@ static void report_usage(FILE *f)
 		   "               profile or span (a table and a histogram per function or span), count\n"
 		   "               (a table) or count --by stack (a flame graph)\n"
 		   "      --title TEXT  the page's title (default: kinstr report)\n"
+		   "      --trace-dat OUT  write the trace in DIR again as trace-cmd's trace.dat (version 6),\n"
+		   "               for 'trace-cmd report -i OUT' and KernelShark\n"
 		   "  -h, --help   show this help\n"
 		   "To see the events themselves: babeltrace2 DIR\n");
 }
@@ -130,6 +134,7 @@ int cmd_report(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "html", required_argument, NULL, 'H' },
 		{ "title", required_argument, NULL, 'T' },
+		{ "trace-dat", required_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -142,13 +147,14 @@ int cmd_report(int argc, char **argv)
 	char err[1024];
 	const char *dir;
 
-	const char *html = NULL, *title = "kinstr report";
+	const char *html = NULL, *title = "kinstr report", *dat = NULL;
 
 	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j': json = true; break;
 		case 'H': html = optarg; break;
 		case 'T': title = optarg; break;
+		case 'D': dat = optarg; break;
 		case 'h': report_usage(stdout); return CLI_OK;
 		default: report_usage(stderr); return CLI_USAGE;
 		}
@@ -165,6 +171,18 @@ int cmd_report(int argc, char **argv)
 		return CLI_USAGE;
 	}
 	dir = argv[optind];
+	if (dat) {
+		uint64_t n;
+
+		err[0] = 0;
+		ret = kinstr_tracedat__from_ctf(dir, dat, &n, err, sizeof(err));
+		if (ret) {
+			cli_err("%s", err[0] ? err : strerror(-ret));
+			return CLI_FAIL;
+		}
+		fprintf(stderr, "kinstr: wrote %s: %" PRIu64 " events\n", dat, n);
+		return CLI_OK;
+	}
 	r = kinstr_ctf_reader__open(dir, err, sizeof(err));
 	if (!r) {
 		cli_err("%s", err);

@@ -202,11 +202,16 @@ EXPECT ^rc=0$
 EXPECT ^stopped-in-time$
 EXPECT ^trace ok$
 
-NAME trace in babeltrace2's Python bindings (python3-bt2): every event's fields have the classes the metadata declares (sizes, signedness, bases; strings and comm), and the bindings see the same events as babeltrace2's CLI
+NAME trace in babeltrace2's Python bindings (python3-bt2) and in trace-cmd: every event's fields have the classes the metadata declares (sizes, signedness, bases; strings and comm), the bindings see the same events as babeltrace2's CLI; report --trace-dat writes a trace.dat that trace-cmd report reads with the same event count and values
 SETUP insmod kmod/kinstr.ko
 RUN build/kinstr trace -o /tmp/tb -c 'build/tests/vm/progs/trace_workload 200' '__x64_sys_getppid%return' 'vfs_llseek(offset,whence)' \
 	'do_filp_open(dfd,path=+0(pathname):string)' 'ksys_read(count:x64)' > /dev/null 2>&1; echo "rc=$?"; \
-	/usr/bin/python3 tests/vm/progs/check_bt2.py /tmp/tb
+	/usr/bin/python3 tests/vm/progs/check_bt2.py /tmp/tb; \
+	build/kinstr report --trace-dat /tmp/t.dat /tmp/tb 2>&1; trace-cmd report -i /tmp/t.dat > /tmp/tc.txt 2>/tmp/tc.err; echo "trace-cmd rc=$?"; \
+	echo "trace-cmd events $(grep -cE '^ +\S+-[0-9]+ +\[[0-9]+\] +[0-9.]+: ' /tmp/tc.txt), babeltrace2 $(babeltrace2 /tmp/tb | wc -l)"; \
+	grep -m1 -oE 'trace_workload-[0-9]+ +\[[0-9]+\] +[0-9.]+: do_filp_open: +comm=trace_workload dfd=-100 path=/etc/ld.so.cache' /tmp/tc.txt | sed 's/-[0-9].*do_filp_open:/ do_filp_open:/; s/  */ /g'; \
+	grep -m1 -oE 'vfs_llseek: +comm=trace_workload offset=1000 whence=0' /tmp/tc.txt | sed 's/  */ /g'; \
+	grep -m1 -oE 'ksys_read: +comm=\S+ count=0x[0-9a-f]+' /tmp/tc.txt | sed 's/  */ /g; s/=0x[0-9a-f]*/=0xHEX/'
 TIMEOUT 180
 EXPECT ^rc=0$
 EXPECT ^__x64_sys_getppid%return: 200 events, fields comm:string, pid:int, ret:int, tid:int$
@@ -214,3 +219,9 @@ EXPECT ^vfs_llseek: 100 events, fields comm:string, offset:int, pid:int, tid:int
 EXPECT ^do_filp_open: [0-9]+ events, fields comm:string, dfd:int, path:string, pid:int, tid:int$
 EXPECT ^bt2 events [0-9]+, babeltrace2 lines [0-9]+$
 EXPECT ^bt2 ok$
+EXPECT ^kinstr: wrote /tmp/t.dat: [0-9]+ events$
+EXPECT ^trace-cmd rc=0$
+EXPECT ^trace-cmd events ([0-9]+), babeltrace2 \1$
+EXPECT ^trace_workload do_filp_open: comm=trace_workload dfd=-100 path=/etc/ld.so.cache$
+EXPECT ^vfs_llseek: comm=trace_workload offset=1000 whence=0$
+EXPECT ^ksys_read: comm=\S+ count=0xHEX$
