@@ -170,8 +170,42 @@ struct cli_run {
 	int status;		/* CMD's exit status or 128 + signal; -1 while it runs */
 	int gate;		/* group: the write end CMD waits on, -1 once released */
 	double t0, deadline;	/* from cli_run__begin; deadline 0: none */
+	int watch_fd;		/* -1, or a descriptor cli_run__wait serves when readable */
+	void (*on_ready)(void *ctx);
+	void *watch_ctx;
 };
 void cli_run__init(struct cli_run *r, const char *command, double duration, bool group);
+/* While cli_run__wait waits: on_ready(ctx) whenever fd is readable (a metrics endpoint's socket). */
+void cli_run__watch(struct cli_run *r, int fd, void (*on_ready)(void *ctx), void *ctx);
+
+/*
+ * A metrics endpoint (cli/metrics.c): GET /metrics on ADDR:PORT answered with what write() puts
+ * in Prometheus's text format (lib/prom.c), one connection at a time.
+ */
+#define CLI_METRICS_DEFAULT "127.0.0.1:9464"
+struct cli_metrics {
+	int fd;
+	int (*write)(void *ctx, FILE *out);	/* 0, or -errno: a 500 answer */
+	void *ctx;
+	uint64_t scrapes;
+};
+/* Bound and listening before anything is patched: CLI_OK, CLI_USAGE (not ADDR:PORT) or CLI_FAIL (printed). */
+int cli_metrics__open(struct cli_metrics *m, const char *listen_at, int (*write)(void *ctx, FILE *out), void *ctx);
+/* Accept one connection and answer it (a cli_run__watch on_ready, ctx the struct cli_metrics). */
+void cli_metrics__ready(void *m);
+void cli_metrics__close(struct cli_metrics *m);
+/* The common families: kinstr_info, then per probe [0, ncount) its hits, missed hits, the timers' histograms. */
+struct kinstr_dev;
+struct kinstr_probeset;
+struct cli_metrics_src {
+	struct kinstr_dev *dev;
+	struct kinstr_probeset *ps;
+	size_t ncount;			/* counting probes: the set's first ncount */
+	const char *const *timed;	/* timer i times function timed[i] */
+	size_t ntimed;
+	uint64_t *scrapes;
+};
+int cli_metrics__probes(void *src, FILE *out);
 /* -o FILE opened (created, truncated) before anything is patched: its fd, or -1 (printed). */
 int cli_open_output(const char *path);
 /* The totals go to fd (>= 0: -o path) from here on, not stdout: 0, or -1 (printed). */

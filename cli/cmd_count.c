@@ -63,6 +63,8 @@ static void count_usage(FILE *f)
 		   "                      is counted as lost)\n"
 		   "      --folded        with --by stack: one line per stack, root first, frames joined\n"
 		   "                      by ';' and the hits last (flamegraph.pl's input)\n"
+		   "      --metrics ADDR:PORT  serve the counters to Prometheus while counting, as\n"
+		   "                      'kinstr serve' does (GET /metrics; e.g. 127.0.0.1:9464)\n"
 		   "      --no-ftrace     count a FUNC's entry with an int3 where only that fits after\n"
 		   "                      the ftrace NOP, not with an ftrace direct call from the NOP\n"
 		   "Without -d or -c, count until interrupted (Ctrl-C). Interrupted during -c CMD,\n"
@@ -398,12 +400,16 @@ int cmd_count(int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{ "by", required_argument, NULL, 'b' },
 		{ "folded", no_argument, NULL, 'F' },
+		{ "metrics", required_argument, NULL, 'm' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	double duration = 0, interval = 1;
 	const char *command = NULL, *output = NULL;
 	bool json = false, dry = false, live, keep = false, every_block = false, folded = false;
+	const char *metrics_at = NULL;
+	struct cli_metrics m = { .fd = -1 };
+	struct cli_metrics_src src = { 0 };
 	struct kinstr_plan_opts popts = { .sz = sizeof(popts) };
 	struct kinstr_probeset *ps = NULL;
 	struct kinstr_plan *pl = NULL;
@@ -444,12 +450,17 @@ int cmd_count(int argc, char **argv)
 			}
 			break;
 		case 'F': folded = true; break;
+		case 'm': metrics_at = optarg; break;
 		case 'h': count_usage(stdout); return CLI_OK;
 		default: count_usage(stderr); return CLI_USAGE;
 		}
 	}
 	if (optind >= argc) {
 		count_usage(stderr);
+		return CLI_USAGE;
+	}
+	if (metrics_at && (by >= 0 || every_block || dry)) {
+		cli_err("--metrics goes with plain counting, not --by, --every-block or --dry-run");
 		return CLI_USAGE;
 	}
 	if (folded && by != BY_STACK) {
@@ -481,10 +492,17 @@ int cmd_count(int argc, char **argv)
 	/* the output first: a file that cannot be written fails before anything is patched */
 	if (output && !dry && (out_fd = cli_open_output(output)) < 0)
 		return CLI_FAIL;
+	if (metrics_at && (ret = cli_metrics__open(&m, metrics_at, cli_metrics__probes, &src)) != CLI_OK) {
+		if (out_fd >= 0)
+			close(out_fd);
+		return ret;
+	}
+	ret = CLI_FAIL;
 	k = cli_open_kernel(NULL, &dev);
 	if (!k) {
 		if (out_fd >= 0)
 			close(out_fd);
+		cli_metrics__close(&m);
 		return CLI_FAIL;
 	}
 	ps = kinstr_probeset__new(dev, k);
@@ -504,6 +522,10 @@ int cmd_count(int argc, char **argv)
 		goto out;
 	if (cli_run__start(&run, ps))
 		goto out;
+	if (metrics_at) {	/* the same counters, scraped while the run goes on */
+		src = (struct cli_metrics_src){ .dev = dev, .ps = ps, .ncount = kinstr_probeset__cnt(ps), .scrapes = &m.scrapes };
+		cli_run__watch(&run, m.fd, cli_metrics__ready, &m);
+	}
 	live = !json && !command && cli_term_ok();
 	{
 		struct live_ctx lc = { ps, hits, prev };
@@ -531,6 +553,7 @@ out:
 	kinstr_plan__free(pl);
 	kinstr_probeset__free(ps);	/* removes the probes */
 	cli_close_kernel(k, dev);
+	cli_metrics__close(&m);
 	if (out_fd >= 0)
 		close(out_fd);
 	return ret;

@@ -35,6 +35,8 @@ static void profile_usage(FILE *f)
 		   "                      (from the call to the instruction after it): its time\n"
 		   "                      splits into its callees' shares and its own\n"
 		   "      --json          print the totals as one JSON object (no live table)\n"
+		   "      --metrics ADDR:PORT  serve the functions' histograms to Prometheus while timing,\n"
+		   "                      as 'kinstr serve --time' does (GET /metrics)\n"
 		   "      --folded        print folded stacks for flame graphs: each path of timed\n"
 		   "                      functions (outermost first, ';'-separated) and its own wall\n"
 		   "                      time in microseconds, i.e. less the time of the timed\n"
@@ -59,6 +61,7 @@ int cmd_profile(int argc, char **argv)
 		{ "command", required_argument, NULL, 'c' },
 		{ "pid", required_argument, NULL, 'p' },
 		{ "interval", required_argument, NULL, 'i' },
+		{ "metrics", required_argument, NULL, 'm' },
 		{ "sort", required_argument, NULL, 's' },
 		{ "hist", no_argument, NULL, 'H' },
 		{ "calls", no_argument, NULL, 'C' },
@@ -74,6 +77,9 @@ int cmd_profile(int argc, char **argv)
 	double duration = 0, interval = 1;
 	const char *command = NULL, *output = NULL;
 	bool json = false, hist = false, folded = false, live, show_calls = false, keep = false;
+	const char *metrics_at = NULL, **names = NULL;
+	struct cli_metrics m = { .fd = -1 };
+	struct cli_metrics_src src = { 0 };
 	const char *sort_key = "wall";
 	struct kinstr_timer_stats *st = NULL;
 	struct kinstr_plan_opts popts = { .sz = sizeof(popts) };
@@ -100,6 +106,7 @@ int cmd_profile(int argc, char **argv)
 			if (cli_parse_pid(optarg, &pid))
 				return errno == ESRCH ? CLI_FAIL : CLI_USAGE;
 			break;
+		case 'm': metrics_at = optarg; break;
 		case 'i':
 			if (cli_parse_seconds("--interval", optarg, &interval))
 				return CLI_USAGE;
@@ -140,10 +147,17 @@ int cmd_profile(int argc, char **argv)
 	/* the output first: a file that cannot be written fails before anything is patched */
 	if (output && (out_fd = cli_open_output(output)) < 0)
 		return CLI_FAIL;
+	if (metrics_at && (ret = cli_metrics__open(&m, metrics_at, cli_metrics__probes, &src)) != CLI_OK) {
+		if (out_fd >= 0)
+			close(out_fd);
+		return ret;
+	}
+	ret = CLI_FAIL;
 	k = cli_open_kernel(NULL, &dev);
 	if (!k) {
 		if (out_fd >= 0)
 			close(out_fd);
+		cli_metrics__close(&m);
 		return CLI_FAIL;
 	}
 	ps = kinstr_probeset__new(dev, k);
@@ -212,6 +226,14 @@ int cmd_profile(int argc, char **argv)
 		cli_profile__installed(ps, n, command || duration > 0);
 	cli_run__go(&run);
 	cli_run__begin(&run);
+	if (metrics_at) {	/* the functions' timers, scraped while the run goes on */
+		names = calloc(n, sizeof(*names));
+		for (i = 0; names && i < (int)n; i++)
+			names[i] = pf[i].f->name;
+		src = (struct cli_metrics_src){ .dev = dev, .ps = ps, .timed = names, .ntimed = names ? n : 0,
+						.scrapes = &m.scrapes };
+		cli_run__watch(&run, m.fd, cli_metrics__ready, &m);
+	}
 	live = !json && !folded && !command && cli_term_ok();
 	{
 		struct cli_profile_live lc = { dev, pf, n, ntimers, st, show_calls, sort_key };
@@ -248,6 +270,8 @@ out:
 	kinstr_plan__free(pl);
 	kinstr_probeset__free(ps);
 	cli_close_kernel(k, dev);
+	cli_metrics__close(&m);
+	free(names);
 	if (out_fd >= 0)
 		close(out_fd);
 	return ret;

@@ -1,29 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * kinstr serve: probes kept in while a Prometheus server scrapes them. Each SPEC is counted, each
- * --time FUNC timed (profile's timers); GET /metrics answers in the text exposition format
- * (lib/prom.c), one connection at a time, every scrape reading the module's counters afresh.
+ * --time FUNC timed (profile's timers); the endpoint (cli/metrics.c) reads the module's counters
+ * afresh at every scrape.
  */
-#include <errno.h>
 #include <getopt.h>
-#include <netdb.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-#include <sys/socket.h>
-#include <sys/time.h>
-#include <sys/utsname.h>
 
-#include <uapi/linux/kinstr.h>
 #include <kinstr/kinstr.h>
 #include <kinstr/plan.h>
 #include <kinstr/probe.h>
-#include <kinstr/prom.h>
 #include "cli.h"
 
-#define SERVE_DEFAULT "127.0.0.1:9464"
+#define SERVE_DEFAULT CLI_METRICS_DEFAULT
 #define SERVE_MAX_TIMED 256
 
 static void serve_usage(FILE *f)
@@ -45,195 +36,6 @@ static void serve_usage(FILE *f)
 		   "The probes come out on SIGINT/SIGTERM, at the end, and if kinstr dies.\n");
 }
 
-struct serve {
-	struct kinstr_dev *dev;
-	struct kinstr_probeset *ps;
-	size_t ncount;			/* probes [0, ncount) count; the rest are the timers' */
-	struct kinstr_timed *timed;
-	size_t ntimed;
-	char info[512];			/* kinstr_info's labels */
-	uint64_t scrapes;
-};
-
-/* A socket listening at ADDR:PORT: its fd, or -1 (printed), -2 when spec is no ADDR:PORT (printed). */
-static int open_listen(const char *spec)
-{
-	char host[256], *colon;
-	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE }, *ai, *a;
-	int fd = -1, one = 1, err;
-
-	snprintf(host, sizeof(host), "%s", spec);
-	colon = strrchr(host, ':');
-	if (!colon || !colon[1] || colon == host) {
-		cli_err("--listen: ADDR:PORT, not '%s'", spec);
-		return -2;	/* usage */
-	}
-	*colon = 0;
-	if (host[0] == '[' && colon[-1] == ']') {	/* [::1]:9464 */
-		colon[-1] = 0;
-		memmove(host, host + 1, strlen(host));
-	}
-	err = getaddrinfo(host, colon + 1, &hints, &ai);
-	if (err) {
-		cli_err("--listen %s: %s", spec, gai_strerror(err));
-		errno = EINVAL;
-		return -1;
-	}
-	for (a = ai; a; a = a->ai_next) {
-		fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
-		if (fd < 0)
-			continue;
-		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-		if (!bind(fd, a->ai_addr, a->ai_addrlen) && !listen(fd, 4096))
-			break;
-		err = errno;
-		close(fd);
-		fd = -1;
-		errno = err;
-	}
-	freeaddrinfo(ai);
-	if (fd < 0)
-		cli_err("--listen %s: %s", spec, strerror(errno));
-	return fd;
-}
-
-/* The whole exposition, read now. */
-static int metrics(struct serve *s, FILE *out)
-{
-	size_t n = kinstr_probeset__cnt(s->ps), i;
-	uint64_t *hits = calloc(n, sizeof(*hits)), *missed = calloc(n, sizeof(*missed));
-	struct kinstr_timer_stats *st = s->ntimed ? calloc(s->ntimed, sizeof(*st)) : NULL;
-	int ret = -ENOMEM;
-
-	if (!hits || !missed || (s->ntimed && !st))
-		goto out;
-	ret = kinstr_probeset__counts_missed(s->ps, hits, missed);
-	if (!ret && s->ntimed)
-		ret = kinstr_timers__read(s->dev, 0, (uint32_t)s->ntimed, st);
-	if (ret)
-		goto out;
-	kinstr_prom__family(out, "kinstr_info", "gauge", "kinstr's CLI, module and ABI versions and the kernel it probes.");
-	kinstr_prom__sample(out, "kinstr_info", s->info, 1);
-	if (s->ncount) {
-		kinstr_prom__family(out, "kinstr_probe_hits_total", "counter", "Hits of each counting probe.");
-		for (i = 0; i < s->ncount; i++) {
-			const struct kinstr_probe_info *p = kinstr_probeset__info(s->ps, i);
-			char name[192], labels[256] = "";
-
-			snprintf(name, sizeof(name), "%s+0x%llx", p->func->name, (unsigned long long)(p->addr - p->func->addr));
-			kinstr_prom__label(labels, sizeof(labels), "probe", name);
-			kinstr_prom__label(labels, sizeof(labels), "class", kinstr_probe_kind__str(p->kind));
-			kinstr_prom__sample(out, "kinstr_probe_hits_total", labels, hits[i]);
-		}
-	}
-	kinstr_prom__family(out, "kinstr_probe_missed_total", "counter",
-			    "Hits whose action kinstr's recursion guard skipped, over every probe.");
-	{
-		uint64_t m = 0;
-
-		for (i = 0; i < n; i++)
-			m += missed[i];
-		kinstr_prom__sample(out, "kinstr_probe_missed_total", "", m);
-	}
-	if (s->ntimed) {
-		kinstr_prom__family(out, "kinstr_function_duration_seconds", "histogram",
-				    "Wall time of each timed function's calls, entry to exit.");
-		for (i = 0; i < s->ntimed; i++) {
-			char labels[256] = "";
-
-			kinstr_prom__label(labels, sizeof(labels), "function", s->timed[i].f->name);
-			kinstr_prom__log2_histogram(out, "kinstr_function_duration_seconds", labels, (const uint64_t *)st[i].hist,
-						    KINSTR_TIMER_HIST, st[i].calls, st[i].wall_ns);
-		}
-		kinstr_prom__family(out, "kinstr_function_unmatched_total", "counter",
-				    "Exits of a timed function whose entry was not seen, and starts not recorded.");
-		for (i = 0; i < s->ntimed; i++) {
-			char labels[256] = "";
-
-			kinstr_prom__label(labels, sizeof(labels), "function", s->timed[i].f->name);
-			kinstr_prom__sample(out, "kinstr_function_unmatched_total", labels, st[i].unmatched + st[i].dropped);
-		}
-	}
-	kinstr_prom__family(out, "kinstr_scrapes_total", "counter", "Scrapes of this endpoint answered.");
-	kinstr_prom__sample(out, "kinstr_scrapes_total", "", ++s->scrapes);
-out:
-	free(hits);
-	free(missed);
-	free(st);
-	return ret;
-}
-
-static void reply(int c, const char *status, const char *type, const char *body, size_t len)
-{
-	char head[256];
-	int n = snprintf(head, sizeof(head), "HTTP/1.1 %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
-			 "Connection: close\r\n\r\n", status, type, len);
-	size_t off = 0;
-	ssize_t w;
-
-	if (send(c, head, (size_t)n, MSG_NOSIGNAL) != n)
-		return;
-	while (off < len && (w = send(c, body + off, len - off, MSG_NOSIGNAL)) > 0)
-		off += (size_t)w;
-}
-
-/* One connection: its request line read (a slow client gets 2 s), answered, closed. */
-static void answer(struct serve *s, int c)
-{
-	struct timeval tv = { .tv_sec = 2 };
-	char req[4096], *body = NULL;
-	size_t got = 0, len = 0;
-	ssize_t r;
-	FILE *m;
-
-	setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	setsockopt(c, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	while (got < sizeof(req) - 1 && (r = recv(c, req + got, sizeof(req) - 1 - got, 0)) > 0) {
-		got += (size_t)r;
-		req[got] = 0;
-		if (strstr(req, "\r\n\r\n") || strstr(req, "\n\n"))
-			break;
-	}
-	req[got] = 0;
-	if (strncmp(req, "GET ", 4)) {
-		reply(c, "405 Method Not Allowed", "text/plain", "GET /metrics\n", 13);
-		return;
-	}
-	if (strncmp(req + 4, "/metrics ", 9) && strncmp(req + 4, "/metrics?", 9)) {
-		reply(c, "404 Not Found", "text/plain", "kinstr serves /metrics\n", 23);
-		return;
-	}
-	m = open_memstream(&body, &len);
-	if (!m || metrics(s, m)) {
-		if (m)
-			fclose(m);
-		free(body);
-		reply(c, "500 Internal Server Error", "text/plain", "cannot read kinstr's counters\n", 30);
-		return;
-	}
-	fclose(m);
-	reply(c, "200 OK", "text/plain; version=0.0.4; charset=utf-8", body, len);
-	free(body);
-}
-
-static void set_info(struct serve *s)
-{
-	struct kinstr_version v;
-	struct utsname u;
-	char abi[32], *b = s->info;
-	size_t len = sizeof(s->info);
-
-	b[0] = 0;
-	kinstr_prom__label(b, len, "version", KINSTR_VERSION);
-	if (!kinstr_dev__version(s->dev, &v)) {
-		snprintf(abi, sizeof(abi), "%u.%u", v.abi_major, v.abi_minor);
-		kinstr_prom__label(b, len, "module", v.module_version);
-		kinstr_prom__label(b, len, "abi", abi);
-	}
-	if (!uname(&u))
-		kinstr_prom__label(b, len, "kernel", u.release);
-}
-
 int cmd_serve(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -246,13 +48,16 @@ int cmd_serve(int argc, char **argv)
 		{ 0 },
 	};
 	struct kinstr_plan_opts popts = { .sz = sizeof(popts) };
-	const char *listen_at = SERVE_DEFAULT, *command = NULL, **times = NULL;
-	struct serve s = { 0 };
+	const char *listen_at = SERVE_DEFAULT, *command = NULL, **times = NULL, **names = NULL;
+	struct cli_metrics m = { .fd = -1 };
+	struct cli_metrics_src src = { 0 };
+	struct kinstr_timed *timed = NULL;
 	struct kinstr_plan *pl = NULL;
 	struct kinstr_kernel *k = NULL;
-	int c, i, ntimes = 0, lfd = -1, ret = CLI_FAIL;
+	int c, i, ntimes = 0, ret = CLI_FAIL;
 	double duration = 0;
 	struct cli_run run;
+	size_t j;
 	char err[512];
 
 	times = calloc((size_t)argc, sizeof(*times));
@@ -289,70 +94,63 @@ int cmd_serve(int argc, char **argv)
 	}
 	cli_run__init(&run, command, duration, false);
 	/* the address first: one that cannot be bound fails before anything is patched */
-	lfd = open_listen(listen_at);
-	if (lfd < 0) {
-		ret = lfd == -2 ? CLI_USAGE : CLI_FAIL;
+	ret = cli_metrics__open(&m, listen_at, cli_metrics__probes, &src);
+	if (ret != CLI_OK)
 		goto out;
-	}
-	k = cli_open_kernel(NULL, &s.dev);
+	ret = CLI_FAIL;
+	k = cli_open_kernel(NULL, &src.dev);
 	if (!k)
 		goto out;
-	s.ps = kinstr_probeset__new(s.dev, k);
-	pl = s.ps ? kinstr_plan__new(s.ps, &popts) : NULL;
-	s.timed = calloc(SERVE_MAX_TIMED, sizeof(*s.timed));
-	if (!pl || !s.timed)
+	src.ps = kinstr_probeset__new(src.dev, k);
+	pl = src.ps ? kinstr_plan__new(src.ps, &popts) : NULL;
+	timed = calloc(SERVE_MAX_TIMED, sizeof(*timed));
+	names = calloc(SERVE_MAX_TIMED, sizeof(*names));
+	if (!pl || !timed || !names)
 		goto out;
 	for (i = optind; i < argc; i++)
 		if (cli_add_spec(pl, argv[i]))
 			goto out;
-	s.ncount = kinstr_probeset__cnt(s.ps);
+	src.ncount = kinstr_probeset__cnt(src.ps);
 	for (i = 0; i < ntimes; i++) {
 		struct kinstr_why why;
 		size_t got, skipped;
 
-		if (kinstr_plan__time_spec(pl, times[i], (unsigned int)s.ntimed, s.timed + s.ntimed,
-					   SERVE_MAX_TIMED - s.ntimed, &got, &skipped, &why)) {
+		if (kinstr_plan__time_spec(pl, times[i], (unsigned int)src.ntimed, timed + src.ntimed,
+					   SERVE_MAX_TIMED - src.ntimed, &got, &skipped, &why)) {
 			cli_err("%s", why.msg);
 			goto out;
 		}
-		s.ntimed += got;
+		src.ntimed += got;
 	}
-	if (s.ntimed) {
-		int r = kinstr_timers__create(s.dev, (uint32_t)s.ntimed, 0, 0);
+	for (j = 0; j < src.ntimed; j++)
+		names[j] = timed[j].f->name;
+	src.timed = names;
+	src.scrapes = &m.scrapes;
+	if (src.ntimed) {
+		int r = kinstr_timers__create(src.dev, (uint32_t)src.ntimed, 0, 0);
 
 		if (r) {
-			cli_err("cannot create %zu timers: %s", s.ntimed, strerror(-r));
+			cli_err("cannot create %zu timers: %s", src.ntimed, strerror(-r));
 			goto out;
 		}
 	}
-	set_info(&s);
-	if (cli_run__start(&run, s.ps))
+	if (cli_run__start(&run, src.ps))
 		goto out;
 	fprintf(stderr, "kinstr: serving %zu probes (%zu counted, %zu functions timed) at http://%s/metrics%s\n",
-		kinstr_probeset__cnt(s.ps), s.ncount, s.ntimed, listen_at, command || duration ? "" : "; Ctrl-C to stop");
-	while (!cli_run__done(&run)) {
-		struct pollfd p = { .fd = lfd, .events = POLLIN };
-
-		if (poll(&p, 1, 100) == 1) {
-			int cfd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
-
-			if (cfd >= 0) {
-				answer(&s, cfd);
-				close(cfd);
-			}
-		}
-	}
+		kinstr_probeset__cnt(src.ps), src.ncount, src.ntimed, listen_at, command || duration ? "" : "; Ctrl-C to stop");
+	cli_run__watch(&run, m.fd, cli_metrics__ready, &m);
+	cli_run__wait(&run, 1, NULL, NULL);
 	cli_run__stop(&run);
 	ret = cli_run__status(&run);
 out:
 	cli_run__cleanup(&run);
-	if (lfd >= 0)
-		close(lfd);
+	cli_metrics__close(&m);
 	kinstr_plan__free(pl);
-	kinstr_probeset__free(s.ps);	/* removes the probes */
+	kinstr_probeset__free(src.ps);	/* removes the probes */
 	if (k)
-		cli_close_kernel(k, s.dev);
-	free(s.timed);
+		cli_close_kernel(k, src.dev);
+	free(timed);
+	free(names);
 	free(times);
 	return ret;
 usage:

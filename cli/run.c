@@ -118,6 +118,14 @@ void cli_run__init(struct cli_run *r, const char *command, double duration, bool
 	r->group = group;
 	r->status = -1;
 	r->gate = -1;
+	r->watch_fd = -1;
+}
+
+void cli_run__watch(struct cli_run *r, int fd, void (*on_ready)(void *ctx), void *ctx)
+{
+	r->watch_fd = fd;
+	r->on_ready = on_ready;
+	r->watch_ctx = ctx;
 }
 
 int cli_run__spawn(struct cli_run *r)
@@ -212,8 +220,14 @@ void cli_run__wait(struct cli_run *r, double interval, void (*tick)(void *ctx, d
 			wait = r->deadline - t;
 		if (r->child > 0 && r->status < 0)
 			wait = 0.01;	/* notice the command's end promptly */
-		if (wait > 0)
+		if (wait > 0 && r->watch_fd >= 0) {
+			struct pollfd p = { .fd = r->watch_fd, .events = POLLIN };
+
+			if (poll(&p, 1, (int)(wait * 1000) + 1) == 1)
+				r->on_ready(r->watch_ctx);
+		} else if (wait > 0) {
 			usleep((useconds_t)(wait * 1e6));
+		}
 		if (tick && cli_now() - last >= interval) {
 			tick(ctx, cli_now() - last);
 			last = cli_now();

@@ -45,3 +45,23 @@ EXPECT ^kinstr: --listen 127\.0\.0\.1:9464: Address already in use$
 EXPECT ^kinstr: --listen: ADDR:PORT, not 'nonsense'$
 EXPECT ^rc 1$
 EXPECT ^rc 2$
+
+NAME count --metrics and profile --metrics serve the same counters and histograms while they run: a scrape after 1,000 getppid calls gives exactly 1,000 for the probe and the timed function's histogram count; --metrics with --by is refused
+SETUP insmod kmod/kinstr.ko && ip link set lo up
+RUN up() { for i in $(seq 240); do curl -sf http://127.0.0.1:$1/metrics >/dev/null && return 0; sleep 0.5; done; return 1; }; \
+	build/kinstr count --metrics 127.0.0.1:9465 -d 120 __x64_sys_getppid >/dev/null 2>&1 & a=$!; up 9465; \
+	build/tests/vm/progs/getppid_loop 1000 >/dev/null; \
+	curl -s http://127.0.0.1:9465/metrics | grep -E '^kinstr_probe_hits_total\{probe="__x64_sys_getppid\+0x[0-9a-f]+",class="[a-z]+"\} ' | sed 's/.* /count hits /'; \
+	kill $a; wait $a; \
+	build/kinstr profile --metrics 127.0.0.1:9466 -d 120 __x64_sys_getppid >/dev/null 2>&1 & b=$!; up 9466; \
+	build/tests/vm/progs/getppid_loop 1000 >/dev/null; \
+	curl -s http://127.0.0.1:9466/metrics > /tmp/pm.txt; promtool check metrics < /tmp/pm.txt && echo promtool-ok; \
+	grep -E '^kinstr_function_duration_seconds_count\{function="__x64_sys_getppid"\} ' /tmp/pm.txt | sed 's/.* /profile count /'; \
+	kill $b; wait $b; \
+	build/kinstr count --metrics 127.0.0.1:9467 --by comm __x64_sys_getppid 2>&1; echo "rc $?"
+TIMEOUT 180
+EXPECT ^count hits 1000$
+EXPECT ^promtool-ok$
+EXPECT ^profile count 1000$
+EXPECT ^kinstr: --metrics goes with plain counting, not --by, --every-block or --dry-run$
+EXPECT ^rc 2$
