@@ -22,7 +22,9 @@ static void report_usage(FILE *f)
 		   "and per CPU, the time span (first and last event timestamp in ns of the trace's\n"
 		   "clock, and their realtime), and the events the tracer lost (each CPU's final\n"
 		   "events_discarded count, and their sum). Every packet and event is decoded and\n"
-		   "checked; a truncated or corrupted trace is an error (exit status 1).\n\n"
+		   "checked; a truncated or corrupted trace is an error (exit status 1). Where FUNC\n"
+		   "and FUNC%%return are both traced, their events are paired per thread in time order:\n"
+		   "calls, min/mean/max ns from entry to return, events left unpaired.\n\n"
 		   "      --json   print one JSON object instead of tables\n"
 		   "      --html OUT  write one self-contained HTML page (it opens with no network) of\n"
 		   "               saved kinstr outputs: each FILE a --folded stack file (kinstr profile,\n"
@@ -138,6 +140,7 @@ int cmd_report(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
+	struct kinstr_call_pairs *pairs = NULL;
 	struct kinstr_ctf_reader *r;
 	struct kinstr_ctf_event ev;
 	uint64_t *per_class = NULL, *per_cpu = NULL, total = 0, lost = 0, first = 0, last = 0;
@@ -196,7 +199,16 @@ int cmd_report(int argc, char **argv)
 		cli_err("%s: out of memory", dir);
 		goto out;
 	}
+	pairs = kinstr_call_pairs__new(r);
+	if (!pairs) {
+		cli_err("%s: out of memory", dir);
+		goto out;
+	}
 	while ((ret = kinstr_ctf_reader__next(r, &ev, err, sizeof(err))) == 1) {
+		if (kinstr_call_pairs__add(pairs, &ev)) {
+			cli_err("%s: out of memory", dir);
+			goto out;
+		}
 		per_cpu[ev.stream]++;
 		per_class[ev.class_id]++;
 		if (!total || ev.ts < first)
@@ -211,6 +223,10 @@ int cmd_report(int argc, char **argv)
 	}
 	for (i = 0; i < nstreams; i++)
 		lost += kinstr_ctf_reader__stream(r, i)->events_discarded;
+	if (kinstr_call_pairs__finish(pairs)) {
+		cli_err("%s: out of memory", dir);
+		goto out;
+	}
 	if (json) {
 		const char *v;
 
@@ -250,6 +266,17 @@ int cmd_report(int argc, char **argv)
 			printf(",\"packets\":%" PRIu64 ",\"events\":%" PRIu64 ",\"events_lost\":%" PRIu64 "}",
 			       s->packets, per_cpu[i], s->events_discarded);
 		}
+		printf("],\"calls\":[");
+		for (i = 0; i < kinstr_call_pairs__cnt(pairs); i++) {
+			const struct kinstr_call_latency *l = kinstr_call_pairs__get(pairs, i);
+
+			printf("%s{\"function\":", i ? "," : "");
+			cli_json_str(l->function);
+			printf(",\"calls\":%" PRIu64 ",\"min_ns\":%" PRIu64 ",\"mean_ns\":%.1f,\"max_ns\":%" PRIu64
+			       ",\"unmatched_entries\":%" PRIu64 ",\"unmatched_returns\":%" PRIu64 "}", l->calls, l->min_ns,
+			       l->calls ? (double)l->sum_ns / (double)l->calls : 0.0, l->max_ns, l->unmatched_entries,
+			       l->unmatched_returns);
+		}
 		printf("]}\n");
 	} else {
 		const char *host = kinstr_ctf_reader__env(r, "hostname");
@@ -279,9 +306,20 @@ int cmd_report(int argc, char **argv)
 			printf("%-6u %10" PRIu64 " %14" PRIu64 " %14" PRIu64 "\n", s->cpu, s->packets, per_cpu[i],
 			       s->events_discarded);
 		}
+		if (kinstr_call_pairs__cnt(pairs))
+			printf("\n%-40s %10s %12s %14s %12s %10s\n", "CALLS (ENTRY -> %return)", "CALLS", "MIN ns",
+			       "MEAN ns", "MAX ns", "UNPAIRED");
+		for (i = 0; i < kinstr_call_pairs__cnt(pairs); i++) {
+			const struct kinstr_call_latency *l = kinstr_call_pairs__get(pairs, i);
+
+			printf("%-40s %10" PRIu64 " %12" PRIu64 " %14.1f %12" PRIu64 " %10" PRIu64 "\n", l->function, l->calls,
+			       l->min_ns, l->calls ? (double)l->sum_ns / (double)l->calls : 0.0, l->max_ns,
+			       l->unmatched_entries + l->unmatched_returns);
+		}
 	}
 	status = CLI_OK;
 out:
+	kinstr_call_pairs__free(pairs);
 	free(per_class);
 	free(per_cpu);
 	kinstr_ctf_reader__close(r);

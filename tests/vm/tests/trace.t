@@ -225,3 +225,16 @@ EXPECT ^trace-cmd events ([0-9]+), babeltrace2 \1$
 EXPECT ^trace_workload do_filp_open: comm=trace_workload dfd=-100 path=/etc/ld.so.cache$
 EXPECT ^vfs_llseek: comm=trace_workload offset=1000 whence=0$
 EXPECT ^ksys_read: comm=\S+ count=0xHEX$
+
+NAME report pairs FUNC and FUNC%return per thread: two processes calling getppid 1,000 and 500 times at once give as many calls as entry and return events (1,500 and the shell's own), none unpaired, min <= mean <= max, in --json and in the table
+SETUP insmod kmod/kinstr.ko
+RUN build/kinstr trace -o /tmp/tp -c 'build/tests/vm/progs/getppid_loop 1000 >/dev/null & build/tests/vm/progs/getppid_loop 500 >/dev/null & wait' \
+	__x64_sys_getppid '__x64_sys_getppid%return' >/dev/null 2>&1; echo "rc=$?"; \
+	build/kinstr report --json /tmp/tp | python3 -c 'import json,sys; d=json.load(sys.stdin); ev={p["probe"]: p["events"] for p in d["probes"]}; \
+	[print(x["function"], "calls = entries = returns:", x["calls"] == ev[x["function"]] == ev[x["function"] + "%return"], "at least 1500:", x["calls"] >= 1500, \
+	"unpaired", x["unmatched_entries"] + x["unmatched_returns"], "ordered", 0 < x["min_ns"] <= x["mean_ns"] <= x["max_ns"]) for x in d["calls"]]'; \
+	build/kinstr report /tmp/tp | grep -E '^__x64_sys_getppid +[0-9]+ ' | awk '{print "table", $1, ($2 >= 1500), $NF}'
+TIMEOUT 180
+EXPECT ^rc=0$
+EXPECT ^__x64_sys_getppid calls = entries = returns: True at least 1500: True unpaired 0 ordered True$
+EXPECT ^table __x64_sys_getppid 1 0$
