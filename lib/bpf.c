@@ -437,7 +437,8 @@ static int print_map(const struct bpf_map *m, const struct btf *btf, FILE *out, 
 	}
 	if (!array && ints) {
 		ent_ksize = ks;
-		qsort(ents, n, sizeof(*ents), cmp_entry);	/* like bpftrace: the largest last */
+		if (n)
+			qsort(ents, n, sizeof(*ents), cmp_entry);	/* like bpftrace: the largest last */
 	}
 	if (json)
 		fprintf(out, "%s\"%s\":[", *first ? "" : ",", bpf_map__name(m));

@@ -109,7 +109,8 @@ int kinstr_call_pairs__finish(struct kinstr_call_pairs *p)
 	uint64_t *stack = NULL;
 	size_t i = 0, depth, cap = 0;
 
-	qsort(p->ev, p->n, sizeof(*p->ev), by_key_then_time);
+	if (p->n)
+		qsort(p->ev, p->n, sizeof(*p->ev), by_key_then_time);
 	while (i < p->n) {
 		struct kinstr_call_latency *l = &p->lat[p->ev[i].fn];
 		size_t j = i;

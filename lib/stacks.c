@@ -122,7 +122,8 @@ int kinstr_stacks__read(struct kinstr_stacks *s, struct kinstr_stack_row **rowsp
 			r->depth++;
 		n++;
 	}
-	qsort(rows, n, sizeof(*rows), cmp_rows);
+	if (n)
+		qsort(rows, n, sizeof(*rows), cmp_rows);
 	*rowsp = rows;
 	return (int)n;
 }
