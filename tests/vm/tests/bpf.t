@@ -94,3 +94,20 @@ EXPECT ^patched-while-running$
 EXPECT ^restored-after-kill$
 EXPECT ^program-freed$
 EXPECT ^rmmod-ok$
+
+NAME a kprobe added while kinstr attach holds a site is refused on its bytes, and accepted there once kinstr attach is gone
+FEATURE kprobe_fence
+SETUP insmod kmod/kinstr.ko
+RUN addr=$(build/kinstr count --dry-run vfs_read | awk 'NR == 2 { print $3 }'); echo "site $addr"; \
+	before=$(build/tests/vm/progs/textsum 'vfs_read'); \
+	build/kinstr attach -d 300 build/examples/branch_count.bpf.o vfs_read > /dev/null 2>&1 & pid=$!; \
+	for i in $(seq 100); do test "$(build/tests/vm/progs/textsum 'vfs_read')" != "$before" && break; sleep 0.2; done; \
+	echo "p:kinstr_fence $addr" >> /sys/kernel/tracing/kprobe_events 2>/dev/null && echo kprobe-accepted-during || echo kprobe-refused-during; \
+	kill $pid; wait $pid; \
+	echo "p:kinstr_fence $addr" >> /sys/kernel/tracing/kprobe_events && echo kprobe-accepted-after; \
+	echo '-:kinstr_fence' >> /sys/kernel/tracing/kprobe_events
+TIMEOUT 180
+EXPECT ^site 0x[0-9a-f]+$
+EXPECT ^kprobe-refused-during$
+EXPECT ^kprobe-accepted-after$
+EXPECT_NOT ^kprobe-accepted-during$
