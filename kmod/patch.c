@@ -50,6 +50,7 @@ static DEFINE_MUTEX(kinstr_patch_mutex);
 static DEFINE_HASHTABLE(kinstr_sites, SITE_HASH_BITS);
 static LIST_HEAD(kinstr_arm_list);	/* areas whose jumps wait for an rcu-tasks wait */
 static LIST_HEAD(kinstr_free_list);	/* removed areas whose slots wait for quiescence */
+static bool kinstr_worker_holding;	/* the worker took areas off both lists and is not done with them */
 static LIST_HEAD(kinstr_cached);	/* areas whose code cache is in: their functions' ranges */
 static void kinstr_worker_fn(struct work_struct *work);
 static DECLARE_DELAYED_WORK(kinstr_worker, kinstr_worker_fn);
@@ -477,6 +478,7 @@ static void kinstr_worker_fn(struct work_struct *work)
 	mutex_lock(&kinstr_patch_mutex);
 	list_splice_init(&kinstr_arm_list, &arm);
 	list_splice_init(&kinstr_free_list, &dead);
+	kinstr_worker_holding = !list_empty(&arm) || !list_empty(&dead);
 	mutex_unlock(&kinstr_patch_mutex);
 	if (list_empty(&arm) && list_empty(&dead))
 		return;
@@ -504,6 +506,9 @@ static void kinstr_worker_fn(struct work_struct *work)
 		list_del(&a->node);
 		kinstr_area_free(a);
 	}
+	mutex_lock(&kinstr_patch_mutex);
+	kinstr_worker_holding = false;
+	mutex_unlock(&kinstr_patch_mutex);
 	if (more)
 		mod_delayed_work(system_unbound_wq, &kinstr_worker, 0);
 }
@@ -520,7 +525,11 @@ void kinstr_patch_drain(void)
 	do {
 		flush_delayed_work(&kinstr_worker);
 		mutex_lock(&kinstr_patch_mutex);
-		busy = !list_empty(&kinstr_arm_list) || !list_empty(&kinstr_free_list);
+		/*
+		 * A run queued after the flush began (the worker requeues itself, other sessions kick it)
+		 * may hold areas off both lists: wait for it too.
+		 */
+		busy = !list_empty(&kinstr_arm_list) || !list_empty(&kinstr_free_list) || kinstr_worker_holding;
 		mutex_unlock(&kinstr_patch_mutex);
 		if (busy)
 			kick_worker(0);
