@@ -163,11 +163,57 @@ def vm_files():
     return sorted(os.path.join("tests/vm/tests", f) for f in os.listdir("tests/vm/tests") if f.endswith(".t"))
 
 
+WEIGHTS = "tests/vm/weights"
+
+
+def measured_weights():
+    """tests/vm/weights: the seconds each VM test file took in a full suite ('FILE SECONDS' lines;
+    tests/run --write-weights rewrites it from the last run)."""
+    w = {}
+    if os.path.exists(WEIGHTS):
+        with open(WEIGHTS) as f:
+            for line in f:
+                line = line.split("#")[0].split()
+                if len(line) == 2:
+                    w[line[0]] = float(line[1])
+    return w
+
+
+def write_weights():
+    """The mean over the full suites' parts of build/vm of each file's seconds, per kernel summed."""
+    per = {}
+    for d in sorted(os.listdir("build/vm")):
+        path = os.path.join("build/vm", d, "results.jsonl")
+        if not re.match(r"suite-[0-9.]+-[0-9]+of[0-9]+$", d) or not os.path.exists(path):
+            continue
+        kern = d.split("-")[1]
+        with open(path) as f:
+            for line in f:
+                r = json.loads(line)
+                if "file" in r:
+                    per.setdefault(r["file"], {}).setdefault(kern, 0.0)
+                    per[r["file"]][kern] += r["seconds"]
+    if not per:
+        raise SystemExit("no full-suite results in build/vm: run the VM suite first")
+    with open(WEIGHTS, "w") as f:
+        f.write("# Seconds each VM test file took in the full suites of the last run (mean over the\n"
+                "# kernels): what tests/run splits a full suite into parts of equal time by.\n"
+                "# Rewritten by: tests/run --no-setup --write-weights (after a run of the VM suite).\n")
+        for name in sorted(per):
+            f.write(f"{name} {sum(per[name].values()) / len(per[name]):.0f}\n")
+    print(f"{WEIGHTS}: {len(per)} files")
+
+
 def split_files(files, parts):
     """parts lists of the VM test files of about equal weight, each in a guest of its own: the weight
-    of a file is the sum of its tests' TIMEOUTs (the long ones say so). The host checks read what
-    analysis.t leaves (the whole-kernel snapshot): it goes in the first part."""
+    of a file is what tests/vm/weights measured, or for a file it does not list the sum of its
+    tests' TIMEOUTs (the long ones say so). The host checks read what analysis.t leaves (the
+    whole-kernel snapshot): it goes in the first part."""
+    measured = measured_weights()
+
     def weight(f):
+        if os.path.basename(f) in measured:
+            return measured[os.path.basename(f)]
         t = 0
         with open(f) as fh:
             for line in fh:
@@ -185,10 +231,10 @@ def split_files(files, parts):
     return [sorted(g) for g in groups if g]
 
 
-def step_vm(args, label, release, suite, cpu=None, files=None, part=""):
+def step_vm(args, label, release, suite, cpu=None, files=None, part="", once=True):
     files = files or vm_files()
     out = "build/vm/suite-" + label.replace("/", "-") + (f"-{part.replace('/', 'of')}" if part else "")
-    env = ["--kernel", release, "--env", f"KINSTR_TEST_SUITE={suite}"]
+    env = ["--kernel", release, "--env", f"KINSTR_TEST_SUITE={suite}", "--env", f"KINSTR_TEST_ONCE={int(once)}"]
     if args.k:
         env += ["--env", f"KINSTR_TEST_FILTER={args.k}"]
     cmd = "/usr/bin/python3 tests/vm/guest-runner /run/kinstr-job/results.jsonl " + " ".join(files)
@@ -256,18 +302,22 @@ def step_lanes(args, host_jobs):
     self-tests), in lanes: one TCG guest or host job per host CPU at a time. The full suites start
     first (the longest work), the rest fill in; each job's lines print together as it ends."""
     vm_jobs = []
+    once_done = False
     if args.vm or not args.unit:
         for label, rel, suite, cpu, why in (l for l in matrix() if not args.kernel or l[0] in args.kernel):
             if rel is None:
                 report("fail", f"vm {label}: kernel installed", why)
                 continue
+            # the tests marked ONCE (user-space work) run in the first full suite only
+            once = suite == "full" and not once_done
+            once_done = once_done or once
             # a full suite in parts, each a guest of its own, so that the lanes stay evenly busy
             parts = split_files(vm_files(), args.parts) if suite == "full" and not args.k else [None]
             for i, files in enumerate(parts):
                 part = f"{i + 1}/{len(parts)}" if files else ""
                 vm_jobs.append((f"{rel} ({suite}{' ' + part if part else ''})", suite == "full",
-                                lambda label=label, rel=rel, suite=suite, cpu=cpu, files=files, part=part:
-                                step_vm(args, label, rel, suite, cpu, files, part)))
+                                lambda label=label, rel=rel, suite=suite, cpu=cpu, files=files, part=part, once=once:
+                                step_vm(args, label, rel, suite, cpu, files, part, once)))
     todo = [j for j in vm_jobs if j[1]] + host_jobs + [j for j in vm_jobs if not j[1]]
 
     def lane():
@@ -330,7 +380,12 @@ def main():
                     help="guests at once (default: one per host CPU)")
     ap.add_argument("--parts", type=int, default=2,
                     help="guests each full suite is split over (default 2; not with -k)")
+    ap.add_argument("--write-weights", action="store_true",
+                    help=f"rewrite {WEIGHTS} from the full suites' results in build/vm, and exit")
     args = ap.parse_args()
+    if args.write_weights:
+        write_weights()
+        return 0
     everything = not (args.unit or args.vm)
     t0 = time.monotonic()
     if step_build(args):

@@ -3,6 +3,7 @@
 # (The pure parsing is in tests/unit/test_cli_parse.c and test_cli_input.sh, on the host.)
 
 NAME input: bad numbers, bad specs and a bad --pid are refused with their reason, before anything is patched
+ONCE
 SETUP insmod kmod/kinstr.ko
 RUN a=$(build/tests/vm/progs/textsum 'vfs_*'); \
 	build/kinstr count -d abc vfs_read; echo "rc=$?"; build/kinstr count -d 0 vfs_read; echo "rc=$?"; \
@@ -24,6 +25,7 @@ EXPECT_NOT ^i1-exists$
 EXPECT ^text-unchanged$
 
 NAME input: count -o and profile -o to an unwritable file fail before anything is installed
+ONCE
 SETUP insmod kmod/kinstr.ko
 RUN t0=$(date +%s%N); build/kinstr count -o /proc/nope -d 5 vfs_read; echo "rc=$?"; \
 	build/kinstr profile -o /proc/nope -d 5 vfs_read; echo "rc=$?"; t1=$(date +%s%N); \
@@ -48,6 +50,7 @@ EXPECT ^vfs_read\+0x(5|9) +jump +inline +[0-9]+$
 EXPECT ^rc=130$
 
 NAME input: a spec matching nothing exits 1 in every subcommand, and snapshot writes no file
+ONCE
 SETUP insmod kmod/kinstr.ko
 RUN for c in "count" "trace -o /tmp/i2" "profile" "drill" "sites" "disasm" "snapshot -o /tmp/i3.snap"; do \
 	build/kinstr $c 'nomatch_zz_*' > /dev/null 2>&1; echo "$c rc=$?"; done; \
@@ -67,6 +70,7 @@ EXPECT ^snapshot-name rc=1$
 EXPECT ^no-snap$
 
 NAME input: count '*' is refused at the batch limit from the symbols, before the analysis, naming the number and --max-probes
+ONCE
 SETUP insmod kmod/kinstr.ko
 RUN t0=$(date +%s%N); build/kinstr count '*'; echo "rc=$?"; build/kinstr profile 'vfs_*,*'; \
 	echo "rc=$?"; t1=$(date +%s%N); echo "took $(( (t1 - t0) / 1000000 )) ms"; \
@@ -84,6 +88,7 @@ EXPECT_NOT ^rc=0$
 EXPECT ^before-the-analysis$
 
 NAME input: the live table on a terminal clears the screen, but never with TERM=dumb or without a terminal
+ONCE
 SETUP insmod kmod/kinstr.ko
 RUN e=$(printf '\033'); \
 	TERM=xterm script -qec 'build/kinstr count -d 2.5 vfs_read' /dev/null > /tmp/tty-xterm 2>&1; echo "xterm rc=$?"; \

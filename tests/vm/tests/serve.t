@@ -1,6 +1,7 @@
 # kinstr serve (issue 17): probes kept in, their numbers scraped by a real Prometheus.
 
 NAME serve: Debian's prometheus scrapes kinstr serve every second while a program calls getppid 3,000 times; PromQL through Prometheus's HTTP API gives exactly 3,000 for the interior probe's counter and for the timed function's histogram count; promtool check metrics passes on a scrape; SIGTERM takes the probes out
+ONCE
 SETUP insmod kmod/kinstr.ko && ip link set lo up
 RUN site=$(tests/vm/checks/pick_sites.py --need jump __x64_sys_getppid) || exit 1; before=$(build/tests/vm/progs/textsum '__x64_sys_getppid'); \
 	printf 'global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: kinstr\n    static_configs:\n      - targets: ["127.0.0.1:9464"]\n' > /tmp/prom.yml; \
@@ -24,6 +25,7 @@ EXPECT ^serve exit 0$
 EXPECT ^text-restored$
 
 NAME serve: 1,000 concurrent scrapes while getppid runs all answer, each counter never goes back; another path is 404, a bad or taken --listen is refused before anything is patched
+ONCE
 SETUP insmod kmod/kinstr.ko && ip link set lo up
 RUN build/kinstr serve -d 120 __x64_sys_getppid 2>/dev/null & s=$!; \
 	for i in $(seq 120); do curl -sf http://127.0.0.1:9464/metrics >/dev/null && break; sleep 0.5; done; \
@@ -47,6 +49,7 @@ EXPECT ^rc 1$
 EXPECT ^rc 2$
 
 NAME count --metrics and profile --metrics serve the same counters and histograms while they run: a scrape after 1,000 getppid calls gives exactly 1,000 for the probe and the timed function's histogram count; --metrics with --by is refused
+ONCE
 SETUP insmod kmod/kinstr.ko && ip link set lo up
 RUN up() { for i in $(seq 240); do curl -sf http://127.0.0.1:$1/metrics >/dev/null && return 0; sleep 0.5; done; return 1; }; \
 	build/kinstr count --metrics 127.0.0.1:9465 -d 120 __x64_sys_getppid >/dev/null 2>&1 & a=$!; up 9465; \

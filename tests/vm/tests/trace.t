@@ -77,6 +77,7 @@ EXPECT ^kinstr: cpu [0-9]+: [0-9]+ events recorded, [1-9][0-9]* lost \(full 0, o
 EXPECT ^trace ok$
 
 NAME trace: bad values are refused with the rule, before anything is patched or written
+ONCE
 SETUP insmod kmod/kinstr.ko
 RUN a=$(build/tests/vm/progs/textsum 'vfs_*'); \
 	build/kinstr trace -o /tmp/t4 'vfs_read(nosuch)'; echo "rc=$?"; \
@@ -110,6 +111,7 @@ EXPECT ^rmmod-ok$
 EXPECT ^trace ok$
 
 NAME kinstr report on a truncated trace: a clear error naming the file, no crash
+ONCE
 SETUP insmod kmod/kinstr.ko
 RUN build/kinstr trace -o /tmp/t6 -c 'build/tests/vm/progs/getppid_loop 3000' __x64_sys_getppid 2>/dev/null && \
 	python3 tests/vm/progs/check_trace.py /tmp/t6 --count __x64_sys_getppid getppid_loop 3000 | tail -1 && \
@@ -203,6 +205,7 @@ EXPECT ^stopped-in-time$
 EXPECT ^trace ok$
 
 NAME trace in babeltrace2's Python bindings (python3-bt2) and in trace-cmd: every event's fields have the classes the metadata declares (sizes, signedness, bases; strings and comm), the bindings see the same events as babeltrace2's CLI; report --trace-dat writes a trace.dat that trace-cmd report reads with the same event count and values
+ONCE
 SETUP insmod kmod/kinstr.ko
 RUN build/kinstr trace -o /tmp/tb -c 'build/tests/vm/progs/trace_workload 200' '__x64_sys_getppid%return' 'vfs_llseek(offset,whence)' \
 	'do_filp_open(dfd,path=+0(pathname):string)' 'ksys_read(count:x64)' > /dev/null 2>&1; echo "rc=$?"; \
@@ -227,6 +230,7 @@ EXPECT ^vfs_llseek: comm=trace_workload offset=1000 whence=0$
 EXPECT ^ksys_read: comm=\S+ count=0xHEX$
 
 NAME report pairs FUNC and FUNC%return per thread: two processes calling getppid 1,000 and 500 times at once give as many calls as entry and return events (1,500 and the shell's own), none unpaired, min <= mean <= max, in --json and in the table
+ONCE
 SETUP insmod kmod/kinstr.ko
 RUN build/kinstr trace -o /tmp/tp -c 'build/tests/vm/progs/getppid_loop 1000 >/dev/null & build/tests/vm/progs/getppid_loop 500 >/dev/null & wait' \
 	__x64_sys_getppid '__x64_sys_getppid%return' >/dev/null 2>&1; echo "rc=$?"; \
