@@ -189,8 +189,12 @@ struct cli_metrics {
 	void *ctx;
 	uint64_t scrapes;
 };
-/* Bound and listening before anything is patched: CLI_OK, CLI_USAGE (not ADDR:PORT) or CLI_FAIL (printed). */
-int cli_metrics__open(struct cli_metrics *m, const char *listen_at, int (*write)(void *ctx, FILE *out), void *ctx);
+/*
+ * Bound and listening before anything is patched: CLI_OK, CLI_USAGE (not ADDR:PORT) or CLI_FAIL
+ * (printed, naming the option opt: --listen, --metrics).
+ */
+int cli_metrics__open(struct cli_metrics *m, const char *opt, const char *listen_at,
+		     int (*write)(void *ctx, FILE *out), void *ctx);
 /* Accept one connection and answer it (a cli_run__watch on_ready, ctx the struct cli_metrics). */
 void cli_metrics__ready(void *m);
 void cli_metrics__close(struct cli_metrics *m);
@@ -206,6 +210,8 @@ struct cli_metrics_src {
 	uint64_t *scrapes;
 };
 int cli_metrics__probes(void *src, FILE *out);
+/* kinstr_info{version,module,abi,kernel} 1 */
+void cli_metrics__info(struct kinstr_dev *dev, FILE *out);
 /* -o FILE opened (created, truncated) before anything is patched: its fd, or -1 (printed). */
 int cli_open_output(const char *path);
 /* The totals go to fd (>= 0: -o path) from here on, not stdout: 0, or -1 (printed). */

@@ -492,7 +492,7 @@ int cmd_count(int argc, char **argv)
 	/* the output first: a file that cannot be written fails before anything is patched */
 	if (output && !dry && (out_fd = cli_open_output(output)) < 0)
 		return CLI_FAIL;
-	if (metrics_at && (ret = cli_metrics__open(&m, metrics_at, cli_metrics__probes, &src)) != CLI_OK) {
+	if (metrics_at && (ret = cli_metrics__open(&m, "--metrics", metrics_at, cli_metrics__probes, &src)) != CLI_OK) {
 		if (out_fd >= 0)
 			close(out_fd);
 		return ret;

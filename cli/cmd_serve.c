@@ -94,7 +94,7 @@ int cmd_serve(int argc, char **argv)
 	}
 	cli_run__init(&run, command, duration, false);
 	/* the address first: one that cannot be bound fails before anything is patched */
-	ret = cli_metrics__open(&m, listen_at, cli_metrics__probes, &src);
+	ret = cli_metrics__open(&m, "--listen", listen_at, cli_metrics__probes, &src);
 	if (ret != CLI_OK)
 		goto out;
 	ret = CLI_FAIL;

@@ -8,6 +8,7 @@
 
 #include <kinstr/btf.h>
 #include <kinstr/plan.h>
+#include <kinstr/prom.h>
 #include <kinstr/span.h>
 #include <kinstr/tally.h>
 #include <kinstr/trace.h>
@@ -17,7 +18,7 @@
 
 static void span_usage(FILE *f)
 {
-	fprintf(f, "usage: kinstr span [-c CMD|-d SEC] [--key tid|pid|value] [--hist] [--json] A B\n\n"
+	fprintf(f, "usage: kinstr span [-c CMD|-d SEC] [--key tid|pid|value] [--hist] [--json] [--metrics ADDR:PORT] A B\n\n"
 		   "The time from each hit at A to the next hit at B of the same key, per key and in\n"
 		   "total: count, min, mean, max (ns), and with --hist a log2 histogram. A and B are\n"
 		   "probe specs as for 'kinstr trace' (FUNC, FUNC+0xOFF, FUNC%%return, a glob; an interior\n"
@@ -31,6 +32,10 @@ static void span_usage(FILE *f)
 		   "      --hist          print the histogram of the intervals\n"
 		   "      --clock CLOCK   mono (default) or local, as for 'kinstr trace'\n"
 		   "      --json          one JSON object\n"
+		   "      --metrics ADDR:PORT  serve the spans to Prometheus while they are measured\n"
+		   "                      (GET /metrics: a histogram, the unmatched, lost and overflow\n"
+		   "                      counters; a scrape counts what is older than the newest hit\n"
+		   "                      less 100 ms, the totals at the end all)\n"
 		   "A start with no stop (or replaced by the next start of its key) and a stop with no\n"
 		   "start are counted, as are hits the trace buffers had no room for (lost) and records\n"
 		   "past the bound of 4 M (overflow).\n");
@@ -123,6 +128,55 @@ static void span_print(const struct kinstr_spanner *s, const char *a, const char
 		hist_print(&r->total);
 }
 
+/* What a scrape reads: the spans settled so far (lib/span.c). */
+struct span_metrics {
+	struct kinstr_dev *dev;
+	struct kinstr_spanner *sp;
+	const char *a, *b;
+	uint64_t scrapes;
+};
+
+#define SPAN_SETTLE_NS 100000000ull	/* far more than a probe's write of its record takes */
+
+static int span_metrics_write(void *ctx, FILE *out)
+{
+	struct span_metrics *m = ctx;
+	const struct kinstr_span_result *r;
+	uint64_t h[KINSTR_SPAN_HIST - 1];
+	char labels[512] = "", l2[600];
+	unsigned int i;
+	int ret = kinstr_spanner__settle(m->sp, SPAN_SETTLE_NS);
+
+	if (ret)
+		return ret;
+	r = kinstr_spanner__result(m->sp);
+	/* the span's bucket i is [2^(i-1), 2^i) ns; Prometheus's from the timers' [2^i, 2^(i+1)) */
+	h[0] = r->total.hist[0] + r->total.hist[1];
+	for (i = 1; i < KINSTR_SPAN_HIST - 1; i++)
+		h[i] = r->total.hist[i + 1];
+	if (kinstr_prom__label(labels, sizeof(labels), "from", m->a) ||
+	    kinstr_prom__label(labels, sizeof(labels), "to", m->b))
+		return -ENOSPC;
+	cli_metrics__info(m->dev, out);
+	kinstr_prom__family(out, "kinstr_span_duration_seconds", "histogram",
+			    "Time from a hit at the span's start to the next hit at its stop of the same key.");
+	kinstr_prom__log2_histogram(out, "kinstr_span_duration_seconds", labels, h, KINSTR_SPAN_HIST - 1,
+				    r->total.count, r->total.sum);
+	kinstr_prom__family(out, "kinstr_span_unmatched_total", "counter",
+			    "Starts replaced by a later start of their key, and stops with no start.");
+	snprintf(l2, sizeof(l2), "%s,point=\"start\"", labels);
+	kinstr_prom__sample(out, "kinstr_span_unmatched_total", l2, r->unmatched_starts);
+	snprintf(l2, sizeof(l2), "%s,point=\"stop\"", labels);
+	kinstr_prom__sample(out, "kinstr_span_unmatched_total", l2, r->unmatched_stops);
+	kinstr_prom__family(out, "kinstr_span_lost_total", "counter", "Hits the trace buffers had no room for.");
+	kinstr_prom__sample(out, "kinstr_span_lost_total", labels, r->lost);
+	kinstr_prom__family(out, "kinstr_span_overflow_total", "counter", "Hits past the bound of records kept.");
+	kinstr_prom__sample(out, "kinstr_span_overflow_total", labels, r->overflow);
+	kinstr_prom__family(out, "kinstr_scrapes_total", "counter", "Scrapes of this endpoint answered.");
+	kinstr_prom__sample(out, "kinstr_scrapes_total", "", ++m->scrapes);
+	return 0;
+}
+
 static void span_tick(void *ctx, double dt)
 {
 	(void)dt;
@@ -138,6 +192,7 @@ int cmd_span(int argc, char **argv)
 		{ "hist", no_argument, NULL, 'H' },
 		{ "clock", required_argument, NULL, 'C' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "metrics", required_argument, NULL, 'm' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -151,7 +206,9 @@ int cmd_span(int argc, char **argv)
 	struct kinstr_btf *btf = NULL;
 	struct kinstr_kernel *k = NULL;
 	struct kinstr_dev *dev = NULL;
-	const char *command = NULL;
+	const char *command = NULL, *metrics_at = NULL;
+	struct cli_metrics m = { .fd = -1 };
+	struct span_metrics sm = { 0 };
 	double duration = 0;
 	bool json = false, hist = false;
 	unsigned int na = 0, nev = 0;
@@ -179,6 +236,7 @@ int cmd_span(int argc, char **argv)
 				return CLI_USAGE;
 			break;
 		case 'j': json = true; break;
+		case 'm': metrics_at = optarg; break;
 		case 'h': span_usage(stdout); return CLI_OK;
 		default: span_usage(stderr); return CLI_USAGE;
 		}
@@ -203,6 +261,10 @@ int cmd_span(int argc, char **argv)
 		cli_err("span: A and B are the same point ('%s')", argv[optind]);
 		return CLI_USAGE;
 	}
+	/* bound and listening before anything is patched */
+	if (metrics_at && (ret = cli_metrics__open(&m, "--metrics", metrics_at, span_metrics_write, &sm)) != CLI_OK)
+		return ret;
+	ret = CLI_FAIL;
 	cli_run__init(&run, command, duration, false);
 	ev = calloc(SPAN_MAX_EVENTS, sizeof(*ev));
 	k = ev ? cli_open_kernel(NULL, &dev) : NULL;
@@ -234,6 +296,10 @@ int cmd_span(int argc, char **argv)
 			kinstr_probeset__cnt(ps), command || duration ? "" : "; Ctrl-C to stop");
 	if (cli_run__start(&run, ps))
 		goto out;
+	if (metrics_at) {
+		sm = (struct span_metrics){ .dev = dev, .sp = sp, .a = argv[optind], .b = argv[optind + 1] };
+		cli_run__watch(&run, m.fd, cli_metrics__ready, &m);
+	}
 	cli_run__wait(&run, 0.05, span_tick, sp);
 	cli_run__stop(&run);
 	kinstr_probeset__remove(ps);	/* then every handler finished: the rest is in the buffers */
@@ -247,6 +313,7 @@ int cmd_span(int argc, char **argv)
 	ret = cli_run__status(&run);
 out:
 	cli_run__cleanup(&run);
+	cli_metrics__close(&m);
 	kinstr_spanner__free(sp);
 	kinstr_plan__free(pl);
 	kinstr_probeset__free(ps);

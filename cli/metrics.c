@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * A metrics endpoint (kinstr serve, and --metrics on count and profile): a listening socket the
+ * A metrics endpoint (kinstr serve, and --metrics on count, profile and span): a listening socket the
  * run's wait watches (cli_run__watch); each connection's request read (2 s at most), GET /metrics
  * answered with the exposition its owner writes (lib/prom.c formats), then closed.
  */
@@ -21,7 +21,7 @@
 #include "cli.h"
 
 /* A socket listening at ADDR:PORT: its fd, or -1 (printed), -2 when spec is no ADDR:PORT (printed). */
-static int open_listen(const char *spec)
+static int open_listen(const char *opt, const char *spec)
 {
 	char host[256], *colon;
 	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE }, *ai, *a;
@@ -30,7 +30,7 @@ static int open_listen(const char *spec)
 	snprintf(host, sizeof(host), "%s", spec);
 	colon = strrchr(host, ':');
 	if (!colon || !colon[1] || colon == host) {
-		cli_err("--listen: ADDR:PORT, not '%s'", spec);
+		cli_err("%s: ADDR:PORT, not '%s'", opt, spec);
 		return -2;	/* usage */
 	}
 	*colon = 0;
@@ -40,7 +40,7 @@ static int open_listen(const char *spec)
 	}
 	err = getaddrinfo(host, colon + 1, &hints, &ai);
 	if (err) {
-		cli_err("--listen %s: %s", spec, gai_strerror(err));
+		cli_err("%s %s: %s", opt, spec, gai_strerror(err));
 		errno = EINVAL;
 		return -1;
 	}
@@ -58,12 +58,12 @@ static int open_listen(const char *spec)
 	}
 	freeaddrinfo(ai);
 	if (fd < 0)
-		cli_err("--listen %s: %s", spec, strerror(errno));
+		cli_err("%s %s: %s", opt, spec, strerror(errno));
 	return fd;
 }
 
 /* kinstr_info{version,module,abi,kernel} 1 */
-static void info(struct kinstr_dev *dev, FILE *out)
+void cli_metrics__info(struct kinstr_dev *dev, FILE *out)
 {
 	struct kinstr_version v;
 	struct utsname u;
@@ -97,7 +97,7 @@ int cli_metrics__probes(void *arg, FILE *out)
 		ret = kinstr_timers__read(s->dev, 0, (uint32_t)s->ntimed, st);
 	if (ret)
 		goto out;
-	info(s->dev, out);
+	cli_metrics__info(s->dev, out);
 	if (s->ncount) {
 		kinstr_prom__family(out, "kinstr_probe_hits_total", "counter", "Hits of each counting probe.");
 		for (i = 0; i < s->ncount; i++) {
@@ -203,12 +203,13 @@ static void answer(struct cli_metrics *m, int c)
 }
 
 
-int cli_metrics__open(struct cli_metrics *m, const char *listen_at, int (*write)(void *ctx, FILE *out), void *ctx)
+int cli_metrics__open(struct cli_metrics *m, const char *opt, const char *listen_at,
+		     int (*write)(void *ctx, FILE *out), void *ctx)
 {
 	memset(m, 0, sizeof(*m));
 	m->write = write;
 	m->ctx = ctx;
-	m->fd = open_listen(listen_at);
+	m->fd = open_listen(opt, listen_at);
 	return m->fd >= 0 ? CLI_OK : m->fd == -2 ? CLI_USAGE : CLI_FAIL;
 }
 

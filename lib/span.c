@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
- * Latency between two points (include/kinstr/span.h). The records are kept (bounded) until the
- * end: the CPUs' buffers are read one after the other, so a stop on one CPU may be read before
- * the start on another that came first; sorted by key and time, each key's hits pair in order.
+ * Latency between two points (include/kinstr/span.h). The CPUs' buffers are read one after the
+ * other, so a stop on one CPU may be read before the start on another that came first: records
+ * wait (bounded) until they are settled, then pair in time order against a table of each key's
+ * open start. Everything settles at the drain; kinstr_spanner__settle settles earlier what is
+ * older than the newest record read (or the clock's now) less a margin, after a flush, for a view
+ * while it runs.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -19,17 +22,26 @@ struct srec {
 	char comm[16];
 };
 
+/* A key's state: its open start, and its row once it has paired. */
+struct kstate {
+	uint64_t key, open_ts;
+	size_t row;		/* SIZE_MAX: none yet */
+	uint8_t used, open;
+};
+
 struct kinstr_spanner {
 	struct kinstr_trace *t;
 	const struct kinstr_trace_event *ev;
 	unsigned int na, nev, key;
 	size_t max;
-	struct srec *recs;
+	struct srec *recs;		/* read, not settled */
 	size_t n, cap;
-	uint64_t seq;
+	uint64_t seq, newest;
+	struct kstate *tab;		/* open addressing, a power of two */
+	size_t tab_cap, tab_n;
 	struct kinstr_span_result res;
 	struct kinstr_span_row *rows;
-	size_t nrows;
+	size_t nrows, rows_cap;
 	int drained, err;
 };
 
@@ -77,6 +89,7 @@ void kinstr_spanner__free(struct kinstr_spanner *s)
 	if (!s)
 		return;
 	free(s->recs);
+	free(s->tab);
 	free(s->rows);
 	free(s);
 }
@@ -106,6 +119,7 @@ static int span_one(void *ctx, const struct kinstr_trace_rec *r)
 	}
 	x = &s->recs[s->n++];
 	x->ts = r->ts;
+	s->newest = r->ts > s->newest ? r->ts : s->newest;
 	x->key = s->key == KINSTR_TALLY_TID ? r->tid : s->key == KINSTR_TALLY_PID ? r->pid : vals[3].u;
 	x->seq = s->seq++;
 	x->is_b = r->event >= s->na;
@@ -138,8 +152,6 @@ static int cmp_rec(const void *a, const void *b)
 {
 	const struct srec *x = a, *y = b;
 
-	if (x->key != y->key)
-		return x->key < y->key ? -1 : 1;
 	if (x->ts != y->ts)
 		return x->ts < y->ts ? -1 : 1;
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
@@ -165,9 +177,127 @@ static void add(struct kinstr_span_stats *st, uint64_t d)
 	st->hist[kinstr_span__bucket(d)]++;
 }
 
+static size_t slot_of(uint64_t key, size_t cap)
+{
+	key ^= key >> 33;
+	key *= 0xff51afd7ed558ccdull;	/* a 64-bit mix: pointers and tids spread over the table */
+	key ^= key >> 33;
+	return (size_t)key & (cap - 1);
+}
+
+static int tab_grow(struct kinstr_spanner *s)
+{
+	size_t cap = s->tab_cap ? 2 * s->tab_cap : 1024, i, j;
+	struct kstate *t = calloc(cap, sizeof(*t));
+
+	if (!t)
+		return -ENOMEM;
+	for (i = 0; i < s->tab_cap; i++) {
+		if (!s->tab[i].used)
+			continue;
+		for (j = slot_of(s->tab[i].key, cap); t[j].used; j = (j + 1) & (cap - 1))
+			;
+		t[j] = s->tab[i];
+	}
+	free(s->tab);
+	s->tab = t;
+	s->tab_cap = cap;
+	return 0;
+}
+
+/* key's state, added if new; NULL: no memory */
+static struct kstate *state_of(struct kinstr_spanner *s, uint64_t key)
+{
+	size_t j;
+
+	if (2 * (s->tab_n + 1) > s->tab_cap && tab_grow(s))
+		return NULL;
+	for (j = slot_of(key, s->tab_cap); s->tab[j].used; j = (j + 1) & (s->tab_cap - 1))
+		if (s->tab[j].key == key)
+			return &s->tab[j];
+	s->tab[j] = (struct kstate){ .key = key, .row = SIZE_MAX, .used = 1 };
+	s->tab_n++;
+	return &s->tab[j];
+}
+
+static int pair(struct kinstr_spanner *s, const struct srec *x)
+{
+	struct kstate *k = state_of(s, x->key);
+	struct kinstr_span_row *row;
+
+	if (!k)
+		return -ENOMEM;
+	if (!x->is_b) {
+		s->res.unmatched_starts += k->open;	/* replaced */
+		k->open = 1;
+		k->open_ts = x->ts;
+		return 0;
+	}
+	if (!k->open) {
+		s->res.unmatched_stops++;
+		return 0;
+	}
+	k->open = 0;
+	if (k->row == SIZE_MAX) {
+		if (s->nrows == s->rows_cap) {
+			size_t cap = s->rows_cap ? 2 * s->rows_cap : 256;
+			struct kinstr_span_row *g = realloc(s->rows, cap * sizeof(*g));
+
+			if (!g)
+				return -ENOMEM;
+			s->rows = g;
+			s->rows_cap = cap;
+		}
+		k->row = s->nrows++;
+		memset(&s->rows[k->row], 0, sizeof(*row));
+		s->rows[k->row].key = x->key;
+	}
+	row = &s->rows[k->row];
+	add(&row->st, x->ts - k->open_ts);
+	add(&s->res.total, x->ts - k->open_ts);
+	memcpy(row->comm, x->comm, sizeof(row->comm));
+	return 0;
+}
+
+/* Pair every record read with ts <= upto, in time order; the rest waits. */
+static int settle_upto(struct kinstr_spanner *s, uint64_t upto)
+{
+	size_t i;
+	int ret;
+
+	qsort(s->recs, s->n, sizeof(*s->recs), cmp_rec);
+	for (i = 0; i < s->n && s->recs[i].ts <= upto; i++)
+		if ((ret = pair(s, &s->recs[i])))
+			return ret;
+	memmove(s->recs, s->recs + i, (s->n - i) * sizeof(*s->recs));
+	s->n -= i;
+	return 0;
+}
+
+int kinstr_spanner__settle(struct kinstr_spanner *s, uint64_t margin_ns)
+{
+	uint64_t now;
+	int ret;
+
+	if (s->drained)
+		return -EINVAL;
+	if (s->t && (ret = kinstr_trace__flush(s->t)))
+		return ret;
+	ret = kinstr_spanner__consume(s);
+	if (ret)
+		return ret;
+	s->res.lost = s->t ? kinstr_trace__lost(s->t) : 0;
+	/* the clock's now as well: on a quiet machine the last hits settle without newer ones */
+	now = s->t ? kinstr_trace__now(s->t) : 0;
+	now = now > s->newest ? now : s->newest;
+	if (now <= margin_ns)
+		return 0;
+	return settle_upto(s, now - margin_ns);
+}
+
 int kinstr_spanner__drain(struct kinstr_spanner *s)
 {
-	size_t i, j;
+	size_t i;
 	int ret;
 
 	if (s->t)
@@ -177,38 +307,13 @@ int kinstr_spanner__drain(struct kinstr_spanner *s)
 		return ret;
 	s->drained = 1;
 	s->res.lost = s->t ? kinstr_trace__lost(s->t) : 0;
-	qsort(s->recs, s->n, sizeof(*s->recs), cmp_rec);
-	s->rows = calloc(s->n ? s->n : 1, sizeof(*s->rows));
-	if (!s->rows)
-		return -ENOMEM;
-	for (i = 0; i < s->n; i = j) {	/* each key's hits in time order */
-		struct kinstr_span_row *row = &s->rows[s->nrows];
-		const struct srec *open = NULL;
-
-		memset(row, 0, sizeof(*row));
-		row->key = s->recs[i].key;
-		for (j = i; j < s->n && s->recs[j].key == row->key; j++) {
-			const struct srec *x = &s->recs[j];
-
-			if (!x->is_b) {
-				s->res.unmatched_starts += open != NULL;	/* replaced */
-				open = x;
-				continue;
-			}
-			if (!open) {
-				s->res.unmatched_stops++;
-				continue;
-			}
-			add(&row->st, x->ts - open->ts);
-			add(&s->res.total, x->ts - open->ts);
-			memcpy(row->comm, x->comm, sizeof(row->comm));
-			open = NULL;
-		}
-		s->res.unmatched_starts += open != NULL;	/* still open at the end */
-		if (row->st.count)
-			s->nrows++;
-	}
-	qsort(s->rows, s->nrows, sizeof(*s->rows), cmp_row);
+	ret = settle_upto(s, UINT64_MAX);
+	if (ret)
+		return ret;
+	for (i = 0; i < s->tab_cap; i++)
+		s->res.unmatched_starts += s->tab[i].used && s->tab[i].open;	/* still open at the end */
+	if (s->nrows)
+		qsort(s->rows, s->nrows, sizeof(*s->rows), cmp_row);
 	free(s->recs);
 	s->recs = NULL;
 	s->n = s->cap = 0;

@@ -3,7 +3,9 @@
 #include <errno.h>
 #include <poll.h>
 #include <stdlib.h>
+#include <stdbool.h>
 #include <string.h>
+#include <time.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 
@@ -16,6 +18,7 @@ struct kinstr_trace {
 	uint32_t subbuf_size;
 	size_t buf_size, map_size;
 	int64_t clock_offset;
+	bool local_clock;
 	unsigned char *map;
 };
 
@@ -61,6 +64,7 @@ struct kinstr_trace *kinstr_trace__create(struct kinstr_dev *dev, const struct k
 	t->buf_size = tc.buf_mmap_size;
 	t->map_size = t->buf_size * t->nr_cpus;
 	t->clock_offset = (int64_t)(tc.realtime_ns - tc.clock_ns);
+	t->local_clock = tc.flags & KINSTR_TRACE_F_LOCAL_CLOCK;
 	t->map = mmap(NULL, t->map_size, PROT_READ, MAP_SHARED, fd, 0);
 	if (t->map == MAP_FAILED) {
 		err = errno;
@@ -87,6 +91,15 @@ unsigned int kinstr_trace__nr_cpus(const struct kinstr_trace *t)
 int64_t kinstr_trace__clock_offset(const struct kinstr_trace *t)
 {
 	return t->clock_offset;
+}
+
+uint64_t kinstr_trace__now(const struct kinstr_trace *t)
+{
+	struct timespec ts;
+
+	/* mono: the module's ktime_get_mono_fast_ns() is CLOCK_MONOTONIC; local_clock() has no user-space reader */
+	clock_gettime(t->local_clock ? CLOCK_REALTIME : CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec - (t->local_clock ? (uint64_t)t->clock_offset : 0);
 }
 
 int kinstr_trace__consume_max(struct kinstr_trace *t, kinstr_trace_subbuf_fn fn, void *ctx, unsigned int max_per_cpu)

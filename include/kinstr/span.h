@@ -2,8 +2,9 @@
 /*
  * Latency between two points (kinstr span A B): trace probes at A and at B record each hit (time,
  * pid, tid, comm, the spec's values) into the per-CPU ring buffers; the span reads them as they
- * come, and once the probes are out puts every CPU's records in time order and pairs each hit
- * of B with the last unpaired hit of A of the same key: the thread (default), the process, or
+ * come, and once they are settled (the probes out, or for a live view older than a margin) puts
+ * every CPU's records in time order and pairs each hit of B with the last unpaired hit of A of
+ * the same key: the thread (default), the process, or
  * each point's first value (e.g. a pointer handed from A on one CPU to B on another). Per key
  * and in total: count, min/mean/max and a log2 histogram of the intervals; starts with no stop,
  * stops with no start and starts replaced by a later one are counted, never dropped, as are
@@ -56,6 +57,13 @@ struct kinstr_spanner *kinstr_spanner__new(struct kinstr_trace *t, const struct 
 void kinstr_spanner__free(struct kinstr_spanner *s);
 int kinstr_spanner__subbuf(void *s, unsigned int cpu, const struct kr_subbuf_hdr *h, const unsigned char *recs);
 int kinstr_spanner__consume(struct kinstr_spanner *s);
+/*
+ * While it runs (a live view: kinstr span --metrics): flush the channel, read what it holds, and
+ * pair every record older than the newest read, or the records' clock now, less margin_ns (by
+ * then every CPU's record of that time is in: a probe's write takes far less); the result's
+ * totals and unmatched stops count those, the drain adds the rest. 0 or -errno.
+ */
+int kinstr_spanner__settle(struct kinstr_spanner *s, uint64_t margin_ns);
 /* After the probes are out and quiescent: the rest, the pairing, the losses. 0 or -errno. */
 int kinstr_spanner__drain(struct kinstr_spanner *s);
 const struct kinstr_span_result *kinstr_spanner__result(const struct kinstr_spanner *s);

@@ -42,6 +42,8 @@ void kinstr_trace__free(struct kinstr_trace *t);
 unsigned int kinstr_trace__nr_cpus(const struct kinstr_trace *t);
 /* CLOCK_REALTIME - the records' clock, in ns, as the module read them side by side. */
 int64_t kinstr_trace__clock_offset(const struct kinstr_trace *t);
+/* Now on the records' clock (local: realtime less the offset measured at the start, so it may drift). */
+uint64_t kinstr_trace__now(const struct kinstr_trace *t);
 
 /*
  * One delivered sub-buffer of cpu: its header and data_size bytes of records (walk them with
