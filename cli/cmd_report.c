@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include <kinstr/ctf.h>
 #include <kinstr/report.h>
@@ -30,7 +31,9 @@ static void report_usage(FILE *f)
 		   "               saved kinstr outputs: each FILE a --folded stack file (kinstr profile,\n"
 		   "               count --by stack) drawn as an interactive flame graph, or the --json of\n"
 		   "               profile or span (a table and a histogram per function or span), count\n"
-		   "               (a table) or count --by stack (a flame graph)\n"
+		   "               (a table), count --by stack (a flame graph) or cover (each function's\n"
+		   "               blocks, hit or not); or a trace's DIR: its events on a time line per CPU\n"
+		   "               (every event counted; at most 20000 drawn, evenly spaced)\n"
 		   "      --title TEXT  the page's title (default: kinstr report)\n"
 		   "      --trace-dat OUT  write the trace in DIR again as trace-cmd's trace.dat (version 6),\n"
 		   "               for 'trace-cmd report -i OUT' and KernelShark\n"
@@ -84,6 +87,35 @@ static char *slurp(const char *path, size_t *len)
 	return buf;
 }
 
+static bool is_dir(const char *path)
+{
+	struct stat st;
+
+	return !stat(path, &st) && S_ISDIR(st.st_mode);
+}
+
+/* A trace directory as the page's time line input (lib/report_trace.c), or NULL (printed). */
+static char *trace_data(const char *dir, const char *name, size_t *len)
+{
+	char *buf = NULL, err[512] = "";
+	FILE *f = open_memstream(&buf, len);
+	int r;
+
+	if (!f) {
+		cli_err("%s: %s", dir, strerror(errno));
+		return NULL;
+	}
+	r = kinstr_report__trace_json(f, dir, name, 0, err, sizeof(err));
+	if (fclose(f) && !r)
+		r = -errno;
+	if (r) {
+		cli_err("%s", err[0] ? err : strerror(-r));
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
 /* --html OUT FILE...: the page written beside OUT, then renamed onto it (no half page left). */
 static int report_html(const char *out, const char *title, int n, char **files)
 {
@@ -98,7 +130,7 @@ static int report_html(const char *out, const char *title, int n, char **files)
 		const char *slash = strrchr(files[i], '/');
 
 		in[i].name = slash && slash[1] ? slash + 1 : files[i];
-		in[i].data = slurp(files[i], &in[i].len);
+		in[i].data = is_dir(files[i]) ? trace_data(files[i], in[i].name, &in[i].len) : slurp(files[i], &in[i].len);
 		if (!in[i].data)
 			goto done;
 	}

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include <kinstr/ctf.h>
+#include <kinstr/report.h>
 #include "check.h"
 
 #define OFFSET_NS	1700000000123456789ll
@@ -681,6 +682,51 @@ text:
 	free(err);
 }
 
+/* The HTML report's time line of the trace: exact counts per CPU and class, at most max events drawn. */
+static void t_timeline(void)
+{
+	size_t maxes[] = { 0, 7 }, m, len = 0, shown;
+	uint64_t total = 0, step;
+	char want[300], err[256], *out = NULL;
+	unsigned int c;
+	FILE *f;
+	int r;
+
+	if (made)
+		SKIP("no trace");
+	for (c = 0; c < NCPU; c++)
+		total += tr.count[c];
+	for (m = 0; m < sizeof(maxes) / sizeof(maxes[0]); m++) {
+		f = open_memstream(&out, &len);
+		r = kinstr_report__trace_json(f, tdir, "t", maxes[m], err, sizeof(err));
+		fclose(f);
+		CHECK(r == 0, "max %zu: %d %s", maxes[m], r, err);
+		step = maxes[m] && total > maxes[m] ? (total + maxes[m] - 1) / maxes[m] : 1;
+		shown = (size_t)((total + step - 1) / step);
+		snprintf(want, sizeof(want), "\"events\":%" PRIu64 ",\"step\":%" PRIu64 ",", total, step);
+		CHECK(strstr(out, want), "no '%s' in %.300s", want, out);
+		snprintf(want, sizeof(want), "],\"shown\":%zu}}", shown);
+		CHECK(strstr(out, want), "max %zu: no '%s'", maxes[m], want);
+		CHECK(!maxes[m] || shown <= maxes[m], "%zu shown of at most %zu", shown, maxes[m]);
+		for (c = 0; c < NCPU; c++) {
+			snprintf(want, sizeof(want), "{\"cpu\":%u,\"events\":%" PRIu64 ",\"lost\":%" PRIu64 "}", cpus[c],
+				 tr.count[c], tr.discarded[c]);
+			CHECK(strstr(out, want), "no '%s'", want);
+		}
+		CHECK(!strstr(out, "{\"cpu\":2,"), "CPU 2 wrote nothing, yet has a lane");
+		snprintf(want, sizeof(want), "{\"name\":\"sched_switch\",\"events\":%" PRIu64 "}", tr.per_class[0]);
+		CHECK(strstr(out, want), "no '%s'", want);
+		CHECK(!strchr(out, '<'), "a '<' inside what goes in <script>");
+		free(out);
+		out = NULL;
+	}
+	f = open_memstream(&out, &len);
+	r = kinstr_report__trace_json(f, "/nonexistent-kinstr-trace", "t", 0, err, sizeof(err));
+	fclose(f);
+	CHECK(r < 0 && strstr(err, "/nonexistent-kinstr-trace"), "a missing trace: %d '%s'", r, err);
+	free(out);
+}
+
 /* A copy of the trace in tmp/NAME. */
 static void copy_trace(const char *name, char *dir, size_t size)
 {
@@ -838,6 +884,7 @@ int main(void)
 	RUN(t_headers);
 	RUN(t_api_errors);
 	RUN(t_report);
+	RUN(t_timeline);
 	RUN(t_report_errors);
 	RUN(t_fuzz);
 	if (!check_failed_total)

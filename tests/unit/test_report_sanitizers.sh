@@ -5,7 +5,8 @@
 # lib/ctf.c and KINSTR_CORPUS_N (default 2500) mutated copies of it (tests/unit/ctf_corpus.c:
 # truncations, bit flips, packet fields and metadata numbers set to edge values, dropped metadata
 # lines; seed KINSTR_CORPUS_SEED, default fixed), and runs 'kinstr report' on each (and
-# 'kinstr report --json' on every fifth: each sanitized run costs ~30 ms of start-up).
+# 'kinstr report --json' and 'kinstr report --html' of the trace's time line on every fifth: each
+# sanitized run costs ~30 ms of start-up).
 # A clean error exit (1) is fine; any sanitizer report, a crash or another exit status fails.
 # Prints one line each:
 #   PASS report_asan_build / report_base_trace / report_corpus_clean: N cases ...
@@ -58,10 +59,11 @@ if [ $rc -ne 0 ] || ! grep -q '"events":144' <<<"$base" || [ -s "$out/base.err" 
 fi
 echo "PASS report_base_trace: 144 events read back clean"
 
-# one case: report (then report --json on every fifth); prints "ok RC" or "bad CASE: why"
+# one case: report (then report --json and the HTML page's time line on every fifth); prints "ok RC"
+# or "bad CASE: why"
 one() {
 	local d=$1 rc log=$1.err flags=("") num=${1##*_}
-	(( 10#$num % 5 == 0 )) && flags+=(--json)
+	(( 10#$num % 5 == 0 )) && flags+=(--json "--html $1.html")
 	for flag in "${flags[@]}"; do
 		timeout --kill-after=5 30 "$out/kinstr" report $flag "$d" >/dev/null 2>"$log"
 		rc=$?
@@ -75,7 +77,7 @@ one() {
 		fi
 	done
 	echo "ok $rc"
-	rm -f "$log"
+	rm -f "$log" "$d.html"
 }
 export -f one
 export out
