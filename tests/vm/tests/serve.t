@@ -1,6 +1,6 @@
 # kinstr serve (issue 17): probes kept in, their numbers scraped by a real Prometheus.
 
-NAME serve: Debian's prometheus scrapes kinstr serve every second while a program calls getppid 3,000 times; PromQL through Prometheus's HTTP API gives exactly 3,000 for the interior probe's counter and for the timed function's histogram count; promtool check metrics passes on a scrape; SIGTERM takes the probes out
+NAME serve: Debian's prometheus scrapes kinstr serve every second for 20 s while a program calls getppid 3,000 times (10 rounds of 300, 2 s apart); PromQL through Prometheus's HTTP API gives exactly 3,000 for the interior probe's counter and for the timed function's histogram count, 20 or more samples of the counter and no reset; promtool check metrics passes on a scrape; SIGTERM takes the probes out
 ONCE
 SETUP insmod kmod/kinstr.ko && ip link set lo up
 RUN site=$(tests/vm/checks/pick_sites.py --need jump __x64_sys_getppid) || exit 1; before=$(build/tests/vm/progs/textsum '__x64_sys_getppid'); \
@@ -9,17 +9,21 @@ RUN site=$(tests/vm/checks/pick_sites.py --need jump __x64_sys_getppid) || exit 
 	prometheus --config.file=/tmp/prom.yml --storage.tsdb.path=/tmp/promdb --web.listen-address=127.0.0.1:9090 >/tmp/prom.log 2>&1 & p=$!; \
 	for i in $(seq 240); do curl -sf http://127.0.0.1:9090/-/ready >/dev/null && curl -sf http://127.0.0.1:9464/metrics >/dev/null && break; sleep 0.5; done; \
 	curl -s http://127.0.0.1:9464/metrics > /tmp/m.txt; promtool check metrics < /tmp/m.txt && echo promtool-ok; \
-	build/tests/vm/progs/getppid_loop 3000; \
+	for r in $(seq 10); do build/tests/vm/progs/getppid_loop 300 > /dev/null; sleep 2; done; \
 	q() { curl -sG http://127.0.0.1:9090/api/v1/query --data-urlencode "query=$1" | python3 -c 'import json,sys; r=json.load(sys.stdin)["data"]["result"]; print(r[0]["value"][1] if r else "none")'; }; \
 	for i in $(seq 40); do h=$(q 'kinstr_probe_hits_total'); c=$(q 'kinstr_function_duration_seconds_count{function="__x64_sys_getppid"}'); \
 	test "$h" = 3000 && test "$c" = 3000 && break; sleep 0.5; done; \
 	echo "promql: hits $h, histogram count $c, +Inf bucket $(q 'kinstr_function_duration_seconds_bucket{le="+Inf"}')"; \
+	n=$(q 'count_over_time(kinstr_probe_hits_total[1m])'); test "$n" -ge 20 && echo "scraped 20 or more"; \
+	echo "resets $(q 'resets(kinstr_probe_hits_total[1m])')"; \
 	grep -c '^kinstr_info{version="[^"]*",module="[^"]*",abi="0\.[0-9]*",kernel="'"$(uname -r)"'"} 1$' /tmp/m.txt; \
 	kill $p; wait $p; kill -TERM $s; wait $s; echo "serve exit $?"; \
 	test "$before" = "$(build/tests/vm/progs/textsum '__x64_sys_getppid')" && echo text-restored
 TIMEOUT 240
 EXPECT ^promtool-ok$
 EXPECT ^promql: hits 3000, histogram count 3000, \+Inf bucket 3000$
+EXPECT ^scraped 20 or more$
+EXPECT ^resets 0$
 EXPECT ^1$
 EXPECT ^serve exit 0$
 EXPECT ^text-restored$
@@ -67,4 +71,27 @@ EXPECT ^count hits 1000$
 EXPECT ^promtool-ok$
 EXPECT ^profile count 1000$
 EXPECT ^kinstr: --metrics goes with plain counting, not --by, --every-block or --dry-run$
+EXPECT ^rc 2$
+
+NAME span --metrics serves the spans while it measures: two programs calling getppid 1,000 and 500 times at once, a scrape before the end gives exactly 1,500 spans from getppid's entry to its return in the histogram's _count and +Inf bucket (every thread's own, none unmatched), promtool check metrics passes, and the table at the end agrees; a bad --metrics is refused before anything is patched
+ONCE
+SETUP insmod kmod/kinstr.ko && ip link set lo up
+RUN up() { for i in $(seq 240); do curl -sf http://127.0.0.1:$1/metrics >/dev/null && return 0; sleep 0.5; done; return 1; }; \
+	build/kinstr span --json --metrics 127.0.0.1:9468 -d 120 __x64_sys_getppid '__x64_sys_getppid%return' > /tmp/sp.json 2>/tmp/sp.err & a=$!; \
+	up 9468 || echo "not up: $(cat /tmp/sp.err)"; \
+	build/tests/vm/progs/getppid_loop 1000 > /dev/null & p1=$!; build/tests/vm/progs/getppid_loop 500 > /dev/null & p2=$!; wait $p1 $p2; \
+	for i in $(seq 40); do curl -s http://127.0.0.1:9468/metrics > /tmp/sm.txt; \
+	c=$(sed -n 's/^kinstr_span_duration_seconds_count{from="__x64_sys_getppid",to="__x64_sys_getppid%return"} //p' /tmp/sm.txt); \
+	test "$c" = 1500 && break; sleep 0.5; done; \
+	echo "scrape: count $c, +Inf $(sed -n 's/^kinstr_span_duration_seconds_bucket{.*le="+Inf"} //p' /tmp/sm.txt), unmatched stops $(sed -n 's/^kinstr_span_unmatched_total{.*point="stop"} //p' /tmp/sm.txt)"; \
+	promtool check metrics < /tmp/sm.txt && echo promtool-ok; \
+	kill -INT $a; wait $a; echo "span rc $?"; \
+	python3 -c 'import json,sys; d=json.load(open("/tmp/sp.json")); print("table", d["total"]["count"], d["unmatched_stops"])'; \
+	build/kinstr span --metrics nonsense __x64_sys_getppid '__x64_sys_getppid%return'; echo "rc $?"
+TIMEOUT 180
+EXPECT ^scrape: count 1500, \+Inf 1500, unmatched stops 0$
+EXPECT ^promtool-ok$
+EXPECT ^span rc (0|130)$
+EXPECT ^table 1500 0$
+EXPECT ^kinstr: --metrics: ADDR:PORT, not 'nonsense'$
 EXPECT ^rc 2$

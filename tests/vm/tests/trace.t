@@ -193,7 +193,7 @@ SETUP insmod kmod/kinstr.ko
 RUN (dd if=/dev/zero of=/dev/null bs=1 count=2000000000 2>/dev/null) & w=$!; \
 	build/kinstr trace --clock local --buffer-size 16K --subbuf-size 4K -o /tmp/tb3 rw_verify_area > /tmp/o 2>&1 & p=$!; \
 	i=0; while ! grep -q '^kinstr: tracing' /tmp/o && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done; sleep 1; \
-	(sleep 30; kill -9 $p 2>/dev/null) & wd=$!; \
+	(sleep 30; kill -9 $p) > /dev/null 2>&1 & wd=$!; \
 	t0=$(date +%s%N); kill -INT $p; wait $p; echo "rc=$?"; t1=$(date +%s%N); kill $wd $w 2>/dev/null; \
 	cat /tmp/o; ms=$(( (t1 - t0) / 1000000 )); echo "stop $ms ms"; [ $ms -lt 10000 ] && echo stopped-in-time; \
 	rec=$(sed -n 's/^kinstr: \([0-9]*\) events recorded, \([0-9]*\) lost.*/\1/p' /tmp/o); \
