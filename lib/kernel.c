@@ -3,6 +3,7 @@
  * The kernel's code as analysis sees it: functions, live text, reservations. Built from the
  * running kernel or loaded from a snapshot; everything after loading is shared.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <fnmatch.h>
 #include <stdbool.h>
@@ -596,6 +597,66 @@ static unsigned long long region_end(struct kinstr_kernel *k, const struct kinst
  * [module]"), each sized up to the next higher address, at most to the end of its text (core
  * text, or the module's core text as the module reports it).
  */
+static bool ksym_space(char c)
+{
+	return c == ' ' || c == '\t';
+}
+
+/*
+ * One /proc/kallsyms line: its address, type and name (at most 511 characters, as %511s took),
+ * *rest what follows the name (a module's " [NAME]", or ""). 0, or -1 for a line of another form.
+ */
+static int parse_kallsyms_line(const char *line, unsigned long long *addr, char *type, char *name, const char **rest)
+{
+	const char *p = line, *e;
+	unsigned long long a = 0;
+	size_t n;
+
+	while (ksym_space(*p))
+		p++;
+	for (e = p; isxdigit((unsigned char)*e); e++)
+		a = a << 4 | (unsigned long long)(isdigit((unsigned char)*e) ? *e - '0' : (tolower((unsigned char)*e) - 'a' + 10));
+	if (e == p || e - p > 16 || !ksym_space(*e))
+		return -1;
+	for (p = e; ksym_space(*p); p++)
+		;
+	if (!*p || ksym_space(*p))
+		return -1;
+	*type = *p++;
+	if (!ksym_space(*p))
+		return -1;
+	while (ksym_space(*p))
+		p++;
+	for (e = p; *e && !ksym_space(*e); e++)
+		;
+	if (e == p)
+		return -1;
+	n = (size_t)(e - p) < 511 ? (size_t)(e - p) : 511;
+	memcpy(name, p, n);
+	name[n] = 0;
+	*addr = a;
+	*rest = e;
+	return 0;
+}
+
+/* " [NAME]" (NAME up to len - 1 characters, not ']'): 0, or -1. */
+static int parse_kallsyms_module(const char *p, char *mod, size_t len)
+{
+	size_t n = 0;
+
+	while (ksym_space(*p))
+		p++;
+	if (*p++ != '[')
+		return -1;
+	while (p[n] && p[n] != ']' && n < len - 1)
+		n++;
+	if (!n || p[n] != ']')
+		return -1;
+	memcpy(mod, p, n);
+	mod[n] = 0;
+	return 0;
+}
+
 static int load_kallsyms(struct kinstr_kernel *k, struct kinstr_dev *dev, const char *path)
 {
 	char *buf, *line, *save = NULL, *np;
@@ -614,10 +675,11 @@ static int load_kallsyms(struct kinstr_kernel *k, struct kinstr_dev *dev, const 
 	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		unsigned long long addr;
 		char type, name[512], mod[64];
-		int consumed = 0;
 		size_t nameoff, modoff = 0;
+		const char *rest;
 
-		if (sscanf(line, "%llx %c %511s%n", &addr, &type, name, &consumed) != 3)
+		/* "ADDR T NAME" or "ADDR T NAME\t[MODULE]", by hand: sscanf is most of the parse on TCG */
+		if (parse_kallsyms_line(line, &addr, &type, name, &rest))
 			continue;
 		if (!strncmp(name, "__SCK__", 7) && strlen(name + 7) < sizeof(k->scks->name) && strchr("dDbB", type)) {
 			if (grow((void **)&k->scks, k->nscks, &k->scks_cap, 256, sizeof(*k->scks))) {
@@ -631,8 +693,8 @@ static int load_kallsyms(struct kinstr_kernel *k, struct kinstr_dev *dev, const 
 		/* weak definitions ('W') are functions too */
 		if (!strchr("tTwW", type))
 			continue;
-		if (line[consumed] != 0) {	/* "[module]" follows */
-			if (sscanf(line + consumed, " [%63[^]]]", mod) != 1)
+		if (*rest) {	/* "[module]" follows */
+			if (parse_kallsyms_module(rest, mod, sizeof(mod)))
 				continue;
 		} else if (addr < k->layout.text.start || addr >= k->layout.text.end) {
 			continue;
@@ -649,7 +711,7 @@ static int load_kallsyms(struct kinstr_kernel *k, struct kinstr_dev *dev, const 
 		nameoff = nlen;
 		strcpy(np + nlen, name);
 		nlen += strlen(name) + 1;
-		if (line[consumed] != 0) {	/* the module's name follows (never at offset 0) */
+		if (*rest) {	/* the module's name follows (never at offset 0) */
 			modoff = nlen;
 			strcpy(np + nlen, mod);
 			nlen += strlen(mod) + 1;

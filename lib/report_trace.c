@@ -105,9 +105,13 @@ int kinstr_report__trace_json(FILE *out, const char *dir, const char *name, size
 	put_str(out, clock ? clock : "");
 	fprintf(out, ",\"begin_ns\":%llu,\"end_ns\":%llu,\"events\":%llu,\"step\":%llu,\"classes\":[",
 		(unsigned long long)t0, (unsigned long long)t1, (unsigned long long)total, (unsigned long long)step);
-	for (c = 0; c < nclass; c++) {
+	for (c = 0; c < nclass; c++) {	/* indexed by id: an id the metadata skips gets a name too */
+		const struct kinstr_ctf_class *k = kinstr_ctf_reader__class(r, c);
+		char unnamed[32];
+
+		snprintf(unnamed, sizeof(unnamed), "(class %u)", c);
 		fprintf(out, "%s{\"name\":", c ? "," : "");
-		put_str(out, kinstr_ctf_reader__class(r, c)->name);
+		put_str(out, k && k->name ? k->name : unnamed);
 		fprintf(out, ",\"events\":%llu}", (unsigned long long)per_class[c]);
 	}
 	fputs("],\"cpus\":[", out);

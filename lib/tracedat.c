@@ -99,6 +99,11 @@ static char *format_file(const struct kinstr_ctf_class *c, unsigned int id, size
 
 	if (!f)
 		return NULL;
+	if (!c) {	/* an id the metadata skips: a format with no fields, no event of it can come */
+		static const struct kinstr_ctf_class none = { .name = "unnamed" };
+
+		c = &none;
+	}
 	ident(name, sizeof(name), c->name);
 	fprintf(f, "name: %s\nID: %u\nformat:\n", name, id);
 	fprintf(f, "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"

@@ -166,21 +166,22 @@ def vm_files():
 WEIGHTS = "tests/vm/weights"
 
 
-def measured_weights():
-    """tests/vm/weights: the seconds each VM test file took in a full suite ('FILE SECONDS' lines;
-    tests/run --write-weights rewrites it from the last run)."""
-    w = {}
+def measured_weights(series=None):
+    """tests/vm/weights: the seconds each VM test file took in a kernel series' full suite ('FILE
+    SERIES SECONDS' lines; tests/run --write-weights rewrites it from the last run). For a series
+    it does not list, the mean over those it does."""
+    per = {}
     if os.path.exists(WEIGHTS):
         with open(WEIGHTS) as f:
             for line in f:
                 line = line.split("#")[0].split()
-                if len(line) == 2:
-                    w[line[0]] = float(line[1])
-    return w
+                if len(line) == 3:
+                    per.setdefault(line[0], {})[line[1]] = float(line[2])
+    return {name: v[series] if series in v else sum(v.values()) / len(v) for name, v in per.items()}
 
 
 def write_weights():
-    """The mean over the full suites' parts of build/vm of each file's seconds, per kernel summed."""
+    """Each file's seconds in each series' full suite, summed over its parts, from build/vm."""
     per = {}
     for d in sorted(os.listdir("build/vm")):
         path = os.path.join("build/vm", d, "results.jsonl")
@@ -195,21 +196,27 @@ def write_weights():
                     per[r["file"]][kern] += r["seconds"]
     if not per:
         raise SystemExit("no full-suite results in build/vm: run the VM suite first")
+    kerns = {k for v in per.values() for k in v}
+    for f in vm_files():	# a file a series ran nothing of (its tests ONCE, or KERNEL others): 0 there
+        for kern in kerns:
+            per.setdefault(os.path.basename(f), {}).setdefault(kern, 0.0)
     with open(WEIGHTS, "w") as f:
-        f.write("# Seconds each VM test file took in the full suites of the last run (mean over the\n"
-                "# kernels): what tests/run splits a full suite into parts of equal time by.\n"
+        f.write("# Seconds each VM test file took in each kernel series' full suite in the last run: what\n"
+                "# tests/run splits a full suite into parts of equal time by. FILE SERIES SECONDS.\n"
                 "# Rewritten by: tests/run --no-setup --write-weights (after a run of the VM suite).\n")
         for name in sorted(per):
-            f.write(f"{name} {sum(per[name].values()) / len(per[name]):.0f}\n")
+            for kern in sorted(per[name], key=lambda k: [int(x) for x in k.split(".")]):
+                f.write(f"{name} {kern} {per[name][kern]:.0f}\n")
     print(f"{WEIGHTS}: {len(per)} files")
 
 
-def split_files(files, parts):
+def split_files(files, parts, series=None):
     """parts lists of the VM test files of about equal weight, each in a guest of its own: the weight
-    of a file is what tests/vm/weights measured, or for a file it does not list the sum of its
-    tests' TIMEOUTs (the long ones say so). The host checks read what analysis.t leaves (the
-    whole-kernel snapshot): it goes in the first part."""
-    measured = measured_weights()
+    of a file is what tests/vm/weights measured on the series, or for a file it does not list the
+    sum of its tests' TIMEOUTs (the long ones say so). Two parts: the most even split of all;
+    more: each file, heaviest first, to the lightest part. The host checks read what analysis.t
+    leaves (the whole-kernel snapshot): it goes in the first part."""
+    measured = measured_weights(series)
 
     def weight(f):
         if os.path.basename(f) in measured:
@@ -222,12 +229,27 @@ def split_files(files, parts):
                 elif line.startswith("TIMEOUT "):
                     t += float(line.split()[1]) - 60
         return t
+    order = sorted(files, key=lambda f: (not f.endswith("/analysis.t"), -weight(f)))
+    w = [weight(f) for f in order]
+    if parts == 2 and 1 < len(order) <= 22:
+        # every subset of the rest beside the first file (analysis.t when there): the one closest to half
+        total, best, pick, n = sum(w), None, 0, len(order) - 1
+        sub = [0.0] * (1 << n)	# sub[mask]: the weight of the files mask takes (by its lowest bit and the rest)
+        for mask in range(1 << n):
+            if mask:
+                low = (mask & -mask).bit_length() - 1
+                sub[mask] = sub[mask & (mask - 1)] + w[low + 1]
+            d = abs(total - 2 * (w[0] + sub[mask]))
+            if best is None or d < best:
+                best, pick = d, mask
+        one = [order[0]] + [order[i + 1] for i in range(len(order) - 1) if pick >> i & 1]
+        return [sorted(one), sorted(f for f in order if f not in one)]
     groups = [[] for _ in range(parts)]
     sums = [0.0] * parts
-    for f in sorted(files, key=lambda f: (not f.endswith("/analysis.t"), -weight(f))):
+    for f, fw in zip(order, w):
         i = 0 if f.endswith("/analysis.t") else sums.index(min(sums))
         groups[i].append(f)
-        sums[i] += weight(f)
+        sums[i] += fw
     return [sorted(g) for g in groups if g]
 
 
@@ -312,7 +334,7 @@ def step_lanes(args, host_jobs):
             once = suite == "full" and not once_done
             once_done = once_done or once
             # a full suite in parts, each a guest of its own, so that the lanes stay evenly busy
-            parts = split_files(vm_files(), args.parts) if suite == "full" and not args.k else [None]
+            parts = split_files(vm_files(), args.parts, label) if suite == "full" and not args.k else [None]
             for i, files in enumerate(parts):
                 part = f"{i + 1}/{len(parts)}" if files else ""
                 vm_jobs.append((f"{rel} ({suite}{' ' + part if part else ''})", suite == "full",

@@ -5,8 +5,8 @@
 # lib/ctf.c and KINSTR_CORPUS_N (default 2500) mutated copies of it (tests/unit/ctf_corpus.c:
 # truncations, bit flips, packet fields and metadata numbers set to edge values, dropped metadata
 # lines; seed KINSTR_CORPUS_SEED, default fixed), and runs 'kinstr report' on each (and
-# 'kinstr report --json' and 'kinstr report --html' of the trace's time line on every fifth: each
-# sanitized run costs ~30 ms of start-up).
+# 'kinstr report --json', 'kinstr report --html' of the trace's time line and 'kinstr report
+# --trace-dat' on every fifth: each sanitized run costs ~30 ms of start-up).
 # A clean error exit (1) is fine; any sanitizer report, a crash or another exit status fails.
 # Prints one line each:
 #   PASS report_asan_build / report_base_trace / report_corpus_clean: N cases ...
@@ -63,7 +63,7 @@ echo "PASS report_base_trace: 144 events read back clean"
 # or "bad CASE: why"
 one() {
 	local d=$1 rc log=$1.err flags=("") num=${1##*_}
-	(( 10#$num % 5 == 0 )) && flags+=(--json "--html $1.html")
+	(( 10#$num % 5 == 0 )) && flags+=(--json "--html $1.html" "--trace-dat $1.dat")
 	for flag in "${flags[@]}"; do
 		timeout --kill-after=5 30 "$out/kinstr" report $flag "$d" >/dev/null 2>"$log"
 		rc=$?
@@ -77,7 +77,7 @@ one() {
 		fi
 	done
 	echo "ok $rc"
-	rm -f "$log" "$d.html"
+	rm -f "$log" "$d.html" "$d.dat"
 }
 export -f one
 export out
