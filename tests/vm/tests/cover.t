@@ -133,7 +133,7 @@ EXPECT ^blocks kinstr_tc_key (80,40|40,80)$
 EXPECT ^entry kinstr_tc_call 50 
 EXPECT ^functions 8$
 EXPECT_NOT ^refused
-CLEANUP rmmod kinstr_test_cache
+CLEANUP tests/vm/progs/rmmod_wait kinstr_test_cache
 TIMEOUT 300
 
 NAME cover: the test module's block counts (a loop, a branch tree, a fault, a static branch, a static call) equal kprobe events on every block's first instruction for the same workload
@@ -141,7 +141,7 @@ FEATURE code_cache
 SETUP insmod kmod/kinstr.ko && insmod tests/vm/modules/kinstr_test_cache.ko
 RUN python3 tests/vm/checks/cover_module.py kprobes
 EXPECT ^blocks [1-9][0-9]+ compared [1-9][0-9]+ ran [1-9][0-9]+ mismatches 0$
-CLEANUP rmmod kinstr_test_cache
+CLEANUP tests/vm/progs/rmmod_wait kinstr_test_cache
 TIMEOUT 300
 
 NAME cover --edges: the module proves every copy with a counter on every edge too (vfs_*, ksys_*, do_sys_*, __x64_sys_*, tcp_*), and refuses an edge counter on another counter and a counted branch whose condition was flipped, naming the rule
@@ -164,7 +164,7 @@ RUN python3 tests/vm/checks/cover_module.py flow
 EXPECT ^flow blocks [1-9][0-9]+ ran [1-9][0-9]+ edges [1-9][0-9]+ conserved [1-9][0-9]+ \([1-9][0-9]+ that ran\) differ 0 unseen [0-9]+$
 EXPECT ^summary conserved [1-9][0-9]* differs 0 unseen [0-9]+$
 EXPECT ^block counts the same as without edges$
-CLEANUP rmmod kinstr_test_cache
+CLEANUP tests/vm/progs/rmmod_wait kinstr_test_cache
 TIMEOUT 300
 
 NAME cover --debuginfo: the test module's blocks get source lines from its .ko's DWARF, each within its function's part of kinstr_test_cache.c or in a header whose inline code it holds (the entry block on the definition's lines); without the kernel's -dbg package the core kernel's blocks are function+offset and the run says so
@@ -183,7 +183,7 @@ EXPECT ^kinstr: source lines of module kinstr_test_cache from tests/vm/modules/k
 EXPECT ^listing lines with a source line: [1-9][0-9]*$
 EXPECT ^genhtml 0 warnings 0$
 EXPECT_NOT ^outside
-CLEANUP rmmod kinstr_test_cache
+CLEANUP tests/vm/progs/rmmod_wait kinstr_test_cache
 TIMEOUT 300
 
 NAME cover: a task asleep under a cached function: /proc/PID/stack names the original function (native return addresses), and a reliable stack walk of it succeeds
@@ -199,7 +199,7 @@ EXPECT ^cmd=reliable n=[0-9]+ .* reliable=[1-9][0-9]*$
 EXPECT ^kinstr_tc_sleep: 1/1 blocks
 EXPECT ^  \+0x[59] +1$
 EXPECT_NOT ^\[<0>\] 0x
-CLEANUP rmmod kinstr_test_cache
+CLEANUP tests/vm/progs/rmmod_wait kinstr_test_cache
 TIMEOUT 120
 
 NAME cover --once: a probe at every block start, each taken out after its first hit: the hit set equals the code cache's non-zero blocks on the same workload, and the probes left in at the end are exactly the never-hit blocks

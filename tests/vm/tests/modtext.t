@@ -4,7 +4,7 @@ NAME kinstr -l lists a module's functions with their module, and the one with a 
 SETUP insmod kmod/kinstr.ko && insmod tests/vm/modules/kinstr_test_timing.ko
 RUN build/kinstr -l 'kinstr_test_*'; build/kinstr -l --all 'kinstr_test_static_key'; \
 	build/kinstr -l --json 'kinstr_test_outer'
-CLEANUP rmmod kinstr_test_timing
+CLEANUP tests/vm/progs/rmmod_wait kinstr_test_timing
 EXPECT ^kinstr_test_busy \[kinstr_test_timing\] +(jump|trap|ftrace) +[0-9]+ jump +[0-9]+ trap$
 EXPECT ^kinstr_test_outer \[kinstr_test_timing\] +jump +[1-9][0-9]* jump
 EXPECT ^kinstr_test_inner \[kinstr_test_timing\] +(jump|trap|ftrace) 
@@ -23,7 +23,7 @@ RUN build/kinstr disasm kinstr_test_multi_ret | tee /tmp/d.txt | head -1; \
 	build/kinstr count --dry-run kinstr_test_multi_ret 'kinstr_test_multi_ret%return' \
 	kinstr_test_outer 'kinstr_test_outer%return' kinstr_test_inner 'kinstr_test_inner%return' \
 	kinstr_test_sleep 'kinstr_test_sleep%return' kinstr_test_busy 'kinstr_test_busy%return' | tail -1
-CLEANUP rmmod kinstr_test_timing
+CLEANUP tests/vm/progs/rmmod_wait kinstr_test_timing
 EXPECT ^kinstr_test_multi_ret \[kinstr_test_timing\] 0xffffffffc[0-9a-f]+\.\.0x[0-9a-f]+ \([0-9]+ bytes\)
 EXPECT ^returns: ([3-9]|[1-9][0-9])$
 EXPECT ^json-module ok$
@@ -38,7 +38,7 @@ RUN build/kinstr count --json -o /tmp/m.json -c 'echo multi 1000 > /sys/kernel/d
 	assert d["command_status"] == 0; entry=p[0]["hits"]; rets=sum(x["hits"] for x in p[1:]); \
 	assert len(p) >= 4, "fewer than 3 return sites"; \
 	print("entry", entry, "returns", rets, "sites", len(p) - 1); assert entry == 1000 == rets; print("exact")'
-CLEANUP rmmod kinstr_test_timing
+CLEANUP tests/vm/progs/rmmod_wait kinstr_test_timing
 TIMEOUT 180
 EXPECT ^cmd=multi calls=1000 
 EXPECT ^entry 1000 returns 1000 sites [3-9]$
@@ -53,7 +53,7 @@ RUN build/kinstr count --json -o /tmp/n.json -c 'echo outer 20 > /sys/kernel/deb
 	ent={x["probe"].split("+")[0]: x["hits"] for x in d["probes"][::-1]}; \
 	print("outer", ent["kinstr_test_outer"], "inner", ent["kinstr_test_inner"], "sleep", ent["kinstr_test_sleep"], \
 	"busy", ent["kinstr_test_busy"])'; cat /sys/kernel/debug/kinstr_test/last
-CLEANUP rmmod kinstr_test_timing
+CLEANUP tests/vm/progs/rmmod_wait kinstr_test_timing
 TIMEOUT 180
 EXPECT ^outer 20 inner 20 sleep 5 busy 45$
 EXPECT ^cmd=sleep calls=5 total_ns=[0-9]+ outer_ns=0 inner_ns=0 sleep_ns=[1-9][0-9]{7,}
@@ -86,7 +86,7 @@ RUN build/kinstr count kinstr_trace_stub; \
 	build/kinstr count "kinstr_test_static_key$jl"; build/kinstr count "kinstr_test_extable$ex"; \
 	build/tests/vm/progs/modcheck kinstr_test_static_key kinstr_test_extable; echo "modcheck $?"; \
 	echo 'ext 3' > /sys/kernel/debug/kinstr_test/run; cat /sys/kernel/debug/kinstr_test/last
-CLEANUP rmmod kinstr_test_timing
+CLEANUP tests/vm/progs/rmmod_wait kinstr_test_timing
 # the stub's entry: +0x0, or after its ENDBR on an IBT kernel
 EXPECT ^kinstr: kinstr_trace_stub\+0x[04]: refused: inside kinstr\.ko itself$
 EXPECT ^kinstr: kinstr_test_static_key\+0x[0-9a-f]+: refused: overlaps a jump label$
