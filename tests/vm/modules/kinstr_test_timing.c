@@ -4,7 +4,7 @@
  * time (the profiler's tests). Each is noipa (never inlined, cloned or specialised), so its
  * symbol, entry and returns are exactly those of the source.
  *
- *   kinstr_test_busy(ns)       busy-waits until ktime_get_ns() advanced by ns
+ *   kinstr_test_busy(ns)       busy-waits until ktime_get_ns() advanced by ns (reads it every ~10 us)
  *   kinstr_test_outer()        busy-waits 1 ms itself, then calls kinstr_test_inner() (100 us)
  *   kinstr_test_sleep()        busy-waits 100 us, then msleep(10)
  *   kinstr_test_multi_ret(x)   several return sites (checked with objdump and kinstr disasm)
@@ -35,6 +35,8 @@
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/sched/clock.h>
+#include <linux/timex.h>
+#include <asm/tsc.h>
 #include <linux/uaccess.h>
 #include <linux/workqueue.h>
 
@@ -55,13 +57,28 @@ static u64 kt_inner_max;	/* the longest of those windows: a stall shows here */
 /* Bumped after the last call of inner and sleep, so that neither ends in a tail call: both return. */
 static u64 kt_inner_calls, kt_sleep_calls;
 
+/*
+ * Between two clock reads it spins about 10 us on the TSC (inline RDTSC, no call), so that the
+ * wait is the function's own time, not ktime_get()'s: with one PAUSE between reads, about half of
+ * it was in ktime_get (more once drill probes ktime_get too), and drill's hot path went on into
+ * ktime_get on some runs. The deadline stays on ktime_get_ns(); the spin's length only sets the
+ * granularity.
+ */
+static u64 kt_spin_cycles;
+
 KT_FN void kinstr_test_busy(u64 ns);
 KT_FN void kinstr_test_busy(u64 ns)
 {
 	u64 end = ktime_get_ns() + ns;
 
-	while (ktime_get_ns() < end)
-		cpu_relax();
+	do {
+		u64 t0 = get_cycles();
+		unsigned int i;
+
+		/* bounded: an unstable TSC may stall or step back under an emulator */
+		for (i = 0; i < 100000 && get_cycles() - t0 < kt_spin_cycles; i++)
+			cpu_relax();
+	} while (ktime_get_ns() < end);
 }
 
 KT_FN void kinstr_test_inner(void);
@@ -264,6 +281,7 @@ static int __init kt_init(void)
 {
 	int i;
 
+	kt_spin_cycles = tsc_khz / 100;	/* 10 us */
 	for (i = 0; i < ARRAY_SIZE(kt_objs); i++)
 		INIT_WORK(&kt_objs[i].work, kt_handoff_work);
 	kt_dir = debugfs_create_dir("kinstr_test", NULL);
