@@ -72,6 +72,14 @@ static u32 endbr(unsigned long a, unsigned int len)
 	return in_endbr(a) || in_endbr(a + len - 1) ? R(ENDBR) : 0;
 }
 
+/* ftrace's own records (an inclusive end, as kprobes passes it). */
+static u32 ftrace_site(unsigned long a, unsigned int len)
+{
+	if (!kinstr_khas(ftrace_text_reserved))
+		return R(UNVERIFIABLE);
+	return kinstr_kcall(ftrace_text_reserved)((void *)a, (void *)(a + len - 1)) ? R(FTRACE) : 0;
+}
+
 /* The *_text_reserved() predicates take an inclusive end, as kprobes passes them. */
 static u32 reserved_by_patchers(unsigned long a, unsigned int len)
 {
@@ -80,10 +88,9 @@ static u32 reserved_by_patchers(unsigned long a, unsigned int len)
 	u32 r = 0;
 
 	/* the indexes below are built from the core's tables: without one, nothing is decided */
-	if (!kinstr_khas(ftrace_text_reserved) || !k->jump_table.start || !k->static_call_sites.start)
+	if (!k->jump_table.start || !k->static_call_sites.start)
 		r |= R(UNVERIFIABLE);
-	if (kinstr_khas(ftrace_text_reserved) && kinstr_kcall(ftrace_text_reserved)(s, e))
-		r |= R(FTRACE);
+	r |= ftrace_site(a, len);
 	/*
 	 * jump_label_text_reserved()'s and static_call_text_reserved()'s answers, from sorted
 	 * entries (they walk all of them per call, the first decoding each)
@@ -159,6 +166,55 @@ static u32 kprobed(unsigned long a, unsigned int len)
  * modules), so it is walked at each check, and the whole function holding each notifier_call
  * is refused.
  */
+/* The functions holding die_chain's notifiers, gathered once for a batch of checks. */
+struct die_fns {
+	unsigned int n;		/* > ARRAY_SIZE(fn): too many, each range walks the chain */
+	struct {
+		unsigned long start, end;
+	} fn[32];
+};
+
+static void die_fns_gather(struct die_fns *d)
+{
+	const struct kinstr_ksyms *k = &kinstr_ksyms;
+	struct notifier_block *nb;
+
+	d->n = 0;
+	if (!k->die_chain || !kinstr_khas(kallsyms_lookup_size_offset)) {
+		d->n = ARRAY_SIZE(d->fn) + 1;	/* die_notifier() says UNVERIFIABLE */
+		return;
+	}
+	rcu_read_lock();
+	for (nb = rcu_dereference(k->die_chain->head); nb; nb = rcu_dereference(nb->next)) {
+		unsigned long fn = (unsigned long)nb->notifier_call, size, off;
+
+		if (!kinstr_kcall(kallsyms_lookup_size_offset)(fn, &size, &off))
+			continue;
+		if (d->n == ARRAY_SIZE(d->fn)) {
+			d->n++;
+			break;
+		}
+		d->fn[d->n].start = fn - off;
+		d->fn[d->n++].end = fn - off + size;
+	}
+	rcu_read_unlock();
+}
+
+static u32 die_notifier(unsigned long a, unsigned int len);
+
+/* die_notifier() against a gathered chain (a notifier added during the batch is the next one's). */
+static u32 die_notifier_in(const struct die_fns *d, unsigned long a, unsigned int len)
+{
+	unsigned int i;
+
+	if (d->n > ARRAY_SIZE(d->fn))
+		return die_notifier(a, len);
+	for (i = 0; i < d->n; i++)
+		if (a < d->fn[i].end && a + len > d->fn[i].start)
+			return R(DIE_NOTIFIER);
+	return 0;
+}
+
 static u32 die_notifier(unsigned long a, unsigned int len)
 {
 	const struct kinstr_ksyms *k = &kinstr_ksyms;
@@ -189,28 +245,36 @@ static u32 die_notifier(unsigned long a, unsigned int len)
 	return r;
 }
 
-/* Every reason why [addr, addr + len) may not be patched; 0 when the kernel sees none. */
-u32 kinstr_policy_check(unsigned long addr, unsigned int len)
+/* Where the range lies: kinstr itself, not text, a module's state, the core's special sections. */
+static u32 placement(unsigned long addr, unsigned int len)
 {
 	const struct kinstr_ksyms *k = &kinstr_ksyms;
-	char first[KSYM_SYMBOL_LEN], last[KSYM_SYMBOL_LEN];
 	u32 r = 0;
 
 	if (in_own_module(addr, len))
 		return R(OWN_MODULE) | R(NOT_TEXT);
-	if (in_core_text(addr, len)) {
-		if (overlaps(&k->entry_text, addr, len) || overlaps(&k->irqentry_text, addr, len))
-			r |= R(ENTRY_TEXT);
-		if (overlaps(&k->noinstr_text, addr, len))
-			r |= R(NOINSTR_TEXT);
-		if (overlaps(&k->kprobes_text, addr, len))
-			r |= R(KPROBES_TEXT);
-	} else {
-		/* a live module's core text, else not text (or a module coming or going) */
-		r = kinstr_module_policy(addr, len);
-		if (r & (R(NOT_TEXT) | R(MODULE_STATE)))
-			return r;
-	}
+	if (!in_core_text(addr, len))	/* a live module's core text, else not text (or a module coming or going) */
+		return kinstr_module_policy(addr, len);
+	if (overlaps(&k->entry_text, addr, len) || overlaps(&k->irqentry_text, addr, len))
+		r |= R(ENTRY_TEXT);
+	if (overlaps(&k->noinstr_text, addr, len))
+		r |= R(NOINSTR_TEXT);
+	if (overlaps(&k->kprobes_text, addr, len))
+		r |= R(KPROBES_TEXT);
+	return r;
+}
+
+/* Decided by placement() alone: nothing after it is asked. */
+#define PLACED (R(OWN_MODULE) | R(NOT_TEXT) | R(MODULE_STATE))
+
+/* Every reason why [addr, addr + len) may not be patched; 0 when the kernel sees none. */
+u32 kinstr_policy_check(unsigned long addr, unsigned int len)
+{
+	char first[KSYM_SYMBOL_LEN], last[KSYM_SYMBOL_LEN];
+	u32 r = placement(addr, len);
+
+	if (r & PLACED)
+		return r;
 	/* the symbols of the first and last bytes, looked up once (one name where both are in one) */
 	sprint_symbol_no_offset(first, addr);
 	if (in_one_symbol(addr, len))
@@ -243,7 +307,7 @@ static u32 policy_check_by_kernel(unsigned long addr, unsigned int len)
 	u32 r = kinstr_policy_check(addr, len);
 	unsigned int i;
 
-	if (r & (R(OWN_MODULE) | R(NOT_TEXT) | R(MODULE_STATE)))
+	if (r & PLACED)
 		return r;	/* decided before any table */
 	r &= ~INDEXED;
 	if (!kinstr_khas(jump_label_text_reserved) || !kinstr_khas(static_call_text_reserved) ||
@@ -262,11 +326,32 @@ static u32 policy_check_by_kernel(unsigned long addr, unsigned int len)
 	return r;
 }
 
+/* What placement() and these predicates decide is answered without the rest of the check. */
+#define OWN_PREDICATE (PLACED | R(ENTRY_TEXT) | R(NOINSTR_TEXT) | R(KPROBES_TEXT) | R(FTRACE) | R(DIE_NOTIFIER))
+
+/* kinstr_policy_check(addr, len) & only, plus UNVERIFIABLE where it could not decide. */
+static u32 policy_check_only(unsigned long addr, unsigned int len, u32 only, const struct die_fns *die)
+{
+	u32 r;
+
+	if (only & ~OWN_PREDICATE)
+		return kinstr_policy_check(addr, len) & (only | R(UNVERIFIABLE));
+	r = placement(addr, len);
+	if (r & PLACED)
+		return r & only;
+	if (only & R(FTRACE))
+		r |= ftrace_site(addr, len);
+	if (only & R(DIE_NOTIFIER))
+		r |= die_notifier_in(die, addr, len);
+	return r & (only | R(UNVERIFIABLE));
+}
+
 #define CHECK_CHUNK 256
 
 long kinstr_ioctl_check(void __user *uarg)
 {
 	struct kinstr_check_range *buf;
+	struct die_fns die;
 	struct kinstr_check c;
 	u32 i, n, done = 0;
 	long err = 0;
@@ -274,13 +359,15 @@ long kinstr_ioctl_check(void __user *uarg)
 	err = kinstr_get_struct(&c, sizeof(c), uarg, KINSTR_CHECK_SIZE_VER0);
 	if (err)
 		return err;
-	if ((c.flags & ~KINSTR_CHECK_F_KERNEL) || c.__reserved)
+	if ((c.flags & ~KINSTR_CHECK_F_KERNEL) || (c.only >> KINSTR_R_NR) || (c.only && c.flags))
 		return -EINVAL;
 	if (c.count > KINSTR_CHECK_MAX)
 		return -E2BIG;
 	buf = kmalloc_array(CHECK_CHUNK, sizeof(*buf), GFP_KERNEL);
 	if (!buf)
 		return -ENOMEM;
+	if (c.only & R(DIE_NOTIFIER))
+		die_fns_gather(&die);
 	while (done < c.count) {
 		void __user *up = u64_to_user_ptr(c.ranges) + (u64)done * sizeof(*buf);
 
@@ -294,8 +381,12 @@ long kinstr_ioctl_check(void __user *uarg)
 				err = -EINVAL;
 				break;
 			}
-			buf[i].reasons = c.flags & KINSTR_CHECK_F_KERNEL ? policy_check_by_kernel(buf[i].addr, buf[i].len) :
-					 kinstr_policy_check(buf[i].addr, buf[i].len);
+			if (c.flags & KINSTR_CHECK_F_KERNEL)
+				buf[i].reasons = policy_check_by_kernel(buf[i].addr, buf[i].len);
+			else if (c.only)
+				buf[i].reasons = policy_check_only(buf[i].addr, buf[i].len, c.only, &die);
+			else
+				buf[i].reasons = kinstr_policy_check(buf[i].addr, buf[i].len);
 		}
 		if (err)
 			break;

@@ -132,6 +132,7 @@ const char *kinstr_feature__str(unsigned int bit)
 	static const char *const names[] = {
 		"debug_info", "read", "check", "layout", "probes", "module_text", "ftrace_probes",
 		"ftrace_trace", "verify_only", "hit_path", "missed", "limits", "kprobe_fence", "code_cache", "disarm", "bpf",
+		"check_only",
 	};
 
 	return bit < sizeof(names) / sizeof(names[0]) ? names[bit] : NULL;
@@ -192,6 +193,21 @@ int kinstr_dev__check_flags(struct kinstr_dev *dev, struct kinstr_check_range *r
 		.count = count,
 	};
 
+	return dev_ioctl(dev, KINSTR_IOC_CHECK, &c);
+}
+
+int kinstr_dev__check_only(struct kinstr_dev *dev, struct kinstr_check_range *ranges, unsigned int count,
+			   unsigned int only)
+{
+	struct kinstr_check c = {
+		.size = sizeof(c),
+		.ranges = (unsigned long)ranges,
+		.count = count,
+		.only = only,
+	};
+
+	if (!kinstr_dev__has(dev, KINSTR_FEAT_CHECK_ONLY))
+		return -EOPNOTSUPP;
 	return dev_ioctl(dev, KINSTR_IOC_CHECK, &c);
 }
 

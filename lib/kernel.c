@@ -39,7 +39,10 @@ struct kinstr_kernel {
 
 	struct kinstr_func *funcs;	/* sorted by addr */
 	size_t nfuncs;
-	struct kinstr_func **by_name;	/* sorted by name, then addr */
+	/* by name: a hash table of each name's first function, then the next of that name by addr */
+	uint32_t *name_head;		/* name_slots entries: index + 1 into funcs, 0 empty */
+	uint32_t *name_next;		/* per function: the next of that name, NAME_NONE after the last */
+	size_t name_slots;		/* a power of 2, at least twice nfuncs */
 	char *names;			/* one allocation for every name */
 	size_t names_len;
 
@@ -214,16 +217,6 @@ static int cmp_func_addr(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-static int cmp_func_name(const void *a, const void *b)
-{
-	const struct kinstr_func *x = *(struct kinstr_func *const *)a, *y = *(struct kinstr_func *const *)b;
-	int c = strcmp(x->name, y->name);
-
-	if (c)
-		return c;
-	return x->addr < y->addr ? -1 : x->addr > y->addr;
-}
-
 static int cmp_chunk(const void *a, const void *b)
 {
 	const struct text_chunk *x = a, *y = b;
@@ -260,18 +253,77 @@ static int res_add(struct kinstr_kernel *k, unsigned long long addr, unsigned lo
 	return 0;
 }
 
+#define NAME_NONE UINT32_MAX
+
+static uint64_t name_hash(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;	/* FNV-1a */
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 0x100000001b3ULL;
+	return h;
+}
+
+/* The slot that holds name's chain, or the empty one where it would go. */
+static size_t name_slot(const struct kinstr_kernel *k, const char *name)
+{
+	size_t m = k->name_slots - 1, i = name_hash(name) & m;
+
+	while (k->name_head[i] && strcmp(k->funcs[k->name_head[i] - 1].name, name))
+		i = (i + 1) & m;
+	return i;
+}
+
+/*
+ * Index the functions by name: one pass in address order, so each name's chain is in address
+ * order too (sorting the names took 0.2 s of every start under TCG).
+ */
 static int index_names(struct kinstr_kernel *k)
 {
+	uint32_t *tail;
 	size_t i;
 
-	free(k->by_name);
-	k->by_name = calloc(k->nfuncs + 1, sizeof(*k->by_name));
-	if (!k->by_name)
+	free(k->name_head);
+	free(k->name_next);
+	for (k->name_slots = 1024; k->name_slots < 2 * k->nfuncs; k->name_slots *= 2)
+		;
+	k->name_head = calloc(k->name_slots, sizeof(*k->name_head));
+	k->name_next = calloc(k->nfuncs + 1, sizeof(*k->name_next));
+	tail = calloc(k->nfuncs + 1, sizeof(*tail));	/* per chain head: its last function */
+	if (!k->name_head || !k->name_next || !tail || k->nfuncs >= NAME_NONE) {
+		free(tail);
+		free(k->name_head);
+		free(k->name_next);
+		k->name_head = k->name_next = NULL;
 		return -ENOMEM;
-	for (i = 0; i < k->nfuncs; i++)
-		k->by_name[i] = &k->funcs[i];
-	qsort(k->by_name, k->nfuncs, sizeof(*k->by_name), cmp_func_name);
+	}
+	for (i = 0; i < k->nfuncs; i++) {
+		size_t s = name_slot(k, k->funcs[i].name);
+
+		k->name_next[i] = NAME_NONE;
+		if (!k->name_head[s]) {
+			k->name_head[s] = (uint32_t)i + 1;
+			tail[i] = (uint32_t)i;
+		} else {
+			uint32_t h = k->name_head[s] - 1;
+
+			k->name_next[tail[h]] = (uint32_t)i;
+			tail[h] = (uint32_t)i;
+		}
+	}
+	free(tail);
 	return 0;
+}
+
+/* The first function named name in address order (NAME_NONE if none); name_next[] goes on. */
+static uint32_t first_named(const struct kinstr_kernel *k, const char *name)
+{
+	size_t s;
+
+	if (!k->name_head)
+		return NAME_NONE;
+	s = name_slot(k, name);
+	return k->name_head[s] ? k->name_head[s] - 1 : NAME_NONE;
 }
 
 /* Sort and deduplicate the reservations, index functions by name: the view is then complete. */
@@ -294,7 +346,7 @@ static int finish(struct kinstr_kernel *k)
 		k->res_maxend[i] = i && k->res_maxend[i - 1] > end ? k->res_maxend[i - 1] : end;
 	}
 
-	return index_names(k);
+	return k->name_head ? 0 : index_names(k);	/* the functions are fixed once indexed */
 }
 
 void kinstr_kernel__close(struct kinstr_kernel *k)
@@ -307,7 +359,8 @@ void kinstr_kernel__close(struct kinstr_kernel *k)
 		free(k->chunks[i].bytes);
 	free(k->chunks);
 	free(k->funcs);
-	free(k->by_name);
+	free(k->name_head);
+	free(k->name_next);
 	free(k->names);
 	free(k->res);
 	free(k->res_maxend);
@@ -352,28 +405,12 @@ const struct kinstr_func *kinstr_kernel__func(const struct kinstr_kernel *k, siz
 	return i < k->nfuncs ? &k->funcs[i] : NULL;
 }
 
-/* Index of the first function named name in by_name (k->nfuncs if none). */
-static size_t first_named(const struct kinstr_kernel *k, const char *name)
-{
-	size_t lo = 0, hi = k->nfuncs;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (strcmp(k->by_name[mid]->name, name) < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < k->nfuncs && !strcmp(k->by_name[lo]->name, name) ? lo : k->nfuncs;
-}
-
 /* The first function of that name in address order, ambiguous or not (internal use). */
 static const struct kinstr_func *find_first(const struct kinstr_kernel *k, const char *name)
 {
-	size_t i = first_named(k, name);
+	uint32_t i = first_named(k, name);
 
-	return i < k->nfuncs ? k->by_name[i] : NULL;
+	return i != NAME_NONE ? &k->funcs[i] : NULL;
 }
 
 size_t kinstr_kernel__lookup(const struct kinstr_kernel *k, const char *name, const struct kinstr_func **out,
@@ -382,7 +419,8 @@ size_t kinstr_kernel__lookup(const struct kinstr_kernel *k, const char *name, co
 	const char *at = strchr(name, '@');
 	unsigned long long addr = 0;
 	char base[512];
-	size_t i, n = 0;
+	uint32_t i, prev;
+	size_t n = 0;
 
 	if (at) {
 		char *end;
@@ -397,12 +435,11 @@ size_t kinstr_kernel__lookup(const struct kinstr_kernel *k, const char *name, co
 			return 0;
 		name = base;
 	}
-	for (i = first_named(k, name); i < k->nfuncs && !strcmp(k->by_name[i]->name, name); i++) {
-		const struct kinstr_func *f = k->by_name[i];
+	for (i = first_named(k, name), prev = NAME_NONE; i != NAME_NONE; prev = i, i = k->name_next[i]) {
+		const struct kinstr_func *f = &k->funcs[i];
 
-		/* another address; or the same function listed twice (by_name is by name, then address) */
-		if ((at && f->addr != addr) || (i && k->by_name[i - 1]->addr == f->addr &&
-						!strcmp(k->by_name[i - 1]->name, name)))
+		/* another address; or the same function listed twice (a chain is in address order) */
+		if ((at && f->addr != addr) || (prev != NAME_NONE && k->funcs[prev].addr == f->addr))
 			continue;
 		if (out && n < max)
 			out[n] = f;
@@ -884,11 +921,24 @@ static int mark_endbr(struct kinstr_kernel *k, bool reserve)
  * that tracefs lists as traceable and whose live text starts with the 5-byte NOP (or the call)
  * ftrace put there.
  */
-static int add_ftrace(struct kinstr_kernel *k)
+/* Does f start (after its ENDBR) like an ftrace site: a 5-byte NOP, or a call while traced? */
+static bool entry_like_ftrace(const struct kinstr_kernel *k, const struct kinstr_func *f)
+{
+	static const unsigned char nop5[5] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };
+	const unsigned char *b = kinstr_kernel__text(k, f->addr + f->endbr, 5);
+
+	return b && (!memcmp(b, nop5, 5) || b[0] == 0xe8);
+}
+
+/*
+ * Function entries that are ftrace's records, as tracefs lists them (available_filter_functions:
+ * "name" or "name [module]"); without tracefs, every entry that starts like an ftrace site. What
+ * an older module makes do with: generating the list costs more than the rest of the start.
+ */
+static int add_ftrace_tracefs(struct kinstr_kernel *k)
 {
 	static const char *paths[] = { "/sys/kernel/tracing/available_filter_functions",
 				       "/sys/kernel/debug/tracing/available_filter_functions" };
-	static const unsigned char nop5[5] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };
 	char *buf = NULL, **names = NULL, *line, *save = NULL;
 	size_t n = 0, cap = 0, i;
 	int err = 0;
@@ -910,18 +960,15 @@ static int add_ftrace(struct kinstr_kernel *k)
 	qsort(names, n, sizeof(*names), cmp_str);
 	for (i = 0; i < k->nfuncs; i++) {
 		const struct kinstr_func *f = &k->funcs[i];
-		const unsigned char *b = kinstr_kernel__text(k, f->addr + f->endbr, 5);
 		char key[600];
 		const char *kp = key;
 
-		if (!b || (memcmp(b, nop5, 5) && b[0] != 0xe8))
+		if (!entry_like_ftrace(k, f))
 			continue;
-		/* tracefs lists a module's functions as "name [module]" */
 		if (f->module)
 			snprintf(key, sizeof(key), "%s [%s]", f->name, f->module);
 		else
 			kp = f->name;
-		/* without tracefs, every function that starts like an ftrace site counts as one */
 		if (buf && !bsearch(&kp, names, n, sizeof(*names), cmp_str))
 			continue;
 		err = res_add(k, f->addr + f->endbr, 5, KINSTR_R_FTRACE);
@@ -932,6 +979,47 @@ out:
 	free(names);
 	free(buf);
 	return err;
+}
+
+/*
+ * Ask the module which ranges ftrace holds a record at (ftrace_text_reserved(), the predicate
+ * the module re-checks every patch with), and reserve those. 1: the module cannot tell.
+ */
+static int ftrace_by_module(struct kinstr_kernel *k, struct kinstr_dev *dev, struct kinstr_check_range *r,
+			    size_t n)
+{
+	size_t i;
+	int err = 0;
+
+	if (!dev || kinstr_dev__check_only(dev, r, (unsigned int)n, 1u << KINSTR_R_FTRACE))
+		return 1;
+	for (i = 0; i < n; i++)
+		if (r[i].reasons & (1u << KINSTR_R_UNVERIFIABLE))
+			return 1;
+	for (i = 0; i < n && !err; i++)
+		if (r[i].reasons & (1u << KINSTR_R_FTRACE))
+			err = res_add(k, r[i].addr, 5, KINSTR_R_FTRACE);
+	return err;
+}
+
+/* Function entries that are ftrace sites: the module's answer for each that starts like one. */
+static int add_ftrace(struct kinstr_kernel *k, struct kinstr_dev *dev)
+{
+	struct kinstr_check_range *r = calloc(k->nfuncs + 1, sizeof(*r));
+	size_t i, n = 0;
+	int err;
+
+	if (!r)
+		return -ENOMEM;
+	for (i = 0; i < k->nfuncs; i++) {
+		const struct kinstr_func *f = &k->funcs[i];
+
+		if ((!i || f->addr != k->funcs[i - 1].addr) && entry_like_ftrace(k, f))
+			r[n++] = (struct kinstr_check_range){ .addr = f->addr + f->endbr, .len = 5 };
+	}
+	err = n ? ftrace_by_module(k, dev, r, n) : 0;
+	free(r);
+	return err == 1 ? add_ftrace_tracefs(k) : err;
 }
 
 /* Does a reservation start at a? (k->res sorted by address) */
@@ -974,17 +1062,18 @@ static int add_stray_ftrace(struct kinstr_kernel *k, struct kinstr_dev *dev)
 		if (f->addr == last)	/* an alias: asked already */
 			continue;
 		last = f->addr;
-		for (a = (f->addr + 16) & ~15ULL; a + 5 <= f->addr + f->size; a += 16) {
-			const unsigned char *b = kinstr_kernel__text(k, a, 5), *e;
+		const unsigned char *fb = kinstr_kernel__text(k, f->addr, f->size);
+
+		for (a = (f->addr + 16) & ~15ULL; fb && a + 5 <= f->addr + f->size; a += 16) {
+			const unsigned char *b = fb + (a - f->addr);
 			unsigned long long at = a;
 
 			/* a stray body's NOP follows its ENDBR, as a function's does */
-			if (b && kinstr_entry_endbr_len(b) && a + 9 <= f->addr + f->size &&
-			    (e = kinstr_kernel__text(k, a + KINSTR_ENDBR_LEN, 5))) {
+			if (kinstr_entry_endbr_len(b) && a + 9 <= f->addr + f->size) {
 				at = a + KINSTR_ENDBR_LEN;
-				b = e;
+				b += KINSTR_ENDBR_LEN;
 			}
-			if (!b || memcmp(b, nop5, 5) || res_starts_at(k, at))
+			if (memcmp(b, nop5, 5) || res_starts_at(k, at))
 				continue;
 			if (n == cap) {
 				void *p = realloc(r, (cap = cap ? cap * 2 : 1024) * sizeof(*r));
@@ -998,11 +1087,16 @@ static int add_stray_ftrace(struct kinstr_kernel *k, struct kinstr_dev *dev)
 			r[n++] = (struct kinstr_check_range){ .addr = at, .len = 5 };
 		}
 	}
-	/* an older module, or none: nothing more is known (the module still refuses these) */
-	if (n && kinstr_dev__check(dev, r, (unsigned int)n) == 0)
-		for (i = 0; i < n && !err; i++)
-			if (r[i].reasons & (1u << KINSTR_R_FTRACE))
-				err = res_add(k, r[i].addr, 5, KINSTR_R_FTRACE);
+	/* ftrace's predicate alone; from an older module the whole check */
+	err = n ? ftrace_by_module(k, dev, r, n) : 0;
+	if (err == 1) {
+		err = 0;
+		/* an older module, or none: nothing more is known (the module still refuses these) */
+		if (kinstr_dev__check(dev, r, (unsigned int)n) == 0)
+			for (i = 0; i < n && !err; i++)
+				if (r[i].reasons & (1u << KINSTR_R_FTRACE))
+					err = res_add(k, r[i].addr, 5, KINSTR_R_FTRACE);
+	}
 	free(r);
 	return err;
 }
@@ -1034,28 +1128,23 @@ static bool btf_notifier_shaped(const struct btf *btf, const struct btf_type *fn
 	return nb && to && btf_is_struct(nb) && !strcmp(btf__name_by_offset(btf, nb->name_off), "notifier_block");
 }
 
-static int cmp_name_func(const void *a, const void *b)
-{
-	const char *n = a;
-	const struct kinstr_func *const *f = b;
-
-	return strcmp(n, (*f)->name);
-}
-
 /*
  * Die notifiers (rule KINSTR_R_DIE_NOTIFIER): notify_die() runs every block of the kernel's
  * die_chain for every kernel int3, before or after kinstr's own notifier, so an int3 in one of
  * those functions recurses on the next int3 (and a BUG's report runs the chain again: the
  * "kernel BUG at kernel/entry/common.c:463!" loop of hw_breakpoint_exceptions_notify). Only the
- * module can walk the chain; user space asks it (CHECK) about every function whose BTF prototype
- * is a notifier's, or without BTF about every function, and reserves the whole function of each
- * one the module names. Needs the index by name (index_names()).
+ * module can walk the chain; user space asks it about every function (CHECK for that reason
+ * alone: the module gathers the chain once per call), and reserves the whole function of each
+ * one the module names. A module older than ABI 0.12 checks everything per range, so there
+ * only functions whose BTF prototype is a notifier's are asked (parsing BTF costs more than
+ * the chain's check). Needs the index by name (index_names()).
  */
 static int add_die_notifiers(struct kinstr_kernel *k, struct kinstr_dev *dev)
 {
+	bool only = kinstr_dev__has(dev, KINSTR_FEAT_CHECK_ONLY);
 	struct kinstr_check_range *r = NULL;
 	size_t i, n = 0, cap = 0;
-	struct btf *btf = btf__parse("/sys/kernel/btf/vmlinux", NULL);
+	struct btf *btf = only ? NULL : btf__parse("/sys/kernel/btf/vmlinux", NULL);
 	int err = 0;
 
 	for (i = 0; i < k->nfuncs; i++) {
@@ -1076,18 +1165,13 @@ static int add_die_notifiers(struct kinstr_kernel *k, struct kinstr_dev *dev)
 	}
 	for (i = 1; btf && i < btf__type_cnt(btf); i++) {
 		const struct btf_type *t = btf__type_by_id(btf, (__u32)i);
-		struct kinstr_func **hit;
 		const char *name;
+		uint32_t hit;
 
 		if (!t || !btf_is_func(t) || !btf_notifier_shaped(btf, t))
 			continue;
 		name = btf__name_by_offset(btf, t->name_off);
-		hit = name ? bsearch(name, k->by_name, k->nfuncs, sizeof(*k->by_name), cmp_name_func) : NULL;
-		if (!hit)
-			continue;
-		while (hit > k->by_name && !strcmp(hit[-1]->name, name))
-			hit--;
-		for (; hit < k->by_name + k->nfuncs && !strcmp((*hit)->name, name); hit++) {
+		for (hit = name ? first_named(k, name) : NAME_NONE; hit != NAME_NONE; hit = k->name_next[hit]) {
 			if (n == cap) {
 				void *p = realloc(r, (cap = cap ? cap * 2 : 256) * sizeof(*r));
 
@@ -1097,11 +1181,12 @@ static int add_die_notifiers(struct kinstr_kernel *k, struct kinstr_dev *dev)
 				}
 				r = p;
 			}
-			r[n++] = (struct kinstr_check_range){ .addr = (*hit)->addr, .len = 1 };
+			r[n++] = (struct kinstr_check_range){ .addr = k->funcs[hit].addr, .len = 1 };
 		}
 	}
-	/* an older module, or none: nothing more is known (a newer module still refuses them) */
-	if (n && kinstr_dev__check(dev, r, (unsigned int)n) == 0) {
+	/* no module: nothing more is known (a newer module still refuses them) */
+	if (n && (only ? kinstr_dev__check_only(dev, r, (unsigned int)n, 1u << KINSTR_R_DIE_NOTIFIER) :
+		  kinstr_dev__check(dev, r, (unsigned int)n)) == 0) {
 		for (i = 0; i < n && !err; i++) {
 			const struct kinstr_func *f;
 
@@ -1452,7 +1537,7 @@ struct kinstr_kernel *kinstr_kernel__open_live(struct kinstr_dev *dev)
 	if (!err)
 		err = mark_endbr(k, true);
 	if (!err)
-		err = add_ftrace(k);
+		err = add_ftrace(k, dev);
 	if (!err)
 		err = add_stray_ftrace(k, dev);
 	if (!err)

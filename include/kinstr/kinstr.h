@@ -64,6 +64,12 @@ int kinstr_dev__check(struct kinstr_dev *dev, struct kinstr_check_range *ranges,
 /* The same with KINSTR_CHECK_F_* flags (KINSTR_CHECK_F_KERNEL: the kernel's own predicates). */
 int kinstr_dev__check_flags(struct kinstr_dev *dev, struct kinstr_check_range *ranges, unsigned int count,
 			    unsigned int flags);
+/*
+ * Only the reasons in the mask only (1 << KINSTR_R_*), plus KINSTR_R_UNVERIFIABLE: cheap for the
+ * ftrace site and the die notifier. -EOPNOTSUPP from a module older than ABI 0.12.
+ */
+int kinstr_dev__check_only(struct kinstr_dev *dev, struct kinstr_check_range *ranges, unsigned int count,
+			   unsigned int only);
 
 /* The stable name of one reason bit (enum kinstr_site_reason), e.g. "ftrace site". */
 const char *kinstr_site_reason__str(unsigned int reason);

@@ -17,7 +17,7 @@
 
 #define KINSTR_DEVICE		"/dev/kinstr"
 #define KINSTR_ABI_MAJOR	0	/* incompatible changes */
-#define KINSTR_ABI_MINOR	11	/* compatible additions */
+#define KINSTR_ABI_MINOR	12	/* compatible additions */
 
 /* The ioctl numbers carry no size: the struct's leading size field says how much there is. */
 #define KINSTR_IOC_MAGIC	0xb7
@@ -77,6 +77,7 @@ struct kinstr_version {
 #define KINSTR_FEAT_CODE_CACHE	(1ULL << 13)	/* code-cache areas, KINSTR_ACTION_ENTER (ABI 0.9) */
 #define KINSTR_FEAT_DISARM	(1ULL << 14)	/* KINSTR_IOC_DISARM (ABI 0.9) */
 #define KINSTR_FEAT_BPF		(1ULL << 15)	/* KINSTR_ACTION_BPF, kinstr_install.bpf (ABI 0.11) */
+#define KINSTR_FEAT_CHECK_ONLY	(1ULL << 16)	/* kinstr_check.only (ABI 0.12) */
 
 /* KINSTR_IOC_DEBUG_INFO: output only; addresses the module resolved at load time. */
 struct kinstr_debug_info {
@@ -164,7 +165,14 @@ struct kinstr_check {
 	__u32 flags;			/* KINSTR_CHECK_F_*; others must be 0 */
 	__u64 ranges;			/* user pointer to struct kinstr_check_range[count] */
 	__u32 count;			/* at most KINSTR_CHECK_MAX */
-	__u32 __reserved;
+	/*
+	 * 1 << KINSTR_R_* of the reasons asked for (ABI 0.12; 0: all): each range's reasons are the
+	 * full check's and only, plus KINSTR_R_UNVERIFIABLE where a predicate needed could not
+	 * decide. The ftrace site and the die notifier each have a predicate of their own, so
+	 * asking for those alone is cheap: what user space learns ftrace's records and the die
+	 * chain by, at every start.
+	 */
+	__u32 only;
 };
 #define KINSTR_CHECK_SIZE_VER0	24
 /*

@@ -9,16 +9,27 @@
  * are); the 5 bytes just before and just after each reservation (an index's bounds) go to the
  * module and the kernel only: they start mid-instruction, where libkinstr reserves a whole ud2
  * or call that the kernel finds only by its first byte. The kernel's predicates
- * scan their tables linearly, so checking all ~100,000 ranges would take minutes under TCG.
+ * scan their tables linearly, so checking all ~100,000 ranges would take minutes under TCG: they
+ * get every second range of the sample.
+ *
+ * libkinstr learns ftrace's records and the die chain from the module, asking for those reasons
+ * alone (kinstr_check.only): the same ranges asked so must get the full check's answer masked,
+ * and every function entry libkinstr reserves as an ftrace site must be one tracefs lists
+ * (available_filter_functions), and the other way round, for every function that starts like
+ * one.
  * Prints counts and the first disagreements; exit 1 on any.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 #include <kinstr/kernel.h>
+#include <kinstr/kinstr.h>
 
 /* The reasons both views decide from the same facts. */
 #define COMPARED ((1u << KINSTR_R_FTRACE) | (1u << KINSTR_R_JUMP_LABEL) | (1u << KINSTR_R_BUG) | \
@@ -26,6 +37,88 @@
 		  (1u << KINSTR_R_KPROBE_BLACKLIST) | (1u << KINSTR_R_STATIC_CALL))
 
 #define PER_KIND 1500
+#define KSTRIDE 2
+
+/*
+ * The masks asked of kinstr_check.only: its own predicates, and one the full check decides (as
+ * slow as the full check: every 8th range).
+ */
+static const struct {
+	unsigned int mask, stride;
+} only_masks[] = {
+	{ 1u << KINSTR_R_FTRACE, 1 }, { 1u << KINSTR_R_DIE_NOTIFIER, 1 },
+	{ (1u << KINSTR_R_FTRACE) | (1u << KINSTR_R_DIE_NOTIFIER) | (1u << KINSTR_R_ENTRY_TEXT), 1 },
+	{ (1u << KINSTR_R_JUMP_LABEL) | (1u << KINSTR_R_BUG) | (1u << KINSTR_R_FTRACE), 8 },
+};
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* available_filter_functions, sorted ("name" or "name [module]"); NULL if unreadable */
+static char **tracefs_functions(size_t *n)
+{
+	FILE *f = fopen("/sys/kernel/tracing/available_filter_functions", "r");
+	char line[1024], **v = NULL;
+	size_t cap = 0;
+
+	*n = 0;
+	if (!f)
+		return NULL;
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = 0;
+		if (*n == cap)
+			v = realloc(v, (cap = cap ? 2 * cap : 65536) * sizeof(*v));
+		v[(*n)++] = strdup(line);
+	}
+	fclose(f);
+	qsort(v, *n, sizeof(*v), cmp_str);
+	return v;
+}
+
+/* Entries that start like an ftrace site: reserved as one by libkinstr iff tracefs lists them. */
+static size_t tracefs_agree(const struct kinstr_kernel *k, size_t *entries)
+{
+	static const unsigned char nop5[5] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };
+	size_t i, nt, bad = 0, nf = kinstr_kernel__func_cnt(k);
+	char **t = tracefs_functions(&nt);
+
+	*entries = 0;
+	if (!t) {
+		printf("tracefs: available_filter_functions unreadable\n");
+		return 1;
+	}
+	for (i = 0; i < nf; i++) {
+		const struct kinstr_func *f = kinstr_kernel__func(k, i);
+		unsigned long long at = f->addr + f->endbr;
+		const unsigned char *b = kinstr_kernel__text(k, at, 5);
+		char key[600], *kp = key;
+		bool listed, mine;
+
+		/* kinstr.ko's own text: the module answers OWN_MODULE and nothing else */
+		if (!b || (memcmp(b, nop5, 5) && b[0] != 0xe8) || (f->module && !strcmp(f->module, "kinstr")))
+			continue;
+		if (f->module)
+			snprintf(key, sizeof(key), "%s [%s]", f->name, f->module);
+		else
+			snprintf(key, sizeof(key), "%s", f->name);
+		listed = bsearch(&kp, t, nt, sizeof(*t), cmp_str) != NULL;
+		mine = kinstr_kernel__reserved(k, at, 5) & (1u << KINSTR_R_FTRACE);
+		/* kallsyms has aliases tracefs lists once, by one name: an alias of a listed one counts */
+		if (!listed && mine && i && kinstr_kernel__func(k, i - 1)->addr == f->addr)
+			continue;
+		if (!listed && mine && i + 1 < nf && kinstr_kernel__func(k, i + 1)->addr == f->addr)
+			continue;
+		(*entries)++;
+		if (listed != mine && bad++ < 20)
+			printf("tracefs disagrees at %s: listed %d, libkinstr %d\n", key, listed, mine);
+	}
+	for (i = 0; i < nt; i++)
+		free(t[i]);
+	free(t);
+	return bad;
+}
 
 int main(void)
 {
@@ -33,7 +126,7 @@ int main(void)
 	struct kinstr_dev *dev = kinstr_dev__open(NULL);
 	struct kinstr_check_range *r;
 	struct kinstr_kernel *k;
-	size_t i, n = 0, nres, nf, bad = 0, kbad = 0, per[KINSTR_R_NR] = { 0 };
+	size_t i, n = 0, nk, nres, nf, bad = 0, kbad = 0, obad = 0, tbad, tentries, per[KINSTR_R_NR] = { 0 };
 	struct kinstr_check_range *kr;
 	bool *nb;
 	int err;
@@ -76,22 +169,70 @@ int main(void)
 		if (f->size >= 5)
 			r[n++] = (struct kinstr_check_range){ .addr = f->addr, .len = 5 };
 	}
-	kr = calloc(n, sizeof(*kr));
-	memcpy(kr, r, n * sizeof(*r));
-	err = kinstr_dev__check(dev, r, n) ?: kinstr_dev__check_flags(dev, kr, n, KINSTR_CHECK_F_KERNEL);
+	/* the kernel's predicates walk whole tables per range (most of this test's time): every KSTRIDE-th */
+	nk = (n + KSTRIDE - 1) / KSTRIDE;
+	kr = calloc(nk, sizeof(*kr));
+	for (i = 0; i < nk; i++)
+		kr[i] = r[i * KSTRIDE];
+	err = kinstr_dev__check(dev, r, n) ?: kinstr_dev__check_flags(dev, kr, nk, KINSTR_CHECK_F_KERNEL);
 	if (err) {
 		fprintf(stderr, "KINSTR_IOC_CHECK: %s\n", strerror(-err));
 		return 1;
 	}
-	for (i = 0; i < n; i++)	/* the module's indexes against the kernel's predicates */
-		if ((r[i].reasons ^ kr[i].reasons) & COMPARED) {
+	for (size_t m = 0; m < sizeof(only_masks) / sizeof(only_masks[0]); m++) {
+		unsigned int mask = only_masks[m].mask, nmask = 0;
+		size_t st = only_masks[m].stride, no = (n + st - 1) / st, j;
+		struct kinstr_check_range *o = calloc(no, sizeof(*o));
+
+		for (j = 0; j < no; j++)
+			o[j] = r[j * st];
+		err = kinstr_dev__check_only(dev, o, no, mask);
+		if (err) {
+			fprintf(stderr, "KINSTR_IOC_CHECK only 0x%x: %s\n", mask, strerror(-err));
+			return 1;
+		}
+		for (j = 0; j < no; j++) {
+			i = j * st;
+			nmask += !!(o[j].reasons & mask);
+			/* UNVERIFIABLE: the full check's may come from a predicate not asked */
+			if (((o[j].reasons ^ r[i].reasons) & mask) || (o[j].reasons & ~mask & ~(1u << KINSTR_R_UNVERIFIABLE))) {
+				const struct kinstr_func *f = kinstr_kernel__func_at(k, r[i].addr);
+
+				if (obad++ < 20)
+					printf("only 0x%x disagrees %s+0x%llx len %u: only 0x%x full 0x%x\n", mask,
+					       f ? f->name : "?", f ? r[i].addr - f->addr : r[i].addr, r[i].len,
+					       o[j].reasons, r[i].reasons);
+			}
+		}
+		printf("only 0x%x: %u ranges with those reasons\n", mask, nmask);
+		free(o);
+	}
+	tbad = tracefs_agree(k, &tentries);
+	{	/* an unknown reason bit, and only with the kernel's predicates, are refused */
+		struct kinstr_check_range one = r[0];
+		struct kinstr_check c = { .size = sizeof(c), .flags = KINSTR_CHECK_F_KERNEL,
+					  .ranges = (unsigned long)&one, .count = 1, .only = 1u << KINSTR_R_FTRACE };
+		int fd = open("/dev/kinstr", O_RDWR), e1, e2;
+
+		e1 = kinstr_dev__check_only(dev, &one, 1, 1u << KINSTR_R_NR);
+		e2 = fd >= 0 && ioctl(fd, KINSTR_IOC_CHECK, &c) < 0 ? -errno : 0;
+		printf("only refusals: unknown bit %s, with F_KERNEL %s\n", strerror(-e1), strerror(-e2));
+		if (e1 != -EINVAL || e2 != -EINVAL)
+			obad++;
+		if (fd >= 0)
+			close(fd);
+	}
+	for (size_t j = 0; j < nk; j++) {	/* the module's indexes against the kernel's predicates */
+		i = j * KSTRIDE;
+		if ((r[i].reasons ^ kr[j].reasons) & COMPARED) {
 			const struct kinstr_func *f = kinstr_kernel__func_at(k, r[i].addr);
 
 			if (kbad++ < 20)
 				printf("index disagrees %s+0x%llx len %u: module 0x%x kernel 0x%x\n",
 				       f ? f->name : "?", f ? r[i].addr - f->addr : r[i].addr, r[i].len,
-				       r[i].reasons, kr[i].reasons);
+				       r[i].reasons, kr[j].reasons);
 		}
+	}
 	for (i = 0; i < n; i++) {
 		unsigned int mine = kinstr_kernel__reserved(k, r[i].addr, r[i].len) & COMPARED;
 		unsigned int theirs = r[i].reasons & COMPARED;
@@ -114,16 +255,18 @@ int main(void)
 				       mine, theirs);
 		}
 	}
-	printf("functions %zu reservations %zu ranges checked %zu\n", nf, nres, n);
+	printf("functions %zu reservations %zu ranges checked %zu (%zu against the kernel's predicates)\n", nf, nres, n, nk);
 	for (i = 0; i < KINSTR_R_NR; i++)
 		if (per[i])
 			printf("  %-18s %zu\n", kinstr_site_reason__id(i), per[i]);
 	printf("disagreements %zu\n", bad);
 	printf("index disagreements %zu (module's indexes against the kernel's own predicates)\n", kbad);
+	printf("only disagreements %zu (the reasons asked alone against the full check's)\n", obad);
+	printf("tracefs disagreements %zu of %zu entries that start like ftrace sites\n", tbad, tentries);
 	kinstr_kernel__close(k);
 	kinstr_dev__close(dev);
 	free(r);
 	free(kr);
 	free(nb);
-	return bad || kbad ? 1 : 0;
+	return bad || kbad || obad || tbad ? 1 : 0;
 }
