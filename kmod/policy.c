@@ -166,6 +166,36 @@ static u32 kprobed(unsigned long a, unsigned int len)
  * modules), so it is walked at each check, and the whole function holding each notifier_call
  * is refused.
  */
+static u32 die_notifier(unsigned long a, unsigned int len)
+{
+	const struct kinstr_ksyms *k = &kinstr_ksyms;
+	bool all_core = in_core_text(a, len), any_core = in_core_text(a, 1) || in_core_text(a + len - 1, 1);
+	struct notifier_block *nb;
+	u32 r = 0;
+
+	if (!k->die_chain || !kinstr_khas(kallsyms_lookup_size_offset))
+		return R(UNVERIFIABLE);
+	rcu_read_lock();
+	for (nb = rcu_dereference(k->die_chain->head); nb && !r; nb = rcu_dereference(nb->next)) {
+		unsigned long fn = (unsigned long)nb->notifier_call, size, off;
+
+		/*
+		 * a function is all core text or none: a notifier on the other side of that line
+		 * cannot hold these bytes (and a module's symbols are looked up by a walk of its
+		 * whole symbol table, kinstr's own notifier's on every check)
+		 */
+		if (in_core_text(fn, 1) ? !any_core : all_core)
+			continue;
+		if (!kinstr_kcall(kallsyms_lookup_size_offset)(fn, &size, &off))
+			continue;
+		fn -= off;
+		if (a < fn + size && a + len > fn)
+			r = R(DIE_NOTIFIER);
+	}
+	rcu_read_unlock();
+	return r;
+}
+
 /* The functions holding die_chain's notifiers, gathered once for a batch of checks. */
 struct die_fns {
 	unsigned int n;		/* > ARRAY_SIZE(fn): too many, each range walks the chain */
@@ -200,8 +230,6 @@ static void die_fns_gather(struct die_fns *d)
 	rcu_read_unlock();
 }
 
-static u32 die_notifier(unsigned long a, unsigned int len);
-
 /* die_notifier() against a gathered chain (a notifier added during the batch is the next one's). */
 static u32 die_notifier_in(const struct die_fns *d, unsigned long a, unsigned int len)
 {
@@ -213,36 +241,6 @@ static u32 die_notifier_in(const struct die_fns *d, unsigned long a, unsigned in
 		if (a < d->fn[i].end && a + len > d->fn[i].start)
 			return R(DIE_NOTIFIER);
 	return 0;
-}
-
-static u32 die_notifier(unsigned long a, unsigned int len)
-{
-	const struct kinstr_ksyms *k = &kinstr_ksyms;
-	bool all_core = in_core_text(a, len), any_core = in_core_text(a, 1) || in_core_text(a + len - 1, 1);
-	struct notifier_block *nb;
-	u32 r = 0;
-
-	if (!k->die_chain || !kinstr_khas(kallsyms_lookup_size_offset))
-		return R(UNVERIFIABLE);
-	rcu_read_lock();
-	for (nb = rcu_dereference(k->die_chain->head); nb && !r; nb = rcu_dereference(nb->next)) {
-		unsigned long fn = (unsigned long)nb->notifier_call, size, off;
-
-		/*
-		 * a function is all core text or none: a notifier on the other side of that line
-		 * cannot hold these bytes (and a module's symbols are looked up by a walk of its
-		 * whole symbol table, kinstr's own notifier's on every check)
-		 */
-		if (in_core_text(fn, 1) ? !any_core : all_core)
-			continue;
-		if (!kinstr_kcall(kallsyms_lookup_size_offset)(fn, &size, &off))
-			continue;
-		fn -= off;
-		if (a < fn + size && a + len > fn)
-			r = R(DIE_NOTIFIER);
-	}
-	rcu_read_unlock();
-	return r;
 }
 
 /* Where the range lies: kinstr itself, not text, a module's state, the core's special sections. */
