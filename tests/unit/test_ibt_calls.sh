@@ -22,7 +22,6 @@ ALLOWED = {
     "kinstr_trace_poll": "poll_wait() calls the poll table's own queueing function",
     "kr_reserve_slow": "the ring's clock (ring/ring.c's reader and tests pass their own)",
     "kr_switch": "the ring's clock, as kr_reserve_slow",
-    "ksyms_old_cb": "6.1's symbol walk wrapped for the callback kallsyms.c passes (sym_add, the module's own)",
     "kinstr_bpf_hit": "bpf_prog_run() (kinstr_bpf_run, inline) calls the program's own JIT image (prog->bpf_func), as the kernel's callers do",
 }
 INDIRECT = re.compile(r"__x86_indirect_thunk_(\w+)|\b(call|jmp)\s+\*(%\w+|\S+)")
