@@ -35,7 +35,6 @@ static void t_other_struct_layouts(void)
 {
 	CHECK(sizeof(struct kinstr_read) == KINSTR_READ_SIZE_VER0, "read %zu", sizeof(struct kinstr_read));
 	CHECK(sizeof(struct kinstr_check) == KINSTR_CHECK_SIZE_VER0, "check %zu", sizeof(struct kinstr_check));
-	CHECK(sizeof(struct kinstr_symbols) == KINSTR_SYMBOLS_SIZE_VER0, "symbols %zu", sizeof(struct kinstr_symbols));
 	CHECK(sizeof(struct kinstr_check_range) == 16, "range %zu", sizeof(struct kinstr_check_range));
 	CHECK(sizeof(struct kinstr_layout) == KINSTR_LAYOUT_SIZE_VER0, "layout %zu",
 	      sizeof(struct kinstr_layout));
