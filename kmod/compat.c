@@ -25,17 +25,6 @@ DEFINE_STATIC_CALL_NULL(kinstr_k_text_free_new, kinstr_proto_execmem_free);
 DEFINE_STATIC_CALL_NULL(kinstr_k_set_memory_ro, kinstr_proto_set_memory);
 DEFINE_STATIC_CALL_NULL(kinstr_k_set_memory_x, kinstr_proto_set_memory);
 
-/* the symbol walks: with each symbol's module until 6.2; by module name and without it since 6.4 */
-#define KSYMS_OLD (LINUX_VERSION_CODE < KERNEL_VERSION(6, 2, 0))
-#define KSYMS_NEW (LINUX_VERSION_CODE >= KERNEL_VERSION(6, 4, 0))
-int kinstr_proto_ksyms_old(int (*fn)(void *, const char *, struct module *, unsigned long), void *data);
-int kinstr_proto_ksyms_new(int (*fn)(void *, const char *, unsigned long), void *data);
-int kinstr_proto_mod_ksyms_new(const char *modname, int (*fn)(void *, const char *, unsigned long), void *data);
-DEFINE_STATIC_CALL_NULL(kinstr_k_ksyms_old, kinstr_proto_ksyms_old);
-DEFINE_STATIC_CALL_NULL(kinstr_k_mod_ksyms_old, kinstr_proto_ksyms_old);
-DEFINE_STATIC_CALL_NULL(kinstr_k_ksyms_new, kinstr_proto_ksyms_new);
-DEFINE_STATIC_CALL_NULL(kinstr_k_mod_ksyms_new, kinstr_proto_mod_ksyms_new);
-
 #define EXECMEM KINSTR_EXECMEM
 #define EXECMEM_KPROBES_TYPE 1	/* enum execmem_type: EXECMEM_DEFAULT, then EXECMEM_KPROBES */
 
@@ -50,54 +39,6 @@ void kinstr_compat_resolve(const struct kinstr_compat_syms *s)
 	}
 	static_call_update(kinstr_k_set_memory_ro, (typeof(&kinstr_proto_set_memory))s->set_memory_ro);
 	static_call_update(kinstr_k_set_memory_x, (typeof(&kinstr_proto_set_memory))s->set_memory_x);
-	if (KSYMS_OLD) {
-		static_call_update(kinstr_k_ksyms_old, (typeof(&kinstr_proto_ksyms_old))s->kallsyms_each);
-		static_call_update(kinstr_k_mod_ksyms_old, (typeof(&kinstr_proto_ksyms_old))s->module_kallsyms_each);
-	} else if (KSYMS_NEW) {
-		static_call_update(kinstr_k_ksyms_new, (typeof(&kinstr_proto_ksyms_new))s->kallsyms_each);
-		static_call_update(kinstr_k_mod_ksyms_new, (typeof(&kinstr_proto_mod_ksyms_new))s->module_kallsyms_each);
-	}
-}
-
-bool kinstr_kallsyms_each_resolved(void)
-{
-	if (KSYMS_OLD)
-		return static_call_query(kinstr_k_ksyms_old) && static_call_query(kinstr_k_mod_ksyms_old);
-	return KSYMS_NEW && static_call_query(kinstr_k_ksyms_new) && static_call_query(kinstr_k_mod_ksyms_new);
-}
-
-struct ksyms_old {
-	const char *module;
-	kinstr_ksym_fn fn;
-	void *data;
-	struct module *cur;
-};
-
-static int ksyms_old_cb(void *d, const char *name, struct module *mod, unsigned long addr)
-{
-	struct ksyms_old *e = d;
-
-	/* a kernel that asks about each module first (non-zero: skip it), then passes its symbols without it */
-	if (!name) {
-		e->cur = mod;
-		return e->module && mod && strcmp(mod->name, e->module) ? 1 : 0;
-	}
-	mod = mod ?: e->cur;
-	if (e->module ? !mod || strcmp(mod->name, e->module) : mod != NULL)
-		return 0;
-	return e->fn(e->data, name, addr);
-}
-
-int kinstr_kallsyms_each(const char *module, kinstr_ksym_fn fn, void *data)
-{
-	struct ksyms_old e = { .module = module, .fn = fn, .data = data };
-
-	if (!kinstr_kallsyms_each_resolved())
-		return -EOPNOTSUPP;
-	if (KSYMS_OLD)
-		return module ? static_call(kinstr_k_mod_ksyms_old)(ksyms_old_cb, &e)
-			      : static_call(kinstr_k_ksyms_old)(ksyms_old_cb, &e);
-	return module ? static_call(kinstr_k_mod_ksyms_new)(module, fn, data) : static_call(kinstr_k_ksyms_new)(fn, data);
 }
 
 bool kinstr_text_alloc_resolved(void)

@@ -59,16 +59,6 @@ void kinstr_direct_del_all(struct kinstr_direct *d, size_t n, size_t stride);
 bool kinstr_bpf_prog_sleepable(const struct bpf_prog *prog);
 
 /*
- * Each symbol kallsyms holds, of the core kernel (module NULL) or of the loaded module so named:
- * kallsyms_on_each_symbol() and module_kallsyms_on_each_symbol() pass each symbol's module until
- * 6.4 (and the module one takes no name until 6.2), not since; neither is exported. fn returns
- * non-zero to stop, which kinstr_kallsyms_each() then returns. -EOPNOTSUPP where unresolved.
- */
-typedef int (*kinstr_ksym_fn)(void *data, const char *name, unsigned long addr);
-int kinstr_kallsyms_each(const char *module, kinstr_ksym_fn fn, void *data);
-bool kinstr_kallsyms_each_resolved(void);
-
-/*
  * The unexported functions above, resolved by ksym.c (compat calls nothing above it): the
  * allocator's names are KINSTR_TEXT_ALLOC_NAME and KINSTR_TEXT_FREE_NAME.
  */
@@ -77,7 +67,6 @@ bool kinstr_kallsyms_each_resolved(void);
 #define KINSTR_TEXT_FREE_NAME (KINSTR_EXECMEM ? "execmem_free" : "module_memfree")
 struct kinstr_compat_syms {
 	unsigned long text_alloc, text_free, set_memory_ro, set_memory_x;
-	unsigned long kallsyms_each, module_kallsyms_each;	/* kallsyms_on_each_symbol, module_... */
 };
 void kinstr_compat_resolve(const struct kinstr_compat_syms *s);
 

@@ -209,7 +209,6 @@ void kinstr_limits_init(void);
 /* policy.c: the site-safety predicates, each one rule. */
 u32 kinstr_policy_check(unsigned long addr, unsigned int len);
 long kinstr_ioctl_check(void __user *uarg);
-long kinstr_ioctl_symbols(void __user *uarg);	/* kallsyms.c */
 
 /* verify.c: one probe request against the kernel's decoder and the site-safety rules. */
 struct kinstr_probe;

@@ -405,8 +405,6 @@ int kinstr_ksyms_init(void)
 			.text_free = lookup(KINSTR_TEXT_FREE_NAME),
 			.set_memory_ro = lookup("set_memory_ro"),
 			.set_memory_x = lookup("set_memory_x"),
-			.kallsyms_each = lookup("kallsyms_on_each_symbol"),
-			.module_kallsyms_each = lookup("module_kallsyms_on_each_symbol"),
 		};
 
 		kinstr_compat_resolve(&cs);

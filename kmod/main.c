@@ -20,7 +20,6 @@
 #include <uapi/linux/kinstr.h>
 #include "bpf.h"
 #include "kinstr.h"
-#include "compat.h"
 #include "abi.h"
 
 static bool kinstr_readable(unsigned long a, unsigned long len)
@@ -176,7 +175,6 @@ static long kinstr_ioctl_version(void __user *uarg)
 			    KINSTR_FEAT_MISSED | KINSTR_FEAT_LIMITS | KINSTR_FEAT_KPROBE_FENCE |
 			    KINSTR_FEAT_CODE_CACHE | KINSTR_FEAT_DISARM | KINSTR_FEAT_CHECK_ONLY |
 			    (kinstr_bpf_available() ? KINSTR_FEAT_BPF : 0) |
-			    (kinstr_kallsyms_each_resolved() ? KINSTR_FEAT_SYMBOLS : 0) |
 			    (kinstr_khas(__module_address) ? KINSTR_FEAT_MODULE_TEXT : 0),
 	};
 
@@ -227,8 +225,6 @@ static long kinstr_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return kinstr_ioctl_hit_path(uarg);
 	case KINSTR_IOC_LIMITS:
 		return kinstr_ioctl_limits(uarg);
-	case KINSTR_IOC_SYMBOLS:
-		return kinstr_ioctl_symbols(uarg);
 	default:
 		return kinstr_session_ioctl(file->private_data, cmd, uarg);
 	}

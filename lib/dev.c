@@ -2,7 +2,6 @@
 /* /dev/kinstr: open it, ask it things. */
 #include <errno.h>
 #include <fcntl.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -195,46 +194,6 @@ int kinstr_dev__check_flags(struct kinstr_dev *dev, struct kinstr_check_range *r
 	};
 
 	return dev_ioctl(dev, KINSTR_IOC_CHECK, &c);
-}
-
-char *kinstr_dev__symbols(struct kinstr_dev *dev, const char *module, size_t *len, size_t *count)
-{
-	struct kinstr_symbols sy;
-	size_t cap = module && *module ? 64 << 10 : 4 << 20;
-	char *buf = NULL;
-	int err, tries;
-
-	if (!kinstr_dev__has(dev, KINSTR_FEAT_SYMBOLS)) {
-		errno = EOPNOTSUPP;
-		return NULL;
-	}
-	if (module && strlen(module) >= sizeof(sy.module)) {
-		errno = ENAMETOOLONG;
-		return NULL;
-	}
-	for (tries = 0; tries < 4; tries++) {	/* the symbols may grow between two calls (a module loads) */
-		free(buf);
-		buf = malloc(cap);
-		if (!buf)
-			return NULL;
-		memset(&sy, 0, sizeof(sy));
-		sy.size = sizeof(sy);
-		snprintf(sy.module, sizeof(sy.module), "%s", module ? module : "");
-		sy.buf = (uintptr_t)buf;
-		sy.cap = cap;
-		err = dev_ioctl(dev, KINSTR_IOC_SYMBOLS, &sy);
-		if (!err) {
-			*len = sy.len;
-			*count = sy.count;
-			return buf;
-		}
-		if (err != -ENOSPC || sy.len > KINSTR_SYMBOLS_MAX)
-			break;
-		cap = sy.len + (sy.len >> 4);
-	}
-	free(buf);
-	errno = -err;
-	return NULL;
 }
 
 int kinstr_dev__check_only(struct kinstr_dev *dev, struct kinstr_check_range *ranges, unsigned int count,

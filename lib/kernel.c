@@ -694,194 +694,76 @@ static int parse_kallsyms_module(const char *p, char *mod, size_t len)
 	return 0;
 }
 
-/*
- * One symbol: a static call key (__SCK__<name>, data), or a text symbol ('t', 'T' and weak
- * 'w'/'W') of the core kernel's text or of the module whose name is at names + modoff (0: the
- * core). Names are kept as offsets into k->names until load_kallsyms() rebases them.
- */
-static int add_ksym(struct kinstr_kernel *k, size_t *cap, size_t *nlen, unsigned long long addr, char type,
-		    const char *name, size_t modoff)
+static int load_kallsyms(struct kinstr_kernel *k, struct kinstr_dev *dev, const char *path)
 {
-	size_t nameoff;
-
-	if (!strncmp(name, "__SCK__", 7) && strlen(name + 7) < sizeof(k->scks->name) && strchr("dDbB", type)) {
-		if (grow((void **)&k->scks, k->nscks, &k->scks_cap, 256, sizeof(*k->scks)))
-			return -ENOMEM;
-		k->scks[k->nscks].addr = addr;
-		strcpy(k->scks[k->nscks++].name, name + 7);
-		return 0;
-	}
-	if (!strchr("tTwW", type) || (!modoff && (addr < k->layout.text.start || addr >= k->layout.text.end)))
-		return 0;
-	if (k->nfuncs == *cap) {
-		void *p = realloc(k->funcs, (*cap = *cap ? *cap * 2 : 65536) * sizeof(*k->funcs));
-
-		if (!p)
-			return -ENOMEM;
-		k->funcs = p;
-	}
-	nameoff = *nlen;
-	strcpy(k->names + *nlen, name);
-	*nlen += strlen(name) + 1;
-	k->funcs[k->nfuncs++] = (struct kinstr_func){ .addr = addr, .type = type,
-						      .name = (const char *)(uintptr_t)nameoff,
-						      .module = (const char *)(uintptr_t)modoff };
-	return 0;
-}
-
-/* Keep a module's name once in k->names; its offset (never 0: the names start with a symbol's). */
-static size_t add_modname(struct kinstr_kernel *k, size_t *nlen, const char *mod)
-{
-	size_t off = *nlen;
-
-	strcpy(k->names + off, mod);
-	*nlen += strlen(mod) + 1;
-	return off;
-}
-
-/* /proc/kallsyms: what a module older than ABI 0.12 makes do with. */
-static int kallsyms_from_proc(struct kinstr_kernel *k, size_t *cap, size_t *nlen)
-{
-	char *buf, *line, *save = NULL, last_mod[64] = "";
-	size_t len, modoff = 0;
+	char *buf, *line, *save = NULL, *np;
+	size_t cap = 0, i, j, len, nlen = 0;
 	int err = 0;
 
-	buf = read_file("/proc/kallsyms", &len);
+	buf = read_file(path, &len);
 	if (!buf)
 		return -errno;
-	k->names = malloc(len + 2);
+	k->names = malloc(len + 1);
 	if (!k->names) {
 		free(buf);
 		return -ENOMEM;
 	}
-	k->names[(*nlen)++] = 0;	/* offset 0 names no module */
-	for (line = strtok_r(buf, "\n", &save); line && !err; line = strtok_r(NULL, "\n", &save)) {
+	np = k->names;
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		unsigned long long addr;
 		char type, name[512], mod[64];
+		size_t nameoff, modoff = 0;
 		const char *rest;
 
 		/* "ADDR T NAME" or "ADDR T NAME\t[MODULE]", by hand: sscanf is most of the parse on TCG */
 		if (parse_kallsyms_line(line, &addr, &type, name, &rest))
 			continue;
+		if (!strncmp(name, "__SCK__", 7) && strlen(name + 7) < sizeof(k->scks->name) && strchr("dDbB", type)) {
+			if (grow((void **)&k->scks, k->nscks, &k->scks_cap, 256, sizeof(*k->scks))) {
+				free(buf);
+				return -ENOMEM;
+			}
+			k->scks[k->nscks].addr = addr;
+			strcpy(k->scks[k->nscks++].name, name + 7);
+			continue;
+		}
+		/* weak definitions ('W') are functions too */
+		if (!strchr("tTwW", type))
+			continue;
 		if (*rest) {	/* "[module]" follows */
 			if (parse_kallsyms_module(rest, mod, sizeof(mod)))
 				continue;
-			if (!modoff || strcmp(mod, last_mod)) {	/* a module's lines come together */
-				modoff = add_modname(k, nlen, mod);
-				snprintf(last_mod, sizeof(last_mod), "%s", mod);
+		} else if (addr < k->layout.text.start || addr >= k->layout.text.end) {
+			continue;
+		}
+		if (k->nfuncs == cap) {
+			void *p = realloc(k->funcs, (cap = cap ? cap * 2 : 65536) * sizeof(*k->funcs));
+
+			if (!p) {
+				free(buf);
+				return -ENOMEM;
 			}
+			k->funcs = p;
 		}
-		err = add_ksym(k, cap, nlen, addr, type, name, *rest ? modoff : 0);
+		nameoff = nlen;
+		strcpy(np + nlen, name);
+		nlen += strlen(name) + 1;
+		if (*rest) {	/* the module's name follows (never at offset 0) */
+			modoff = nlen;
+			strcpy(np + nlen, mod);
+			nlen += strlen(mod) + 1;
+		}
+		k->funcs[k->nfuncs++] = (struct kinstr_func){ .addr = addr, .type = type,
+							      .name = (const char *)(uintptr_t)nameoff,
+							      .module = (const char *)(uintptr_t)modoff };
 	}
 	free(buf);
-	return err;
-}
-
-/* The names of the loaded modules, from /proc/modules ("NAME SIZE ..." a line), one buffer. */
-static char *module_names(size_t *n)
-{
-	char *buf = read_file("/proc/modules", NULL), *line, *save = NULL, *out, *o;
-
-	*n = 0;
-	if (!buf)
-		return NULL;
-	out = o = calloc(1, strlen(buf) + 1);
-	for (line = out ? strtok_r(buf, "\n", &save) : NULL; line; line = strtok_r(NULL, "\n", &save)) {
-		size_t l = strcspn(line, " ");
-
-		memcpy(o, line, l);
-		o += l + 1;
-		(*n)++;
-	}
-	free(buf);
-	return out;
-}
-
-/*
- * The module's symbol records (KINSTR_IOC_SYMBOLS): the core's, then each loaded module's. 1: the
- * module has no such ioctl (nothing kept).
- */
-static int kallsyms_from_dev(struct kinstr_kernel *k, struct kinstr_dev *dev, size_t *cap, size_t *nlen)
-{
-	size_t nmods, i, total, corelen = 0, cnt;
-	char *mods = NULL, *core, **bufs = NULL;
-	size_t *lens = NULL;
-	const char *m;
-	int err = 0;
-
-	core = kinstr_dev__symbols(dev, NULL, &corelen, &cnt);
-	if (!core)
-		return errno == EOPNOTSUPP || errno == ENOTTY ? 1 : -errno;
-	mods = module_names(&nmods);
-	bufs = calloc(nmods + 1, sizeof(*bufs));
-	lens = calloc(nmods + 1, sizeof(*lens));
-	if ((nmods && !mods) || !bufs || !lens) {
-		err = -ENOMEM;
-		goto out;
-	}
-	total = corelen + 2;
-	for (i = 0, m = mods; i < nmods; i++, m += strlen(m) + 1) {
-		bufs[i] = kinstr_dev__symbols(dev, m, &lens[i], &cnt);
-		if (!bufs[i] && errno != ENOENT) {	/* gone since /proc/modules: left out */
-			err = -errno;
-			goto out;
-		}
-		total += lens[i] + strlen(m) + 1;
-	}
-	k->names = malloc(total);
-	if (!k->names) {
-		err = -ENOMEM;
-		goto out;
-	}
-	k->names[(*nlen)++] = 0;	/* offset 0 names no module */
-	for (i = 0, m = mods; i <= nmods && !err; i++) {
-		const char *b = i ? bufs[i - 1] : core;
-		size_t l = i ? lens[i - 1] : corelen, off = 0, modoff = 0;
-
-		if (i && b)
-			modoff = add_modname(k, nlen, m);
-		while (b && off + 9 <= l && !err) {
-			unsigned long long addr;
-			const char *name = b + off + 8;
-			bool text;
-
-			memcpy(&addr, b + off, 8);
-			off += 8 + ((strnlen(name, l - off - 8) + 1 + 7) & ~(size_t)7);
-			/* the core's records are its text and its static call keys; a module's, all it defines */
-			text = strncmp(name, "__SCK__", 7);
-			err = add_ksym(k, cap, nlen, addr, text ? 't' : 'D', name, modoff);
-		}
-		if (i)
-			m += strlen(m) + 1;
-	}
-out:
-	for (i = 0; bufs && i < nmods; i++)
-		free(bufs[i]);
-	free(bufs);
-	free(lens);
-	free(mods);
-	free(core);
-	return err;
-}
-
-static int load_kallsyms(struct kinstr_kernel *k, struct kinstr_dev *dev)
-{
-	size_t cap = 0, i, j, nlen = 0;
-	int err;
-
-	/* KINSTR_KALLSYMS=proc: as with an older module (tests compare the two) */
-	err = getenv("KINSTR_KALLSYMS") && !strcmp(getenv("KINSTR_KALLSYMS"), "proc") ? 1 :
-	      kallsyms_from_dev(k, dev, &cap, &nlen);
-	if (err == 1)
-		err = kallsyms_from_proc(k, &cap, &nlen);
-	if (err)
-		return err;
 	k->names_len = nlen;
 	for (i = 0; i < k->nfuncs; i++) {
 		uintptr_t mo = (uintptr_t)k->funcs[i].module;
 
-		k->funcs[i].name = k->names + (uintptr_t)k->funcs[i].name;
-		k->funcs[i].module = mo ? k->names + mo : NULL;
+		k->funcs[i].name = np + (uintptr_t)k->funcs[i].name;
+		k->funcs[i].module = mo ? np + mo : NULL;
 	}
 	for (i = 0; i < k->nfuncs && !err; i++)
 		if (k->funcs[i].module)
@@ -1631,7 +1513,7 @@ struct kinstr_kernel *kinstr_kernel__open_live(struct kinstr_dev *dev)
 	k->chunks[0].len = tlen;
 	err = kinstr_dev__read(dev, k->layout.text.start, k->chunks[0].bytes, tlen);
 	if (!err)
-		err = load_kallsyms(k, dev);
+		err = load_kallsyms(k, dev, "/proc/kallsyms");
 	if (!err)
 		err = add_modules(k, dev);
 	if (!err)

@@ -65,13 +65,6 @@ int kinstr_dev__check(struct kinstr_dev *dev, struct kinstr_check_range *ranges,
 int kinstr_dev__check_flags(struct kinstr_dev *dev, struct kinstr_check_range *ranges, unsigned int count,
 			    unsigned int flags);
 /*
- * The symbols kallsyms holds of the core kernel (module NULL or "") or of one loaded module, as
- * KINSTR_IOC_SYMBOLS gives them (records of an 8-byte address and a NUL-terminated name padded
- * to 8 bytes): *len bytes, *count records; free() it. NULL with errno set: EOPNOTSUPP from a
- * module without the ioctl, ENOENT for a module not loaded.
- */
-char *kinstr_dev__symbols(struct kinstr_dev *dev, const char *module, size_t *len, size_t *count);
-/*
  * Only the reasons in the mask only (1 << KINSTR_R_*), plus KINSTR_R_UNVERIFIABLE: cheap for the
  * ftrace site and the die notifier. -EOPNOTSUPP from a module older than ABI 0.12.
  */

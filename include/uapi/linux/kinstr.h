@@ -29,7 +29,6 @@
 #define KINSTR_IOC_MODULE	_IO(KINSTR_IOC_MAGIC, 0x06)	/* struct kinstr_module_info */
 #define KINSTR_IOC_HIT_PATH	_IO(KINSTR_IOC_MAGIC, 0x07)	/* struct kinstr_hit_path */
 #define KINSTR_IOC_LIMITS	_IO(KINSTR_IOC_MAGIC, 0x08)	/* struct kinstr_limits */
-#define KINSTR_IOC_SYMBOLS	_IO(KINSTR_IOC_MAGIC, 0x09)	/* struct kinstr_symbols (ABI 0.12) */
 #define KINSTR_IOC_ALLOC	_IO(KINSTR_IOC_MAGIC, 0x10)	/* struct kinstr_alloc */
 #define KINSTR_IOC_INSTALL	_IO(KINSTR_IOC_MAGIC, 0x11)	/* struct kinstr_install */
 #define KINSTR_IOC_REMOVE	_IO(KINSTR_IOC_MAGIC, 0x12)	/* struct kinstr_remove */
@@ -79,7 +78,6 @@ struct kinstr_version {
 #define KINSTR_FEAT_DISARM	(1ULL << 14)	/* KINSTR_IOC_DISARM (ABI 0.9) */
 #define KINSTR_FEAT_BPF		(1ULL << 15)	/* KINSTR_ACTION_BPF, kinstr_install.bpf (ABI 0.11) */
 #define KINSTR_FEAT_CHECK_ONLY	(1ULL << 16)	/* kinstr_check.only (ABI 0.12) */
-#define KINSTR_FEAT_SYMBOLS	(1ULL << 17)	/* KINSTR_IOC_SYMBOLS (ABI 0.12) */
 
 /* KINSTR_IOC_DEBUG_INFO: output only; addresses the module resolved at load time. */
 struct kinstr_debug_info {
@@ -184,27 +182,6 @@ struct kinstr_check {
  */
 #define KINSTR_CHECK_F_KERNEL	(1U << 0)
 #define KINSTR_CHECK_MAX	(1U << 20)
-
-/*
- * KINSTR_IOC_SYMBOLS: what /proc/kallsyms lists, without its formatting (which took 0.7 s of every
- * start under TCG), of the core kernel (module "") or of one loaded module by name. buf gets
- * records of an 8-byte address, then the name and its NUL, then zeros to the next multiple of
- * 8; for the core, the symbols in [_stext, _etext) and the static call keys (__SCK__*), for a
- * module all it defines (user space keeps what lies in the module's text). len and count say
- * how many bytes and records there are: ENOSPC (nothing copied) when len exceeds cap; ENOENT
- * for a module not loaded.
- */
-struct kinstr_symbols {
-	__u32 size;
-	__u32 flags;			/* 0 */
-	char module[56];		/* NUL-terminated; "": the core kernel */
-	__u64 buf;			/* user pointer */
-	__u64 cap;			/* its bytes, at most KINSTR_SYMBOLS_MAX */
-	__u64 len;			/* out */
-	__u64 count;			/* out */
-};
-#define KINSTR_SYMBOLS_SIZE_VER0	96
-#define KINSTR_SYMBOLS_MAX		(64ULL << 20)
 
 /* A table of the running kernel whose entries locate reserved text by self-relative offsets. */
 struct kinstr_table {

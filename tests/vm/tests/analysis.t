@@ -33,16 +33,6 @@ EXPECT ^  jump-label +[1-9]
 EXPECT ^  extable +[1-9]
 EXPECT ^  bug +[1-9]
 
-NAME the module's symbol records (KINSTR_IOC_SYMBOLS) give libkinstr exactly the functions and reservations /proc/kallsyms gives it, the core's and the modules'; bad requests are refused with their errno
-SETUP insmod kmod/kinstr.ko && insmod tests/vm/modules/kinstr_test_timing.ko
-CLEANUP tests/vm/progs/rmmod_wait kinstr_test_timing
-RUN build/tests/vm/progs/ksyms_agree
-TIMEOUT 120
-EXPECT ^core records [1-9][0-9]{4,} \([0-9]+ bytes\)$
-EXPECT ^bad requests refused: yes$
-EXPECT ^functions [1-9][0-9]{4,} \([1-9][0-9]* in modules\), from /proc/kallsyms [0-9]+; reservations [0-9]+, from /proc/kallsyms [0-9]+$
-EXPECT ^differences 0$
-
 NAME every site user space offers, the module's verifier accepts: the first and last jump and trap site and the first jump that displaces a call, of every 16th function, verified without patching (whole kernel: verify_agree -a, 6.5 min)
 SETUP insmod kmod/kinstr.ko
 RUN a=$(build/tests/vm/progs/textsum '*'); build/tests/vm/progs/verify_agree 16; \
