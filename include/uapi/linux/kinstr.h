@@ -170,7 +170,7 @@ struct kinstr_check {
 	 * full check's and only, plus KINSTR_R_UNVERIFIABLE where a predicate needed could not
 	 * decide. The ftrace site and the die notifier each have a predicate of their own, so
 	 * asking for those alone is cheap: what user space learns ftrace's records and the die
-	 * chain by, at every start.
+	 * chain by, at every start. EINVAL for a bit at or above KINSTR_R_NR, or with flags.
 	 */
 	__u32 only;
 };
