@@ -308,22 +308,6 @@ static bool push_jmp(const u8 *cb, unsigned int len, unsigned long cp, unsigned 
 	       cp + 10 + get32(cb + 6) == target;
 }
 
-/* The trampoline of a static call key: __SCK__name's __SCT__name, by the kernel's symbols. */
-static unsigned long trampoline_of(unsigned long key)
-{
-	char sym[KSYM_SYMBOL_LEN], name[KSYM_NAME_LEN + 8];
-	char *sp;
-
-	sprint_symbol_no_offset(sym, key);
-	sp = strchr(sym, ' ');	/* a module's symbol: "name [module]" */
-	if (sp)
-		*sp = 0;
-	if (strncmp(sym, "__SCK__", 7) || strlen(sym) >= KSYM_NAME_LEN)
-		return 0;
-	snprintf(name, sizeof(name), "__SCT__%s", sym + 7);
-	return kinstr_kcall(kallsyms_lookup_name)(name);
-}
-
 static bool falls_through(const struct insn *o)
 {
 	int cc;
@@ -421,7 +405,9 @@ static int check_insn(struct cc *x, u32 i)
 			return bad(x, KINSTR_CACHE_RULE_JUMP_LABEL, i, a);
 		return 0;
 	case KINSTR_CACHE_FORM_STATIC_CALL:
-		if (static_call_site(a, &key, &tail) || o.length != 5 || !(t = trampoline_of(key)) ||
+		/* a call or jmp site is 5 bytes; a NULL tail call's is `ret` (int3s fill the rest) */
+		if (static_call_site(a, &key, &tail) || (o.length != 5 && !(tail && is_bare_ret(&o))) ||
+		    !(t = kinstr_static_call_trampoline(key)) ||
 		    !push_jmp(cb, clen, cp, a + 5, t, tail))
 			return bad(x, KINSTR_CACHE_RULE_STATIC_CALL, i, a);
 		return 0;
@@ -465,6 +451,24 @@ static int check_exits(struct cc *x, u32 i)
 }
 
 /*
+ * Only zero bytes from a to end: the fill after the last function of a module's text, which
+ * kallsyms counts into that function (lib/kernel.c sizes it without).
+ */
+static bool zero_fill(unsigned long a, unsigned long end)
+{
+	u8 b[64];
+
+	while (a < end) {
+		unsigned long n = min_t(unsigned long, sizeof(b), end - a);
+
+		if (copy_from_kernel_nofault(b, (void *)a, n) || memchr_inv(b, 0, n))
+			return false;
+		a += n;
+	}
+	return true;
+}
+
+/*
  * A function's run of the map [f0, f1): a function the cache may hold, its instructions back to
  * back from a boundary decoded from the symbol's start, its code ending where the function's does
  * (nothing but int3 or NOP padding after a last instruction that does not fall through).
@@ -481,7 +485,7 @@ static int check_function(struct cc *x)
 	if (!kinstr_function_of(c->map[x->f0].addr, &x->fstart, &x->fsize) ||
 	    kinstr_ksyms_sched_or_lock_text(x->fstart, x->fsize))
 		return bad(x, KINSTR_CACHE_RULE_FUNCTION, x->f0, c->map[x->f0].addr);
-	/* a .cold part of it (none in Debian's kernels) may jump back anywhere into the original */
+	/* a .cold part of it (GCC splits some; the builder refuses them too) may jump back anywhere into the original */
 	sprint_symbol(sym, x->fstart);
 	plus = strchr(sym, '+');
 	if (plus && plus - sym + 6 < (long)sizeof(sym)) {
@@ -528,6 +532,8 @@ static int check_function(struct cc *x)
 	for (a = x->hi; a < end; a += o.length) {
 		bool pad;
 
+		if (zero_fill(a, end))
+			break;
 		if (kinstr_decode_live(&o, a))
 			return bad(x, KINSTR_CACHE_RULE_END, x->f1 - 1, a);
 		/* int3, or a NOP (90, 0f 1f /0) with any prefixes */

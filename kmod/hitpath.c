@@ -8,7 +8,9 @@
  * int3 notifier, the sched_switch probe, the functions called through pointers there: the trace
  * clocks). From each one the live text is decoded with the kernel's own decoder, and every
  * direct call, jmp and jcc that leaves the function adds the function it lands in; a static
- * call's trampoline is followed through its current jmp. The closure over direct branches is
+ * call's trampoline is followed through its current jmp. What the bytes do not show is followed
+ * too: every jump label's target (the jmp its NOP becomes when the key flips) and every static
+ * call's trampoline (kinstr_ksyms_hidden_targets()). The closure over direct branches is
  * the set of whole functions a probe must never be placed in: a timer probe on
  * sched_clock_cpu would call itself through its own clock until the stack overflows.
  *
@@ -112,12 +114,30 @@ static long rel_target(const struct insn *insn, unsigned long a)
 	return (long)a + insn->length + insn->immediate.value;
 }
 
-/* Every direct branch of [f->start, f->end) that leaves it. */
+static void hp_add_target(void *b, unsigned long t)
+{
+	hp_add(b, t);
+}
+
+/*
+ * Every direct branch of [f->start, f->end) that leaves it, and every one its bytes hide now: a
+ * jump label's target while it is a NOP, a static call's trampoline (and a tracepoint's
+ * iterator) whatever the call site holds now, so that no key flipped or call updated after
+ * load opens a way the closure has not seen.
+ */
 static void hp_scan(struct hp_build *b, struct kinstr_span f)
 {
 	unsigned long a = f.start;
+	struct kinstr_span jl, sc;
 	struct insn insn;
 	u8 buf[MAX_INSN_SIZE];
+
+	if (kinstr_span_has(&kinstr_ksyms.text, f.start, 1)) {
+		kinstr_ksyms_hidden_targets(f.start, f.end, hp_add_target, b);
+	} else {
+		kinstr_module_own_tables(&jl, &sc);
+		kinstr_tables_hidden_targets(&jl, &sc, f.start, f.end, hp_add_target, b);
+	}
 
 	while (a < f.end) {
 		int len = min_t(unsigned long, sizeof(buf), f.end - a);

@@ -97,6 +97,7 @@ struct kinstr_ksyms {
 struct kinstr_jl_site {
 	unsigned long code;
 	unsigned long len;
+	unsigned long other;	/* a jump label's target; a static call site's key */
 };
 extern struct kinstr_ksyms kinstr_ksyms;
 int kinstr_ksyms_init(void);
@@ -118,6 +119,19 @@ bool kinstr_ksyms_table_target_in(unsigned long lo, unsigned long hi, unsigned l
 int kinstr_jump_entry_in(const struct kinstr_span *t, unsigned long code, unsigned long *key, bool *branch,
 			 unsigned long *target);
 int kinstr_static_call_site_in(const struct kinstr_span *t, unsigned long addr, unsigned long *key, bool *tail);
+/* The trampoline (__SCT__name) of a static call key (__SCK__name), by the kernel's symbols; 0 if none. */
+unsigned long kinstr_static_call_trampoline(unsigned long key);
+/*
+ * Where code in [lo, hi) may branch that a decode of its bytes now need not show: each jump
+ * label's target (a NOP until its key flips) and, for each static call site, its trampoline
+ * (a NULL static call is a NOP; the trampoline follows every update) and a tracepoint's
+ * iterator (its static call's target while it has several probes). fn(ctx, target) for each.
+ * The core's sites from the index; jl and sc (a module's tables, either may be empty) walked.
+ */
+typedef void (*kinstr_target_fn)(void *ctx, unsigned long target);
+void kinstr_ksyms_hidden_targets(unsigned long lo, unsigned long hi, kinstr_target_fn fn, void *ctx);
+void kinstr_tables_hidden_targets(const struct kinstr_span *jl, const struct kinstr_span *sc, unsigned long lo,
+				  unsigned long hi, kinstr_target_fn fn, void *ctx);
 /* Is [a, a + len) in .sched.text or the lock text (wchan and profile_pc look there by address)? */
 bool kinstr_ksyms_sched_or_lock_text(unsigned long a, unsigned long len);
 /* Everything patching needs was resolved. */
@@ -135,6 +149,8 @@ int kinstr_module_pin(unsigned long site, struct module **modp);
 bool kinstr_module_sites_in(enum kinstr_patch_sites which, unsigned long a, unsigned int len);
 bool kinstr_module_target_in(unsigned long lo, unsigned long hi, unsigned long *target);
 void kinstr_module_table_of(unsigned long a, enum kinstr_patch_sites which, struct kinstr_span *t);
+/* kinstr.ko's own jump entries and static call sites (the hit path's closure reads them). */
+void kinstr_module_own_tables(struct kinstr_span *jl, struct kinstr_span *sc);
 int kinstr_module_info(struct kinstr_module_info *mi);
 
 /*

@@ -7,11 +7,13 @@
 #include <linux/bug.h>
 #include <linux/extable.h>
 #include <linux/jump_label.h>
+#include <linux/kallsyms.h>
 #include <linux/kprobes.h>
 #include <linux/module.h>
 #include <linux/bsearch.h>
 #include <linux/sort.h>
 #include <linux/static_call.h>
+#include <linux/string.h>
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
 #include <asm/cpufeature.h>
@@ -187,6 +189,84 @@ int kinstr_static_call_site_in(const struct kinstr_span *t, unsigned long addr, 
 	return -ENOENT;
 }
 
+unsigned long kinstr_static_call_trampoline(unsigned long key)
+{
+	char sym[KSYM_SYMBOL_LEN], name[KSYM_NAME_LEN + 8];
+	char *sp;
+
+	sprint_symbol_no_offset(sym, key);
+	sp = strchr(sym, ' ');	/* a module's symbol: "name [module]" */
+	if (sp)
+		*sp = 0;
+	if (strncmp(sym, "__SCK__", 7) || strlen(sym) >= KSYM_NAME_LEN)
+		return 0;
+	snprintf(name, sizeof(name), "__SCT__%s", sym + 7);
+	return kinstr_kcall(kallsyms_lookup_name)(name);
+}
+
+/* A static call key's possible targets the call site's bytes need not show. */
+static void static_call_targets(unsigned long key, kinstr_target_fn fn, void *ctx)
+{
+	char sym[KSYM_SYMBOL_LEN], name[KSYM_NAME_LEN + 16];
+	unsigned long t = kinstr_static_call_trampoline(key);
+
+	if (t)
+		fn(ctx, t);
+	/* a tracepoint's static call goes to its one probe, or to its iterator when it has more */
+	sprint_symbol_no_offset(sym, key);
+	if (!strncmp(sym, "__SCK__tp_func_", 15) && !strchr(sym, ' ') && strlen(sym) < KSYM_NAME_LEN) {
+		snprintf(name, sizeof(name), "__traceiter_%s", sym + 15);
+		t = kinstr_kcall(kallsyms_lookup_name)(name);
+		if (t)
+			fn(ctx, t);
+	}
+}
+
+/* The index of the first of the sorted sites s[0, n) whose code is at or above a. */
+static size_t first_site(const struct kinstr_jl_site *s, size_t n, unsigned long a)
+{
+	size_t l = 0, h = n;
+
+	while (l < h) {
+		size_t m = l + (h - l) / 2;
+
+		if (s[m].code < a)
+			l = m + 1;
+		else
+			h = m;
+	}
+	return l;
+}
+
+void kinstr_ksyms_hidden_targets(unsigned long lo, unsigned long hi, kinstr_target_fn fn, void *ctx)
+{
+	const struct kinstr_ksyms *k = &kinstr_ksyms;
+	size_t i;
+
+	for (i = first_site(k->jl_sites, k->njl_sites, lo); i < k->njl_sites && k->jl_sites[i].code < hi; i++)
+		fn(ctx, k->jl_sites[i].other);
+	for (i = first_site(k->sc_sites, k->nsc_sites, lo); i < k->nsc_sites && k->sc_sites[i].code < hi; i++)
+		static_call_targets(k->sc_sites[i].other, fn, ctx);
+}
+
+void kinstr_tables_hidden_targets(const struct kinstr_span *jl, const struct kinstr_span *sc, unsigned long lo,
+				  unsigned long hi, kinstr_target_fn fn, void *ctx)
+{
+	unsigned long e, a, key;
+	bool tail;
+
+	for (e = jl->start; e && e < jl->end; e += sizeof(struct jump_entry)) {
+		a = rel_at(jl, e, offsetof(struct jump_entry, code));
+		if (a >= lo && a < hi)
+			fn(ctx, rel_at(jl, e, offsetof(struct jump_entry, target)));
+	}
+	for (e = sc->start; e && e < sc->end; e += sizeof(struct static_call_site)) {
+		a = rel_at(sc, e, offsetof(struct static_call_site, addr));
+		if (a >= lo && a < hi && !kinstr_static_call_site_in(sc, a, &key, &tail))
+			static_call_targets(key, fn, ctx);
+	}
+}
+
 bool kinstr_ksyms_sched_or_lock_text(unsigned long a, unsigned long len)
 {
 	const struct kinstr_ksyms *k = &kinstr_ksyms;
@@ -228,19 +308,22 @@ static int index_tables(struct kinstr_ksyms *k)
 		unsigned long site = rel_at(&k->static_call_sites, e, offsetof(struct static_call_site, addr));
 
 		if (kinstr_span_has(&k->text, site, 1))
-			k->sc_sites[k->nsc_sites++] = (struct kinstr_jl_site){ site, CALL_INSN_SIZE };
+			k->sc_sites[k->nsc_sites++] = (struct kinstr_jl_site){ site, CALL_INSN_SIZE,
+				rel_at(&k->static_call_sites, e, offsetof(struct static_call_site, key)) &
+				~(unsigned long)STATIC_CALL_SITE_FLAGS };
 	}
 	sort(k->sc_sites, k->nsc_sites, sizeof(*k->sc_sites), cmp_jl, NULL);
 	for (e = k->jump_table.start; nj && e < k->jump_table.end; e += sizeof(struct jump_entry)) {
 		unsigned long code = rel_at(&k->jump_table, e, offsetof(struct jump_entry, code));
+		unsigned long target = rel_at(&k->jump_table, e, offsetof(struct jump_entry, target));
 		int len;
 
-		k->core_targets[k->ncore_targets++] = rel_at(&k->jump_table, e, offsetof(struct jump_entry, target));
+		k->core_targets[k->ncore_targets++] = target;
 		if (!kinstr_span_has(&k->text, code, 1))
 			continue;
 		len = kinstr_ksyms_insn_len(code);
 		/* what the kernel could not decode it reserves whole: as long as an instruction may be */
-		k->jl_sites[n++] = (struct kinstr_jl_site){ code, len ? len : MAX_INSN_SIZE };
+		k->jl_sites[n++] = (struct kinstr_jl_site){ code, len ? len : MAX_INSN_SIZE, target };
 	}
 	k->njl_sites = n;
 	for (e = k->ex_table.start; ne && e < k->ex_table.end; e += sizeof(struct exception_table_entry)) {

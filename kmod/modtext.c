@@ -212,6 +212,13 @@ void kinstr_module_table_of(unsigned long a, enum kinstr_patch_sites which, stru
 	preempt_enable();
 }
 
+void kinstr_module_own_tables(struct kinstr_span *jl, struct kinstr_span *sc)
+{
+	struct kinstr_span ex, bug;
+
+	module_tables(THIS_MODULE, &ex, jl, sc, &bug);
+}
+
 /* Does a jump label or an exception fixup of the module holding lo aim into (lo, hi)? */
 bool kinstr_module_target_in(unsigned long lo, unsigned long hi, unsigned long *target)
 {

@@ -18,6 +18,7 @@
 #include "kinstr.h"
 #include "abi.h"
 #include "../rules/entry.h"
+#include "../rules/symbols.h"
 
 #define R(x) (1U << KINSTR_R_##x)
 
@@ -34,11 +35,6 @@ static bool overlaps(const struct kinstr_span *s, unsigned long a, unsigned int 
 static bool in_own_module(unsigned long a, unsigned int len)
 {
 	return within_module(a, THIS_MODULE) || within_module(a + len - 1, THIS_MODULE);
-}
-
-static bool is_cfi_symbol(const char *name)
-{
-	return !strncmp(name, "__cfi_", 6) || !strncmp(name, "__pfx_", 6);
 }
 
 /*
@@ -279,8 +275,10 @@ u32 kinstr_policy_check(unsigned long addr, unsigned int len)
 		strscpy(last, first, sizeof(last));
 	else
 		sprint_symbol_no_offset(last, addr + len - 1);
-	if (is_cfi_symbol(first) || is_cfi_symbol(last))
+	if (kinstr_rule_cfi_symbol(first) || kinstr_rule_cfi_symbol(last))
 		r |= R(CFI_SYMBOL);
+	if (kinstr_rule_sc_trampoline(first) || kinstr_rule_sc_trampoline(last))
+		r |= R(SC_TRAMPOLINE);
 	r |= endbr(addr, len);
 	r |= reserved_by_patchers(addr, len);
 	r |= reserved_per_byte(addr, len);

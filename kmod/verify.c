@@ -70,11 +70,19 @@ static int decode_buf(struct insn *insn, const u8 *buf, int len)
 
 enum branch_kind { BR_NONE, BR_JMP, BR_JCC, BR_CALL, BR_LOOP };
 
+/* VEX, EVEX, XOP: the opcode byte is in a map the prefix names, never the legacy one's branches */
+static bool vex_encoded(const struct insn *insn)
+{
+	return insn->vex_prefix.nbytes != 0;
+}
+
 /* Direct relative branches, and the condition code of a jcc. */
 static enum branch_kind branch_of(const struct insn *insn, int *cc)
 {
 	u8 op0 = insn->opcode.bytes[0], op1 = insn->opcode.bytes[1];
 
+	if (vex_encoded(insn))	/* c5 79 7f f2 is vmovdqa, not jg */
+		return BR_NONE;
 	if (insn->opcode.nbytes == 1) {
 		if (op0 == 0xe8)
 			return BR_CALL;
@@ -106,13 +114,13 @@ static bool rip_relative(const struct insn *insn)
 
 static bool indirect_jmp(const struct insn *insn)
 {
-	return insn->opcode.bytes[0] == 0xff && insn->modrm.nbytes &&
+	return !vex_encoded(insn) && insn->opcode.bytes[0] == 0xff && insn->modrm.nbytes &&
 	       (X86_MODRM_REG(insn->modrm.bytes[0]) == 4 || X86_MODRM_REG(insn->modrm.bytes[0]) == 5);
 }
 
 static bool indirect_call(const struct insn *insn)
 {
-	return insn->opcode.bytes[0] == 0xff && insn->modrm.nbytes &&
+	return !vex_encoded(insn) && insn->opcode.bytes[0] == 0xff && insn->modrm.nbytes &&
 	       (X86_MODRM_REG(insn->modrm.bytes[0]) == 2 || X86_MODRM_REG(insn->modrm.bytes[0]) == 3);
 }
 

@@ -145,6 +145,34 @@ static int jcc_cond(const struct kinstr_x86_insn *x)
 }
 
 /* Native instructions: the kernel finds them by address, or they must not move. */
+/*
+ * Xen's and KVM's emulate prefix, ud2 then the bytes "xen" or "kvm", before an instruction the
+ * hypervisor emulates (cpuid): the kernel's decoder, the module's, takes the five bytes as that
+ * instruction's prefix, so no boundary lies after the ud2 for the module.
+ */
+static int emulate_prefix(const struct kinstr_kernel *k, const struct kinstr_x86_insn *x)
+{
+	const unsigned char *b = x->len == 2 && x->bytes[0] == 0x0f && x->bytes[1] == 0x0b ?
+				 kinstr_kernel__text(k, x->addr + 2, 3) : NULL;
+
+	return b && (!memcmp(b, "xen", 3) || !memcmp(b, "kvm", 3));
+}
+
+/*
+ * Is t inside a function other than [fstart, fend), past its start? Such a function's copy
+ * (in the same area: the module refuses it off its re-entry points) or another session's
+ * splice there may cover the target.
+ */
+static int into_another(const struct kinstr_kernel *k, uint64_t t, uint64_t fstart, uint64_t fend)
+{
+	const struct kinstr_func *g;
+
+	if (t >= fstart && t < fend)
+		return 0;
+	g = kinstr_kernel__func_at(k, t);
+	return g && g->addr != t;
+}
+
 static int runs_native(const struct kinstr_x86_insn *x, uint32_t reserved)
 {
 	int ool = kinstr_x86__out_of_line(x);
@@ -162,6 +190,17 @@ static uint64_t entry_of(const struct kinstr_kernel *k, const struct kinstr_func
 	if (kinstr_kernel__reserved(k, e, 1) & (1u << KINSTR_R_FTRACE))
 		return e + 5;
 	return e;
+}
+
+/*
+ * Where a jmp is a return for the flags rule: the thunk the kernel sends returns to now, as the
+ * module's own rule reads it (kinstr_flags_dead_by_abi()); none where returns are bare.
+ */
+static uint64_t abi_return_thunk(const struct kinstr_kernel *k)
+{
+	unsigned long long to = 0;
+
+	return kinstr_kernel__ret_relocation(k, &to) ? 0 : to;
 }
 
 /*
@@ -252,6 +291,9 @@ static int plan_insn(const struct kinstr_kernel *k, const struct kinstr_cfg *cfg
 
 	if (ci->flags & (KINSTR_CFG_I_INVALID | KINSTR_CFG_I_BAD_TARGET))
 		return refuse(r, KINSTR_CACHE_R_UNDECODABLE, x->addr, 0, "bytes that do not decode, or a branch into an instruction");
+	if (emulate_prefix(k, x))
+		return refuse(r, KINSTR_CACHE_R_UNDECODABLE, x->addr, 0,
+			      "a ud2 with 'xen' or 'kvm' after it: the kernel's decoder reads it as a prefix of the next instruction");
 	if (x->attr & KINSTR_X86_A_ENDBR)
 		return refuse(r, KINSTR_CACHE_R_ENDBR, x->addr, 0, "an ENDBR inside the function: an indirect branch may land in the original");
 	if (res & REWRITTEN_REASONS)
@@ -263,8 +305,9 @@ static int plan_insn(const struct kinstr_kernel *k, const struct kinstr_cfg *cfg
 
 		if (!prev || kinstr_x86__falls_through(&prev->x) || (ci->flags & KINSTR_CFG_I_TARGET))
 			return refuse(r, KINSTR_CACHE_R_INT3, x->addr, 0, "an int3 that may run: someone's breakpoint");
-		pi->how = KINSTR_CACHE_COPY;
-		size = x->len;
+		/* the fill of a NULL tail static call (`ret; int3 x4`): the site's bytes, for the kernel to rewrite */
+		pi->how = res & (1u << KINSTR_R_STATIC_CALL) ? KINSTR_CACHE_NATIVE : KINSTR_CACHE_COPY;
+		size = pi->how == KINSTR_CACHE_NATIVE ? JMP_LEN : x->len;
 	} else if (res & (1u << KINSTR_R_JUMP_LABEL)) {
 		const struct kinstr_cfg_edge *e;
 		size_t ne = kinstr_kernel__edges(k, x->addr, x->addr + x->len, &e), j;
@@ -277,8 +320,8 @@ static int plan_insn(const struct kinstr_kernel *k, const struct kinstr_cfg *cfg
 		 * (its target may be a .cold part, where it assumes all live). The ftrace NOP at the
 		 * function's start shows compiled C, as for the module's ABI rule.
 		 */
-		if ((ci->live_in & KINSTR_X86_REG(KINSTR_X86_FLAGS)) && !abi_entry)
-			return refuse(r, KINSTR_CACHE_R_JUMP_LABEL, x->addr, 0, "the flags are live at a jump label");
+		if (!abi_entry)	/* the module's rule: without it, dead flags there are not proven to it */
+			return refuse(r, KINSTR_CACHE_R_JUMP_LABEL, x->addr, 0, "a jump label outside compiled C (no ftrace NOP): the flags may be live there");
 		for (j = 0; j < ne; j++)
 			if (e[j].to != x->addr + x->len)
 				pi->jl_target = e[j].to;
@@ -296,6 +339,9 @@ static int plan_insn(const struct kinstr_kernel *k, const struct kinstr_cfg *cfg
 		size = tail ? JMP_LEN : PUSHJMP_LEN;
 		if (!tail && !fits_imm32(x->addr + x->len))
 			return refuse(r, KINSTR_CACHE_R_RANGE, x->addr, 0, "a return address beyond a sign-extended imm32");
+	} else if (kinstr_x86__out_of_line(x) == KINSTR_OOL_LEAVES) {
+		/* the module takes it to fall through (it cannot know where it goes): no map says */
+		return refuse(r, KINSTR_CACHE_R_FAR, x->addr, 0, "an iret, sysret or far transfer: control goes where the copy cannot follow");
 	} else if (runs_native(x, res)) {
 		pi->how = KINSTR_CACHE_NATIVE;
 		size = JMP_LEN;
@@ -305,6 +351,10 @@ static int plan_insn(const struct kinstr_kernel *k, const struct kinstr_cfg *cfg
 		return refuse(r, KINSTR_CACHE_R_INDIRECT_CALL, x->addr, 0, "a call through a register or memory");
 	} else if (x->attr & KINSTR_X86_A_LOOP) {
 		return refuse(r, KINSTR_CACHE_R_LOOP, x->addr, 0, "loop/jrcxz: no rel32 form");
+	} else if ((x->flow == KINSTR_X86_FLOW_CALL || x->flow == KINSTR_X86_FLOW_JMP || x->flow == KINSTR_X86_FLOW_JCC) &&
+		   into_another(k, x->target, fstart, fend)) {
+		return refuse(r, KINSTR_CACHE_R_FOREIGN, x->addr, 0,
+			      "a branch into another function's middle (asm sharing code between symbols): a copy or splice of it may cover the target");
 	} else if (x->flow == KINSTR_X86_FLOW_CALL) {
 		if (x->target >= fstart && x->target < fend)
 			return refuse(r, KINSTR_CACHE_R_INTERNAL_CALL, x->addr, 0, "a call into the function itself");
@@ -365,7 +415,7 @@ static int stays(const struct kinstr_kernel *k, const struct kinstr_x86_insn *x,
 static void place_counters(const struct kinstr_kernel *k, const struct kinstr_cfg *cfg, struct plan *p, size_t first,
 			   size_t n, uint64_t abi_entry)
 {
-	uint64_t thunk = kinstr_kernel__return_thunk(k);
+	uint64_t thunk = abi_return_thunk(k);
 	size_t i, m;
 
 	for (i = 0; i < n; i = m) {
@@ -518,7 +568,7 @@ static uint32_t edge_add(struct kinstr_cache_edge *e, size_t *ne, size_t nb, uin
 static size_t plan_edges(const struct kinstr_kernel *k, const struct kinstr_cfg *cfg, struct plan *p, size_t first,
 			 size_t n, uint64_t abi_entry, size_t nb, struct kinstr_cache_edge *e, uint8_t *unseen)
 {
-	uint64_t thunk = kinstr_kernel__return_thunk(k);
+	uint64_t thunk = abi_return_thunk(k);
 	const struct kinstr_cfg_insn *c0 = kinstr_cfg__insn(cfg, first), *cn = kinstr_cfg__insn(cfg, first + n - 1);
 	const struct kinstr_cfg_edge *he;
 	size_t i, j, ne = 0, nhe;
@@ -749,14 +799,62 @@ static int in_sched_text(const struct kinstr_kernel *k, const struct kinstr_func
 }
 
 /* GCC's .cold part of f ("f.cold"), a symbol of its own whose jumps come back into f's middle. */
-static int has_cold_part(const struct kinstr_kernel *k, const struct kinstr_func *f)
+static int name_has_cold_part(const struct kinstr_kernel *k, const char *fname)
 {
 	char name[512];
 
-	if (strlen(f->name) + 6 > sizeof(name))
+	if (strlen(fname) + 6 > sizeof(name))
 		return 0;
-	snprintf(name, sizeof(name), "%s.cold", f->name);
-	return kinstr_kernel__find_func(k, name) != NULL;
+	snprintf(name, sizeof(name), "%s.cold", fname);
+	/* by name, as the module asks kallsyms: any function's of that name (duplicates too) */
+	return kinstr_kernel__lookup(k, name, NULL, 0) > 0;
+}
+
+/* f, or an alias at its address (the module names whichever kallsyms gives: init_module's virtio_init) */
+static int has_cold_part(const struct kinstr_kernel *k, const struct kinstr_func *f)
+{
+	const struct kinstr_func *g = kinstr_kernel__func_at(k, f->addr);
+	size_t i, n = kinstr_kernel__func_cnt(k);
+
+	if (name_has_cold_part(k, f->name))
+		return 1;
+	if (!g)
+		return 0;
+	for (i = (size_t)(g - kinstr_kernel__func(k, 0)); i && kinstr_kernel__func(k, i - 1)->addr == f->addr; i--)
+		;
+	for (; i < n && kinstr_kernel__func(k, i)->addr == f->addr; i++)
+		if (name_has_cold_part(k, kinstr_kernel__func(k, i)->name))
+			return 1;
+	return 0;
+}
+
+/*
+ * Does control fall off the function's last instruction into whatever follows (an asm function
+ * whose next label is a symbol of its own: __put_user_1 into __put_user_nocheck_1)? The
+ * module's rule (kmod/cache.c, check_function): the code ends on a ret, a jmp, an indirect
+ * branch, an int3, a call (noreturn) or a BUG's ud2.
+ */
+static int runs_off_end(const struct kinstr_x86_insn *x)
+{
+	switch (x->flow) {
+	case KINSTR_X86_FLOW_JMP: case KINSTR_X86_FLOW_JMP_IND: case KINSTR_X86_FLOW_CALL:
+	case KINSTR_X86_FLOW_CALL_IND: case KINSTR_X86_FLOW_INT3:
+		return 0;
+	case KINSTR_X86_FLOW_UD2:	/* ud2 only: the kernel's BUG */
+		return !(x->len == 2 && x->bytes[0] == 0x0f && x->bytes[1] == 0x0b);
+	case KINSTR_X86_FLOW_RET:	/* the module's own reading: a bare ret */
+		return !(x->len == 1 && x->bytes[0] == 0xc3);
+	default:
+		return 1;
+	}
+}
+
+/* A function's .cold part itself: entered and left by jumps from and to its function. */
+static int is_cold_part(const struct kinstr_func *f)
+{
+	const char *c = strstr(f->name, ".cold");
+
+	return c && (c[5] == 0 || c[5] == '.');
 }
 
 struct kinstr_cache_fn *kinstr_cache_fn__build(const struct kinstr_kernel *k, const struct kinstr_func *f,
@@ -791,6 +889,10 @@ struct kinstr_cache_fn *kinstr_cache_fn__build(const struct kinstr_kernel *k, co
 	if (in_sched_text(k, f)) {
 		refuse(r, KINSTR_CACHE_R_SCHED_TEXT, f->addr, 0,
 		       ".sched.text or lock text: wchan and profile_pc look for these functions by address");
+		return NULL;
+	}
+	if (is_cold_part(f)) {
+		refuse(r, KINSTR_CACHE_R_COLD, f->addr, 0, "a .cold part: its function jumps into it and it jumps back");
 		return NULL;
 	}
 	if (has_cold_part(k, f)) {
@@ -848,6 +950,11 @@ struct kinstr_cache_fn *kinstr_cache_fn__build(const struct kinstr_kernel *k, co
 		goto fail;
 	}
 	code_end = kinstr_cfg__insn(cfg, first + n - 1)->x.addr + kinstr_cfg__insn(cfg, first + n - 1)->x.len;
+	if (runs_off_end(&kinstr_cfg__insn(cfg, first + n - 1)->x)) {
+		refuse(r, KINSTR_CACHE_R_RUNS_ON, kinstr_cfg__insn(cfg, first + n - 1)->x.addr, 0,
+		       "the code runs on past the function's end (into the next symbol)");
+		goto fail;
+	}
 	p = calloc(n, sizeof(*p));
 	if (!p)
 		goto fail;
@@ -1045,6 +1152,7 @@ const char *kinstr_cache_refusal__id(unsigned int code)
 	static const char *const s[] = {
 		"ok", "policy", "undecodable", "int3", "indirect-jmp", "indirect-call", "internal-call", "loop",
 		"endbr", "reserved", "jump-label", "static-call", "reentry", "range", "no-code", "return", "cold-part", "sched-text",
+		"far-transfer", "runs-on", "foreign-branch",
 	};
 
 	return code < KINSTR_CACHE_R_NR ? s[code] : "?";

@@ -238,6 +238,7 @@ static const struct {
 	[KINSTR_R_HIT_PATH] = { "hit-path", "reached by kinstr's own probe context (its clock, timers, tracer or the kernel's int3 delivery)" },
 	[KINSTR_R_DIE_NOTIFIER] = { "die-notifier", "in a die notifier, which every int3 runs (notify_die)" },
 	[KINSTR_R_ENDBR] = { "endbr", "a function's ENDBR, where indirect calls land" },
+	[KINSTR_R_SC_TRAMPOLINE] = { "sc-trampoline", "a static call's trampoline, which static_call_update() rewrites" },
 };
 
 const char *kinstr_site_reason__str(unsigned int reason)

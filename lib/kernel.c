@@ -16,6 +16,7 @@
 #include <bpf/btf.h>
 #include <kinstr/kernel.h>
 #include "rules/entry.h"
+#include "rules/symbols.h"
 
 struct text_chunk {
 	unsigned long long addr;
@@ -908,7 +909,7 @@ static int mark_endbr(struct kinstr_kernel *k, bool reserve)
 		struct kinstr_func *f = &k->funcs[i];
 		const unsigned char *b = f->size >= KINSTR_ENDBR_LEN ? kinstr_kernel__text(k, f->addr, KINSTR_ENDBR_LEN) : NULL;
 
-		f->endbr = b && strncmp(f->name, "__pfx_", 6) && strncmp(f->name, "__cfi_", 6) ?
+		f->endbr = b && !kinstr_rule_cfi_symbol(f->name) ?
 			   (unsigned char)kinstr_entry_endbr_len(b) : 0;
 		if (f->endbr && reserve && (i == 0 || k->funcs[i - 1].addr != f->addr))
 			err = res_add(k, f->addr, f->endbr, KINSTR_R_ENDBR);
@@ -1357,8 +1358,10 @@ static int add_symbol_rules(struct kinstr_kernel *k)
 	for (i = 0; i < k->nfuncs && !err; i++) {
 		const struct kinstr_func *f = &k->funcs[i];
 
-		if (!strncmp(f->name, "__cfi_", 6) || !strncmp(f->name, "__pfx_", 6))
+		if (kinstr_rule_cfi_symbol(f->name))
 			err = res_add(k, f->addr, f->size, KINSTR_R_CFI_SYMBOL);
+		if (!err && kinstr_rule_sc_trampoline(f->name))
+			err = res_add(k, f->addr, f->size, KINSTR_R_SC_TRAMPOLINE);
 		if (!err && !strcmp(f->name, "__x86_return_thunk"))
 			k->return_thunk = f->addr;
 	}

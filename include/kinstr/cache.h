@@ -137,6 +137,9 @@ enum kinstr_cache_refusal_code {
 	KINSTR_CACHE_R_RETURN,		/* a bare ret that cannot move (the ITS thunk depends on its address) */
 	KINSTR_CACHE_R_COLD,		/* a .cold part of the function may jump back into the original */
 	KINSTR_CACHE_R_SCHED_TEXT,	/* .sched.text or lock text (wchan, profile_pc look there) */
+	KINSTR_CACHE_R_FAR,		/* iret, sysret, a far jmp/call/ret: control goes where no map says */
+	KINSTR_CACHE_R_RUNS_ON,		/* the last instruction falls through past the function's end */
+	KINSTR_CACHE_R_FOREIGN,		/* a branch into another function's middle */
 	KINSTR_CACHE_R_NR
 };
 

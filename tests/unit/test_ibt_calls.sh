@@ -23,6 +23,9 @@ ALLOWED = {
     "kr_reserve_slow": "the ring's clock (ring/ring.c's reader and tests pass their own)",
     "kr_switch": "the ring's clock, as kr_reserve_slow",
     "kinstr_bpf_hit": "bpf_prog_run() (kinstr_bpf_run, inline) calls the program's own JIT image (prog->bpf_func), as the kernel's callers do",
+    "static_call_targets": "calls its caller's callback (hitpath.c's hp_add_target), a function of the module",
+    "kinstr_ksyms_hidden_targets": "calls its caller's callback, as static_call_targets",
+    "kinstr_tables_hidden_targets": "calls its caller's callback, as static_call_targets",
 }
 INDIRECT = re.compile(r"__x86_indirect_thunk_(\w+)|\b(call|jmp)\s+\*(%\w+|\S+)")
 

@@ -16,6 +16,7 @@
 #include <kinstr/x86.h>
 #include "rules/out_of_line.h"
 #include "rules/flags.h"
+#include "rules/symbols.h"
 #include "check.h"
 
 /* Zydis misses lgdt's privilege (it has lidt's); groups 6 and 7 by name, as Zydis 4 decodes them. */
@@ -220,8 +221,31 @@ static void t_prefix_forms(void)
 	}
 }
 
+/*
+ * The name rules (rules/symbols.h) against what a kernel's names look like: the prefixes only,
+ * whole, at the start, in that case; never a name that merely holds them or stops short.
+ */
+static void t_symbol_rules(void)
+{
+	static const struct { const char *name; int cfi, sct; } c[] = {
+		{ "__cfi_vfs_read", 1, 0 }, { "__pfx_vfs_read", 1, 0 }, { "__pfx_", 1, 0 },
+		{ "__SCT__tp_func_sched_switch", 0, 1 }, { "__SCT__preempt_schedule", 0, 1 },
+		{ "__SCK__tp_func_sched_switch", 0, 0 }, { "__SCT_", 0, 0 }, { "__sct__x", 0, 0 },
+		{ "_SCT__x", 0, 0 }, { "x__SCT__y", 0, 0 }, { "__pf_x", 0, 0 }, { "__cfi", 0, 0 },
+		{ "vfs_read", 0, 0 }, { "__static_call_return0", 0, 0 }, { "__traceiter_sched_switch", 0, 0 },
+		{ "", 0, 0 },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		CHECK(kinstr_rule_cfi_symbol(c[i].name) == c[i].cfi, "cfi rule on '%s'", c[i].name);
+		CHECK(kinstr_rule_sc_trampoline(c[i].name) == c[i].sct, "trampoline rule on '%s'", c[i].name);
+	}
+}
+
 int main(void)
 {
+	RUN(t_symbol_rules);
 	RUN(t_every_encoding);
 	RUN(t_prefix_forms);
 	return check_done();

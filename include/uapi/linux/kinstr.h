@@ -17,7 +17,7 @@
 
 #define KINSTR_DEVICE		"/dev/kinstr"
 #define KINSTR_ABI_MAJOR	0	/* incompatible changes */
-#define KINSTR_ABI_MINOR	12	/* compatible additions */
+#define KINSTR_ABI_MINOR	13	/* compatible additions */
 
 /* The ioctl numbers carry no size: the struct's leading size field says how much there is. */
 #define KINSTR_IOC_MAGIC	0xb7
@@ -149,6 +149,8 @@ enum kinstr_site_reason {
 					 * every int3 runs (notify_die()) */
 	KINSTR_R_ENDBR,			/* a function's ENDBR (rules/entry.h), where indirect
 					 * calls land (ABI 0.6) */
+	KINSTR_R_SC_TRAMPOLINE,		/* a static call's trampoline (__SCT__*, rules/symbols.h),
+					 * which static_call_update() rewrites (ABI 0.13) */
 	KINSTR_R_NR
 };
 

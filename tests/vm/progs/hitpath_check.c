@@ -5,7 +5,9 @@
  * function it reports is decoded again with Zydis from the live text, and every direct call, jmp
  * and jcc that leaves one must land in another (but for the preemption point and
  * __stack_chk_fail, which the module does not follow, rcu_read_unlock_special, whose callees it
- * does not follow, and text outside the core kernel and kinstr.ko). The kernel's int3 delivery
+ * does not follow, and text outside the core kernel and kinstr.ko). What the bytes hide must be
+ * in it too, read from the library's view of the kernel's tables: every jump label's target
+ * (kinstr_kernel__edges()), every static call's trampoline and a tracepoint's iterator. The kernel's int3 delivery
  * (notify_die, and the rcu_read_lock() around the die chain) must be in the set. Each function must be refused with the rule by the module's CHECK and by user
  * space's reservations, and the functions the issue found (the timer's and tracer's clocks) and
  * kinstr's own entry points must be in the set.
@@ -60,6 +62,17 @@ static int named(const struct kinstr_kernel *k, unsigned long long a, const char
 #define is_not_followed(k, a) named(k, a, not_followed, sizeof(not_followed) / sizeof(not_followed[0]))
 #define is_not_scanned(k, a) named(k, a, not_scanned, sizeof(not_scanned) / sizeof(not_scanned[0]))
 
+/* Must the module's closure hold the code at a (core or kinstr.ko text, not a point it does not follow)? */
+static int want(const struct kinstr_kernel *k, const struct kinstr_layout *lay, const struct kinstr_span64 *spans,
+		size_t n, unsigned long long a)
+{
+	const struct kinstr_func *t = kinstr_kernel__func_at(k, a);
+	bool core = a >= lay->text.start && a < lay->text.end;
+	bool ours = t && t->module && !strcmp(t->module, "kinstr");
+
+	return (core || ours) && !find(spans, n, a) && !is_not_followed(k, a);
+}
+
 int main(void)
 {
 	struct kinstr_dev *dev = kinstr_dev__open(NULL);
@@ -67,7 +80,7 @@ int main(void)
 	struct kinstr_check_range *r;
 	struct kinstr_span64 *spans;
 	struct kinstr_layout lay;
-	size_t n, i, bad = 0, branches = 0, j;
+	size_t n, i, bad = 0, branches = 0, hidden = 0, j;
 	bool incomplete;
 	int err;
 
@@ -113,11 +126,58 @@ int main(void)
 			/* entered, not followed by the module: its callees need not be in the set */
 			continue;
 		}
+		{	/* the jump labels' other way, from the library's edges */
+			const struct kinstr_cfg_edge *e;
+			size_t ne = kinstr_kernel__edges(k, spans[i].start, spans[i].end, &e), q;
+			unsigned long long key;
+			int br;
+
+			for (q = 0; q < ne; q++) {
+				if (kinstr_kernel__jump_label(k, e[q].from, &key, &br) ||
+				    (e[q].to >= spans[i].start && e[q].to < spans[i].end))
+					continue;
+				hidden++;
+				{
+					const struct kinstr_func *t = kinstr_kernel__func_at(k, e[q].to);
+
+					printf("  hidden: %s+0x%llx: a jump label to %s\n", name, e[q].from - spans[i].start,
+					       t ? t->name : "?");
+				}
+				if (want(k, &lay, spans, n, e[q].to) && bad++ < 20)
+					printf("%s+0x%llx: a jump label to 0x%llx, which is not in the hit path\n", name,
+					       e[q].from - spans[i].start, (unsigned long long)e[q].to);
+			}
+		}
 		while (a < spans[i].end) {	/* Zydis, from the live bytes */
 			struct kinstr_x86_insn in;
 
 			if (kinstr_x86__decode(b + (a - spans[i].start), spans[i].end - a, a, &in))
 				break;	/* as the module: what follows a bad decode is not seen */
+			{	/* a static call: its trampoline, a tracepoint's iterator, whatever the site holds */
+				unsigned long long tr;
+				int tail;
+
+				if (!kinstr_kernel__static_call(k, a, &tr, &tail)) {
+					const struct kinstr_func *t = kinstr_kernel__func_at(k, tr);
+
+					hidden++;
+					printf("  hidden: %s+0x%llx: a static call through %s\n", name, a - spans[i].start,
+					       t ? t->name : "?");
+					if (want(k, &lay, spans, n, tr) && bad++ < 20)
+						printf("%s+0x%llx: a static call through %s, which is not in the hit path\n",
+						       name, a - spans[i].start, t ? t->name : "?");
+					if (t && !strncmp(t->name, "__SCT__tp_func_", 15)) {
+						char it[200];
+						const struct kinstr_func *tf;
+
+						snprintf(it, sizeof(it), "__traceiter_%s", t->name + 15);
+						tf = kinstr_kernel__find_func(k, it);
+						if (tf && want(k, &lay, spans, n, tf->addr) && bad++ < 20)
+							printf("%s+0x%llx: tracepoint iterator %s is not in the hit path\n",
+							       name, a - spans[i].start, it);
+					}
+				}
+			}
 			if ((in.flow == KINSTR_X86_FLOW_CALL || in.flow == KINSTR_X86_FLOW_JMP ||
 			     in.flow == KINSTR_X86_FLOW_JCC) && (in.target < spans[i].start || in.target >= spans[i].end)) {
 				const struct kinstr_func *t = kinstr_kernel__func_at(k, in.target);
@@ -155,7 +215,8 @@ int main(void)
 		printf("hitpath_check: FAIL: %zu problems (%zu functions, %zu branches out of them)\n", bad, n, branches);
 		return 1;
 	}
-	printf("hitpath_check: %zu branches out of them, each into the set\n", branches);
+	printf("hitpath_check: %zu branches out of them, each into the set; %zu jump labels out of them and static "
+	       "calls in them, each into the set\n", branches, hidden);
 	printf("hitpath_check: ok: %zu functions, every one refused by the module and by user space, "
 	       "%s among them\n", n, must_have[0]);
 	free(r);

@@ -49,6 +49,23 @@ TIMEOUT 240
 EXPECT ^functions [0-9]+ \(every 1\), probes verified [0-9]{3,} \([1-9][0-9]+ jump, [1-9][0-9]+ trap; [1-9][0-9]+ jumps displace a call\)
 EXPECT ^module refusals 0$
 
+NAME every code-cache copy user space offers, the module's check accepts: every 16th function's copy, and a seeded sample of 400 with edge counters, verified without installing (whole kernel: cache_agree -a, 3 min; docs/design.md)
+FEATURE code_cache
+SETUP insmod kmod/kinstr.ko
+RUN a=$(build/tests/vm/progs/textsum '*'); build/tests/vm/progs/cache_agree 16 2>&1 | grep -v '^cache_agree:'; \
+	build/tests/vm/progs/cache_agree --edges --sample 400 --seed 29 2>&1 | grep -v '^cache_agree:'; \
+	b=$(build/tests/vm/progs/textsum '*'); test "$a" = "$b" && echo "text unchanged"
+TIMEOUT 300
+EXPECT ^functions [0-9]{4,} of [0-9]+: builder refused
+EXPECT ^module verified [1-9][0-9]{3,} copies in [0-9]+ batches$
+EXPECT ^sample of 400 functions, seed 29$
+EXPECT ^functions 400 of [0-9]+ \(with edges\): builder refused
+EXPECT ^module verified [1-9][0-9]{2,} copies in [0-9]+ batches$
+EXPECT ^module refusals 0$
+EXPECT_NOT ^module refusals [1-9]
+EXPECT_NOT ^refused:
+EXPECT ^text unchanged$
+
 NAME kinstr disasm shows a live function block by block with each site's class
 SETUP insmod kmod/kinstr.ko
 RUN build/kinstr disasm __x64_sys_getppid
