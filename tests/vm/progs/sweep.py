@@ -597,10 +597,10 @@ def cover_slice(i, names):
     if not mem["back"]:
         failures.append("slice %d: kinstr still holds after the reference: %s" % (i, fmt_held(mem)))
     return ("cover%s %d planned %d covered %d refused at install %d blocks %d hit %d passes%s, "
-            "reference %d functions %d blocks %d noisy %d mismatches, text restored, memory back"
+            "reference %d functions (%d run by it) %d blocks %d noisy %d mismatches, text restored, memory back"
             % (" --edges" if edges else "", len(planned), len(covered), nmod, nb, nhit, passes,
                " flow %d conserved %d differ %d unseen" % tuple(flow) if edges else "",
-               ref["functions"], ref["blocks"], ref["noisy"], ref["mismatches"]))
+               ref["functions"], ref["nonzero"], ref["blocks"], ref["noisy"], ref["mismatches"]))
 
 
 rc, out = run(["text-check"])  # the reference is the text read by -l, before any probe
