@@ -209,7 +209,17 @@ def pause_workload(stop):
 
 atexit.register(stop_workload)  # also when a failure exits early
 
-failures, refusals = [], []
+class Failures(list):
+    """Each failure into the log as it happens (a guest stopped before its end still leaves it there)."""
+
+    def append(self, f):
+        super().append(f)
+        if logf:
+            logf.write("failure: %s\n" % f)
+            logf.flush()
+
+
+failures, refusals = Failures(), []
 
 
 line_re = re.compile(r"^kinstr: ([^ :]+): (.*)$")
