@@ -34,6 +34,7 @@ struct cli_cover_args {
 	double duration;	/* -d SEC, 0: none */
 	const char *lcov;	/* --lcov FILE */
 	bool json, dry, hit_only, once, edges;
+	bool keep;		/* -k: a name that matches nothing, a copy the module refuses: reported, left out */
 	const char **debuginfo;	/* --debuginfo FILE each: a vmlinux or a NAME.ko with DWARF */
 	int ndebuginfo;
 };

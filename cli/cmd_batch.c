@@ -27,7 +27,25 @@ static void batch_usage(FILE *f)
 		   "comment line) over one view of the live kernel, analysed once. After each command it\n"
 		   "prints 'batch: rc=N CMD'. The command text-check compares the live core text with the\n"
 		   "text the view was read from and prints 'text-check: N bytes differ' (rc 1 if any),\n"
-		   "naming the first functions that differ. Exit status: 1 if any command failed.\n");
+		   "naming the first functions that differ; bytes in a jump label's or static call's site\n"
+		   "(the kernel rewrites those itself when a static key flips or a static call changes) are\n"
+		   "named and counted apart, not in N. Exit status: 1 if any command failed.\n");
+}
+
+/*
+ * Byte at of the core text is in a jump label's site or a static call's (5 bytes at most from
+ * its start), which the kernel itself rewrites when a static key flips or a static call is
+ * updated (networking's DO_ONCE keys flip on first use, for one): not kinstr's doing.
+ */
+static bool kernel_switched(const struct kinstr_kernel *k, unsigned long long at)
+{
+	unsigned long long key, s;
+	int bit;
+
+	for (s = at; s + 5 > at && s + 5 > 5; s--)
+		if (!kinstr_kernel__jump_label(k, s, &key, &bit) || !kinstr_kernel__static_call(k, s, &key, &bit))
+			return true;
+	return false;
 }
 
 /* Live core text against the view's copy, made when the view was opened. */
@@ -35,7 +53,9 @@ static int text_check(void)
 {
 	struct kinstr_kernel *k = cli_kept_kernel();
 	const struct kinstr_layout *l;
-	unsigned long long a, len, diff = 0;
+	unsigned long long a, len, diff = 0, kdiff = 0;
+	const char *klast = NULL;
+	int kshown = 0;
 	const unsigned char *old;
 	unsigned char *now;
 	struct kinstr_dev *dev;
@@ -63,18 +83,31 @@ static int text_check(void)
 	}
 	for (a = 0; a < len; a++) {
 		const struct kinstr_func *f;
+		unsigned long long at = l->text.start + a;
 
 		if (old[a] == now[a])
 			continue;
+		f = kinstr_kernel__func_at(k, at);
+		if (kernel_switched(k, at)) {
+			/* a static key flipped or a static call updated since the view: the kernel's own patching */
+			if (kshown < 10 && (!f || f->name != klast)) {
+				printf("text-check: the kernel switched a jump label or static call at %s+0x%llx\n",
+				       f ? f->name : "?", f ? at - f->addr : a);
+				klast = f ? f->name : NULL;
+				kshown++;
+			}
+			kdiff++;
+			continue;
+		}
 		diff++;
-		f = kinstr_kernel__func_at(k, l->text.start + a);
 		if (shown < 10 && (!f || f->name != last)) {
-			printf("text-check: differs at %s+0x%llx\n", f ? f->name : "?",
-			       f ? l->text.start + a - f->addr : a);
+			printf("text-check: differs at %s+0x%llx\n", f ? f->name : "?", f ? at - f->addr : a);
 			last = f ? f->name : NULL;
 			shown++;
 		}
 	}
+	if (kdiff)
+		printf("text-check: %llu bytes at jump labels and static calls the kernel switched (not counted)\n", kdiff);
 	printf("text-check: %llu bytes differ\n", diff);
 	free(now);
 	kinstr_dev__close(dev);

@@ -41,7 +41,8 @@ static void count_usage(FILE *f)
 		   "                      status (plain words are exec'ed directly; anything with shell\n"
 		   "                      syntax runs under /bin/sh -c)\n"
 		   "  -k, --keep-going    a SPEC that is refused (or names nothing) is reported and left\n"
-		   "                      out; the others are counted (it fails if every one is)\n"
+		   "                      out; the others are counted (it fails if every one is); with\n"
+		   "                      --every-block, as 'kinstr cover -k'\n"
 		   "  -e, --every         probe each FUNC at every jump site that does not share bytes\n"
 		   "                      with the previous one (first to last), not just its entry\n"
 		   "      --every-block   count every basic block of each FUNC (or GLOB) through the\n"
@@ -77,14 +78,14 @@ static void count_usage(FILE *f)
  * cli_cover__run), with the same -c/-d/--json/--dry-run.
  */
 static int count_every_block(int n, char **specs, const char *command, double duration, bool json, bool dry,
-			     bool other)
+			     bool keep, bool other)
 {
 	struct cli_cover_args a = { .funcs = specs, .nfuncs = n, .command = command, .duration = duration,
-				    .json = json, .dry = dry };
+				    .json = json, .dry = dry, .keep = keep };
 	int i;
 
 	if (other) {
-		cli_err("--every-block takes -c, -d, --json and --dry-run only");
+		cli_err("--every-block takes -c, -d, -k, --json and --dry-run only");
 		return CLI_USAGE;
 	}
 	for (i = 0; i < n; i++)
@@ -479,7 +480,8 @@ int cmd_count(int argc, char **argv)
 		return count_by(argc - optind, argv + optind, (unsigned int)by, &popts, command, duration, json, keep, dry);
 	}
 	if (every_block)
-		return count_every_block(argc - optind, argv + optind, command, duration, json, dry, output || keep || popts.every);
+		return count_every_block(argc - optind, argv + optind, command, duration, json, dry, keep,
+					 output || popts.every);
 	for (i = optind; i < argc; i++) {	/* the specs' syntax before anything is opened */
 		struct kinstr_spec sp;
 

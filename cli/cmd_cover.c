@@ -12,7 +12,7 @@
 
 static void cover_usage(FILE *f)
 {
-	fprintf(f, "usage: kinstr cover [--count|--hit|--once] [--edges] [-c CMD|-d SEC] [--json] [--lcov FILE] FUNC|GLOB...\n"
+	fprintf(f, "usage: kinstr cover [--count|--hit|--once] [--edges] [-k] [-c CMD|-d SEC] [--json] [--lcov FILE] FUNC|GLOB...\n"
 		   "       kinstr cover --dry-run [--json] [--snapshot FILE] FUNC|GLOB...\n\n"
 		   "Block coverage through the code cache: each FUNC runs as an instrumented copy, entered\n"
 		   "through splices at its entry and where control comes back to it (after a call, after an\n"
@@ -23,6 +23,13 @@ static void cover_usage(FILE *f)
 		   "function it matches; those the cache cannot run are listed with the reason.\n\n"
 		   "  -c, --command CMD  run CMD, cover while it runs, print, exit with its status\n"
 		   "  -d, --duration SEC cover for SEC seconds (without -c or -d: until Ctrl-C)\n"
+		   "  -k, --keep-going   a FUNC that names nothing is reported and left out, and so is a\n"
+		   "                     function whose copy kinstr.ko refuses at install (with the module's\n"
+		   "                     reason; the rest are installed again without it); the others are\n"
+		   "                     covered (it fails if none is left). Without -k such a refusal ends\n"
+		   "                     the run before anything is covered. A function the cache cannot\n"
+		   "                     run at all (its plan refused) is always listed and left out\n"
+		   "                     (with --once, -k is about names only)\n"
 		   "      --count        every block's count (default)\n"
 		   "      --hit          only hit or not hit per block\n"
 		   "      --once         one-shot: a probe at every block's first instruction, taken out after\n"
@@ -59,6 +66,7 @@ int cmd_cover(int argc, char **argv)
 		{ "once", no_argument, NULL, 'O' },
 		{ "edges", no_argument, NULL, 'E' },
 		{ "debuginfo", required_argument, NULL, 'g' },
+		{ "keep-going", no_argument, NULL, 'k' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -66,7 +74,7 @@ int cmd_cover(int argc, char **argv)
 	const char *dbg[16];
 	int c;
 
-	while ((c = getopt_long(argc, argv, "+hc:d:", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+hkc:d:", opts, NULL)) != -1) {
 		switch (c) {
 		case 'n': a.dry = true; break;
 		case 'j': a.json = true; break;
@@ -81,6 +89,7 @@ int cmd_cover(int argc, char **argv)
 		case 'l': a.lcov = optarg; break;
 		case 'O': a.once = true; break;
 		case 'E': a.edges = true; break;
+		case 'k': a.keep = true; break;
 		case 'g':
 			if (a.ndebuginfo == (int)(sizeof(dbg) / sizeof(dbg[0]))) {
 				cli_err("cover: at most %zu --debuginfo files", sizeof(dbg) / sizeof(dbg[0]));

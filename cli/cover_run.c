@@ -159,6 +159,8 @@ static int collect(const struct kinstr_kernel *k, int argc, char **argv, const s
 
 					if (!nv) {
 						free(v);
+						*out = NULL;
+						*n = 0;
 						return CLI_FAIL;
 					}
 					v = nv;
@@ -199,7 +201,9 @@ static int dry_run(const struct kinstr_kernel *k, const struct kinstr_func **fs,
 
 struct refused_fn {
 	const struct kinstr_func *f;
-	struct kinstr_cache_refusal r;
+	struct kinstr_cache_refusal r;	/* the plan's refusal (by the library) */
+	char *module;			/* else -k: the refusal at install, as libkinstr words it */
+	bool by_module;			/* kinstr.ko refused the copy (else libkinstr, at install) */
 };
 
 /* With edges: "in = count = out" of block b, or what differs, or what the counters do not see. */
@@ -289,7 +293,7 @@ static void print_results(const struct kinstr_cacheset *cs, const struct refused
 {
 	const char *src;
 	int ln;
-	size_t i, b, fcov = 0, bcov = 0, btot = 0, fl_ok = 0, fl_bad = 0, fl_unseen = 0;
+	size_t i, b, fcov = 0, bcov = 0, btot = 0, fl_ok = 0, fl_bad = 0, fl_unseen = 0, nmod = 0;
 	uint64_t in, out;
 	const char *fl;
 
@@ -378,23 +382,43 @@ static void print_results(const struct kinstr_cacheset *cs, const struct refused
 		for (i = 0; i < nrf; i++) {
 			printf("%s{\"function\":", i ? "," : "");
 			cli_json_str(rf[i].f->name);
-			printf(",\"refused\":\"%s\",\"why\":", kinstr_cache_refusal__id((unsigned int)rf[i].r.code));
-			cli_json_str(rf[i].r.why);
+			printf(",\"addr\":\"0x%llx\"", rf[i].f->addr);
+			if (rf[i].module) {
+				printf(",\"refused\":\"%s\",\"by\":\"%s\",\"why\":", rf[i].by_module ? "module" : "install",
+				       rf[i].by_module ? "module" : "library");
+				cli_json_str(rf[i].module);
+			} else {
+				printf(",\"refused\":\"%s\",\"by\":\"library\",\"why\":",
+				       kinstr_cache_refusal__id((unsigned int)rf[i].r.code));
+				cli_json_str(rf[i].r.why);
+			}
 			printf("}");
 		}
-		printf("],\"functions_covered\":%zu,\"functions_total\":%zu,\"blocks_covered\":%zu,"
-		       "\"blocks_total\":%zu", fcov, kinstr_cacheset__cnt(cs), bcov, btot);
+		for (i = 0; i < nrf; i++)
+			nmod += rf[i].module != NULL;
+		printf("],\"refused_at_install\":%zu,\"functions_covered\":%zu,\"functions_total\":%zu,"
+		       "\"blocks_covered\":%zu,\"blocks_total\":%zu", nmod, fcov, kinstr_cacheset__cnt(cs), bcov, btot);
 		if (fl_ok + fl_bad + fl_unseen)
 			printf(",\"flow_conserved\":%zu,\"flow_differs\":%zu,\"flow_unseen\":%zu", fl_ok, fl_bad, fl_unseen);
 		printf(",\"status\":%d}\n", status);
 		return;
 	}
-	for (i = 0; i < nrf; i++)
-		printf("%s: not covered: refused (%s) at +0x%llx: %s\n", rf[i].f->name,
-		       kinstr_cache_refusal__id((unsigned int)rf[i].r.code), (unsigned long long)(rf[i].r.addr - rf[i].f->addr),
-		       rf[i].r.why);
-	printf("kinstr: covered %zu/%zu functions, %zu/%zu blocks (%.1f%%) in %.1f s; %zu refused\n", fcov,
+	for (i = 0; i < nrf; i++) {
+		if (rf[i].module) {
+			printf("%s: not covered: refused %s: %s\n", rf[i].f->name,
+			       rf[i].by_module ? "by the module" : "at install", rf[i].module);
+			nmod++;
+		} else {
+			printf("%s: not covered: refused (%s) at +0x%llx: %s\n", rf[i].f->name,
+			       kinstr_cache_refusal__id((unsigned int)rf[i].r.code),
+			       (unsigned long long)(rf[i].r.addr - rf[i].f->addr), rf[i].r.why);
+		}
+	}
+	printf("kinstr: covered %zu/%zu functions, %zu/%zu blocks (%.1f%%) in %.1f s; %zu refused", fcov,
 	       kinstr_cacheset__cnt(cs), bcov, btot, btot ? 100.0 * (double)bcov / (double)btot : 0.0, secs, nrf);
+	if (nmod)
+		printf(" (%zu at install, left out)", nmod);
+	printf("\n");
 	if (fl_ok + fl_bad + fl_unseen)
 		printf("kinstr: flow: in = count = out in %zu blocks, differs in %zu (passes in flight while the counters "
 		       "were read, or a kinstr bug), %zu with a way in or out no counter sees\n", fl_ok, fl_bad, fl_unseen);
@@ -612,6 +636,41 @@ out:
 	return rc;
 }
 
+/*
+ * A cache set of fs but those dropped (each marked dropped once the library refuses its plan:
+ * with rf, recorded there with the reason). NULL: no memory, or another error (said).
+ */
+static struct kinstr_cacheset *new_set(struct kinstr_dev *dev, const struct kinstr_kernel *k,
+				       const struct kinstr_func **fs, size_t n, bool *dropped, bool edges,
+				       struct refused_fn *rf, size_t *nrf)
+{
+	struct kinstr_cacheset *cs = kinstr_cacheset__new(dev, k);
+	struct kinstr_cache_refusal r;
+	size_t i;
+
+	if (!cs || (edges && kinstr_cacheset__set_flags(cs, KINSTR_CACHE_F_EDGES))) {
+		kinstr_cacheset__free(cs);
+		return NULL;
+	}
+	for (i = 0; i < n; i++) {
+		int e;
+
+		if (dropped[i])
+			continue;
+		e = kinstr_cacheset__add(cs, fs[i], &r);
+		if (e == -EPERM && rf) {
+			rf[*nrf].f = fs[i];
+			rf[(*nrf)++].r = r;
+			dropped[i] = true;
+		} else if (e && e != -EEXIST) {
+			cli_err("cover: %s: %s", fs[i]->name, e == -EPERM ? r.why : strerror(-e));
+			kinstr_cacheset__free(cs);
+			return NULL;
+		}
+	}
+	return cs;
+}
+
 int cli_cover__run(const struct cli_cover_args *a)
 {
 	const char *snapshot = a->snapshot, *command = a->command, *lcov = a->lcov;
@@ -624,6 +683,7 @@ int cli_cover__run(const struct cli_cover_args *a)
 	struct kinstr_dev *dev;
 	double duration = a->duration;
 	size_t n = 0, nrf = 0, i, bad;
+	bool *dropped = NULL;
 	struct cli_run run;
 	char err[512];
 	int rc;
@@ -636,6 +696,8 @@ int cli_cover__run(const struct cli_cover_args *a)
 	if (!k)
 		return CLI_FAIL;
 	rc = collect(k, a->nfuncs, a->funcs, &fs, &n);
+	if (rc && a->keep && n)
+		rc = CLI_OK;	/* -k: a name that matched nothing was reported; the others go on */
 	if (dry) {
 		int r2 = dry_run(k, fs, n, json, a->edges);
 
@@ -663,20 +725,14 @@ int cli_cover__run(const struct cli_cover_args *a)
 	lines = open_lines(k, fs, n, a, json);
 	if (!lines)
 		goto out;
-	cs = kinstr_cacheset__new(dev, k);
 	rf = calloc(n ? n : 1, sizeof(*rf));
-	if (!cs || !rf || (a->edges && kinstr_cacheset__set_flags(cs, KINSTR_CACHE_F_EDGES)))
+	dropped = calloc(n ? n : 1, sizeof(*dropped));
+	if (!rf || !dropped)
 		goto out;
-	for (i = 0; i < n; i++) {
-		int e = kinstr_cacheset__add(cs, fs[i], &rf[nrf].r);
-
-		if (e == -EPERM) {
-			rf[nrf++].f = fs[i];
-		} else if (e && e != -EEXIST) {
-			cli_err("cover: %s: %s", fs[i]->name, strerror(-e));
-			goto out;
-		}
-	}
+	/* the plans: a function the library refuses is listed with its reason and left out */
+	cs = new_set(dev, k, fs, n, dropped, a->edges, rf, &nrf);
+	if (!cs)
+		goto out;
 	if (!kinstr_cacheset__cnt(cs)) {
 		cli_err("cover: no function left to cover (%zu refused%s%s)", nrf, nrf ? ", the first: " : "",
 			nrf ? rf[0].r.why : "");
@@ -684,10 +740,39 @@ int cli_cover__run(const struct cli_cover_args *a)
 	}
 	cli_run__init(&run, command, duration, false);
 	cli_catch_signals();
-	if (kinstr_cacheset__install(cs, KINSTR_INSTALL_F_WAIT, &bad, err, sizeof(err))) {
-		cli_err("cover: %s", err);
-		cli_run__cleanup(&run);
-		goto out;
+	for (;;) {
+		const struct kinstr_func *f;
+
+		bad = SIZE_MAX;
+		if (!kinstr_cacheset__install(cs, KINSTR_INSTALL_F_WAIT, &bad, err, sizeof(err)))
+			break;
+		f = bad < kinstr_cacheset__cnt(cs) ? kinstr_cacheset__func(cs, bad) : NULL;
+		if (!a->keep || !f || cli_stop) {
+			cli_err("cover: %s", err);
+			cli_run__cleanup(&run);
+			goto out;
+		}
+		/* -k: the module refused f's copy; f is reported and left out, the rest go in again */
+		fprintf(stderr, "kinstr: cover: %s left out: %s\n", f->name, err);
+		for (i = 0; i < n && fs[i] != f; i++)
+			;
+		if (i == n || dropped[i] || !(rf[nrf].module = strdup(err))) {
+			cli_err("cover: %s", i == n || dropped[i] ? "the module's refusal names no function left to drop" :
+				strerror(ENOMEM));
+			cli_run__cleanup(&run);
+			goto out;
+		}
+		rf[nrf].by_module = strstr(err, "the module refused") != NULL;
+		rf[nrf++].f = f;
+		dropped[i] = true;
+		kinstr_cacheset__free(cs);
+		cs = new_set(dev, k, fs, n, dropped, a->edges, NULL, NULL);
+		if (!cs || !kinstr_cacheset__cnt(cs)) {
+			if (cs)
+				cli_err("cover: no function left to cover (%zu refused, the last by the module)", nrf);
+			cli_run__cleanup(&run);
+			goto out;
+		}
 	}
 	if (!json)
 		fprintf(stderr, "kinstr: covering %zu functions%s\n", kinstr_cacheset__cnt(cs),
@@ -711,7 +796,10 @@ int cli_cover__run(const struct cli_cover_args *a)
 out:
 	kinstr_cacheset__free(cs);
 	kinstr_lines__free(lines);
+	for (i = 0; rf && i < nrf; i++)
+		free(rf[i].module);
 	free(rf);
+	free(dropped);
 	free(fs);
 	cli_close_kernel(k, dev);
 	return rc;

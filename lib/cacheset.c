@@ -250,6 +250,8 @@ int kinstr_cacheset__install(struct kinstr_cacheset *cs, unsigned int flags, siz
 		if (nb > KINSTR_CACHE_CHUNK) {
 			snprintf(err, errlen, "%s: %u counters (blocks, edges), more than a counter chunk (%d)",
 				 cs->fns[i].func->name, nb, KINSTR_CACHE_CHUNK);
+			if (refused)
+				*refused = i;
 			return -E2BIG;
 		}
 		if (counters / KINSTR_CACHE_CHUNK != (counters + nb - 1) / KINSTR_CACHE_CHUNK)
@@ -302,6 +304,8 @@ int kinstr_cacheset__install(struct kinstr_cacheset *cs, unsigned int flags, siz
 			ret = c ? -EAGAIN : -errno;
 			snprintf(err, errlen, "%s: the copy changed between plan and install: %s", f->func->name,
 				 c ? "another size" : r.why);
+			if (refused)
+				*refused = i;
 			kinstr_cache_fn__free(c);
 			goto undo;
 		}
@@ -336,6 +340,8 @@ int kinstr_cacheset__install(struct kinstr_cacheset *cs, unsigned int flags, siz
 			if (ret) {
 				snprintf(err, errlen, "%s: an entry point at 0x%llx cannot be made: %s", f->func->name,
 					 (unsigned long long)kinstr_cache_fn__reentry(c, j)->addr, strerror(-ret));
+				if (refused)
+					*refused = i;
 				goto undo;
 			}
 		}

@@ -2,6 +2,7 @@
 /*
  * A deterministic syscall workload for the code cache's counts (cover.t): N times getppid(), a
  * 1-byte read of /dev/zero and an open and close of /dev/null, nothing else in the loop.
+ *   cover_workload N   (or COVER_WORKLOAD_N=N cover_workload)
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -10,12 +11,13 @@
 
 int main(int argc, char **argv)
 {
-	long i, n = argc == 2 ? atol(argv[1]) : 0;
+	/* N from the environment when not given (kinstr batch passes no quoted -c 'CMD ARG') */
+	long i, n = argc == 2 ? atol(argv[1]) : getenv("COVER_WORKLOAD_N") ? atol(getenv("COVER_WORKLOAD_N")) : 0;
 	int zero = open("/dev/zero", O_RDONLY);
 	char c;
 
 	if (n <= 0 || zero < 0) {
-		fprintf(stderr, "usage: cover_workload N\n");
+		fprintf(stderr, "usage: cover_workload N (or COVER_WORKLOAD_N=N cover_workload)\n");
 		return 2;
 	}
 	for (i = 0; i < n; i++) {

@@ -235,3 +235,32 @@ EXPECT ^interior \+0x[0-9a-f]+$
 EXPECT ^interior-refused$
 EXPECT ^after-accepted$
 TIMEOUT 120
+
+NAME cover -k: a function the module refuses at install (a kprobe put on vfs_read after the batch's view was read), one the library refuses and a name that matches nothing are reported with their reasons and left out; the others are covered and counted exactly, exit 0; without -k the module's refusal ends the run; the text is the same after
+FEATURE code_cache
+SETUP insmod kmod/kinstr.ko
+RUN python3 tests/vm/checks/cover_keep.py build/kinstr planted build/tests/vm/progs/cover_workload
+EXPECT ^text before: ok$
+EXPECT ^keep rc 0$
+EXPECT ^covered __x64_sys_getppid ksys_read getppid entry 100$
+EXPECT ^refused vfs_read by module as module why vfs_read\+0x[0-9a-f]+: the module refused the code cache: .*kprobe
+EXPECT ^refused vfs_[a-z0-9_]+ by library as [a-z-]+ why .+
+EXPECT ^refused_at_install 1$
+EXPECT ^kinstr: no function 'no_such_function_kck'
+EXPECT ^kinstr: cover: vfs_read left out: vfs_read\+0x[0-9a-f]+: the module refused the code cache
+EXPECT ^without -k rc 1$
+EXPECT ^kinstr: cover: vfs_read\+0x[0-9a-f]+: the module refused the code cache
+EXPECT ^text after: ok$
+EXPECT_NOT ^kinstr: covering
+TIMEOUT 300
+
+NAME cover -k of a seeded random sample of 100 functions of kinstr -l: exit 0, every function covered or refused with a reason (each the module refused is refused again alone, without -k), the text the same after
+FEATURE code_cache
+SETUP insmod kmod/kinstr.ko
+RUN python3 tests/vm/checks/cover_keep.py build/kinstr sample 100 7
+EXPECT ^seed 7 functions [1-9][0-9]+ sample 100$
+EXPECT ^keep rc 0$
+EXPECT ^covered [1-9][0-9]* refused [0-9]+ by the module or at install [0-9]+ unaccounted 0 without a reason 0$
+EXPECT ^module refusals checked alone ([0-9]+) refused again \1$
+EXPECT ^text after: ok$
+TIMEOUT 300
