@@ -1,7 +1,8 @@
 # kinstr: `make` builds kinstr.ko against the target kernel's headers, libkinstr and the kinstr CLI.
 #   make            everything          make kmod     the module only
 #   make user       library + CLI       make test     the whole test suite (tests/run)
-#   make kmods      the modules for every kernel of the test matrix (tests/kernels), each in
+#   make kmods      the modules for every installed kernel of the test matrix (tests/kernels; the debug
+#                   kernel's are built by its lane, tests/runner.py), each in
 #                   build/kmod/RELEASE (scripts/build-kmod), as the VM suite boots them
 #   make KINSTR_KERNEL=RELEASE   the module for another installed kernel (default: scripts/kernel-release)
 VERSION   := $(shell cat VERSION)
@@ -90,7 +91,7 @@ kmod:
 	$(MAKE) -C $(KDIR) M=$(CURDIR)/kmod KINSTR_VERSION=$(VERSION) modules
 
 MATRIX_RELEASES = $(shell sed -e 's/\#.*//' -e '/^[[:space:]]*$$/d' tests/kernels | \
-	while read -r s f _; do KINSTR_KERNEL_SERIES=$$s KINSTR_KERNEL_FLAVOUR=$$f scripts/kernel-release 2>/dev/null; done | sort -u)
+	while read -r s f _; do [ "$$f" = debug ] || KINSTR_KERNEL_SERIES=$$s KINSTR_KERNEL_FLAVOUR=$$f scripts/kernel-release 2>/dev/null; done | sort -u)
 kmods:
 	@test -n "$(MATRIX_RELEASES)" || { echo "no kernel of tests/kernels is installed: run scripts/setup --matrix" >&2; exit 1; }
 	+@for r in $(MATRIX_RELEASES); do echo "  KMOD    $$r"; scripts/build-kmod $$r || exit 1; done

@@ -505,6 +505,11 @@ static void kinstr_worker_fn(struct work_struct *work)
 	list_for_each_entry_safe(a, tmp, &dead, node) {
 		list_del(&a->node);
 		kinstr_area_free(a);
+#ifdef KINSTR_PLANT_UAF
+		/* A deliberate bug, only in a test build (make ... KINSTR_PLANT=uaf; tests/debug-kernel/
+		 * plant-check): the freed area read once more, which the debug kernel's KASAN reports. */
+		pr_info("kinstr: planted bug: area of %u probes read after its free\n", READ_ONCE(a->count));
+#endif
 	}
 	mutex_lock(&kinstr_patch_mutex);
 	kinstr_worker_holding = false;

@@ -16,8 +16,9 @@ import time
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 os.chdir(TOP)
-_SPLAT = re.compile(r"BUG:|WARNING:|Oops|general protection|soft lockup|hard LOCKUP|detected stall|"
-                    r"Kernel panic|blocked for more than|UBSAN:|KASAN:|kernel BUG at|Call Trace:|RIP: 00")
+# what a splat looks like (tests/vm/splat-patterns, as tests/vm/splat-scan reads it)
+with open(os.path.join(TOP, "tests/vm/splat-patterns")) as _f:
+    _SPLAT = re.compile("|".join(f"(?:{l.rstrip(chr(10))})" for l in _f if l.strip() and not l.startswith("#")))
 # boot advice that matches the patterns but is no splat (as tests/vm/splat-scan leaves out)
 with open(os.path.join(TOP, "tests/vm/splat-allow")) as _f:
     _ALLOW = [re.compile(l.rstrip("\n")) for l in _f if l.strip() and not l.startswith("#")]
@@ -150,6 +151,8 @@ def matrix():
             label = series if flavour == "amd64" else f"{series}-{flavour}"
             if cpu:
                 label += f"/{cpu}"
+            if flavour == "debug":
+                label = f"{series}-debug"
             env = dict(os.environ, KINSTR_KERNEL_SERIES=series, KINSTR_KERNEL_FLAVOUR=flavour)
             env.pop("KINSTR_KERNEL", None)
             p = subprocess.run(["scripts/kernel-release"], env=env, stdout=subprocess.PIPE,
@@ -253,17 +256,39 @@ def split_files(files, parts, series=None):
     return [sorted(g) for g in groups if g]
 
 
-def step_vm(args, label, release, suite, cpu=None, files=None, part="", once=True):
+# The debug kernel's lane (tests/kernels' flavour 'debug', built by tests/debug-kernel/build): KASAN,
+# lockdep and kmemleak make the guest several times slower, so each test gets this many times its
+# TIMEOUT, and the guest its own limit.
+DEBUG_TIMEOUT_SCALE = 4
+DEBUG_VM_TIMEOUT = 1500
+# Opt-in (tests/run --debug-kernel, or --kernel 6.1-debug) until the lane has run green on the built
+# kernel; then True makes every run take it whenever the kernel is in the cache.
+DEBUG_LANE_BY_DEFAULT = False
+
+
+def step_vm(args, label, release, suite, cpu=None, files=None, part="", once=True, debug=False):
     files = files or vm_files()
     out = "build/vm/suite-" + label.replace("/", "-") + (f"-{part.replace('/', 'of')}" if part else "")
     env = ["--kernel", release, "--env", f"KINSTR_TEST_SUITE={suite}", "--env", f"KINSTR_TEST_ONCE={int(once)}"]
+    if debug:
+        env += ["--env", f"KINSTR_TEST_TIMEOUT_SCALE={DEBUG_TIMEOUT_SCALE}"]
     if args.k:
         env += ["--env", f"KINSTR_TEST_FILTER={args.k}"]
     cmd = "/usr/bin/python3 tests/vm/guest-runner /run/kinstr-job/results.jsonl " + " ".join(files)
     with _lock:
         print(f"---- booting {release}{' on a ' + cpu + ' CPU' if cpu else ''} for the {suite} VM suite "
               f"{'(part ' + part + ') ' if part else ''}(log: {out}/)", flush=True)
-    rc, hout, secs = vm(cmd, out, args.vm_timeout, env, cpu)
+    if debug:
+        # the modules for the debug kernel: built here, not by make kmods (a machine without the
+        # debug kernel builds none), with the same no-warning rule as the build step
+        brc, bout, bsecs = run(["scripts/build-kmod", release], timeout=1800)
+        warn = [l for l in bout.splitlines() if re.search(r"\bwarning:", l)]
+        ok = brc == 0 and not warn
+        report("pass" if ok else "fail", f"vm {label}: kinstr.ko and the test modules build against it with no warnings",
+               "" if ok else (f"exit {brc}" if brc else f"{len(warn)} warnings"), bsecs, bout)
+        if not ok:
+            return
+    rc, hout, secs = vm(cmd, out, max(args.vm_timeout, DEBUG_VM_TIMEOUT) if debug else args.vm_timeout, env, cpu)
     res_path = os.path.join(out, "results.jsonl")
     planned, done = [], {}
     if os.path.exists(res_path):
@@ -315,6 +340,18 @@ def step_vm(args, label, release, suite, cpu=None, files=None, part="", once=Tru
     report("fail" if outside else "pass",
            f"{vm_}: guest kernel log clean outside the tests{' (part ' + part + ')' if part else ''}",
            outside[0].strip() if outside else "", detail="\n".join(outside))
+    if debug:
+        # kmemleak's list after the job (tests/vm/guest-init scans twice once the tests are done)
+        path = os.path.join(out, "kmemleak")
+        if not os.path.exists(path):
+            report("fail", f"{vm_}: kmemleak: no unreferenced object after the tests",
+                   "the guest left no kmemleak list (no /sys/kernel/debug/kmemleak, or it died first)")
+        else:
+            with open(path, errors="replace") as f:
+                leaks = f.read()
+            n = len(re.findall(r"^unreferenced object", leaks, re.M))
+            report("fail" if n else "pass", f"{vm_}: kmemleak: no unreferenced object after the tests",
+                   f"{n} unreferenced objects" if n else "", detail=leaks)
     if suite == "full" and any(f.endswith("/analysis.t") for f in files):
         step_host_after_vm(args, out, planned, vm_)
 
@@ -327,6 +364,16 @@ def step_lanes(args, host_jobs):
     once_done = False
     if args.vm or not args.unit:
         for label, rel, suite, cpu, why in (l for l in matrix() if not args.kernel or l[0] in args.kernel):
+            debug = label.endswith("-debug")
+            if debug and not (DEBUG_LANE_BY_DEFAULT or args.debug_kernel or args.kernel):
+                report("skip", f"vm {label}: the debug kernel's lane",
+                       "skipped: opt-in for now (tests/run --debug-kernel)")
+                continue
+            if rel is None and debug:
+                # built on the machine (30-90 min), not installed: a machine without it skips the lane
+                report("skip", f"vm {label}: the debug kernel's lane",
+                       f"skipped: {why.removeprefix('debug-build: ')}")
+                continue
             if rel is None:
                 report("fail", f"vm {label}: kernel installed", why)
                 continue
@@ -337,9 +384,9 @@ def step_lanes(args, host_jobs):
             parts = split_files(vm_files(), args.parts, label) if suite == "full" and not args.k else [None]
             for i, files in enumerate(parts):
                 part = f"{i + 1}/{len(parts)}" if files else ""
-                vm_jobs.append((f"{rel} ({suite}{' ' + part if part else ''})", suite == "full",
-                                lambda label=label, rel=rel, suite=suite, cpu=cpu, files=files, part=part, once=once:
-                                step_vm(args, label, rel, suite, cpu, files, part, once)))
+                vm_jobs.append((f"{rel} ({suite}{' ' + part if part else ''})", suite == "full" or debug,
+                                lambda label=label, rel=rel, suite=suite, cpu=cpu, files=files, part=part, once=once,
+                                debug=debug: step_vm(args, label, rel, suite, cpu, files, part, once, debug)))
     todo = [j for j in vm_jobs if j[1]] + host_jobs + [j for j in vm_jobs if not j[1]]
 
     def lane():
@@ -396,8 +443,11 @@ def main():
     ap.add_argument("--no-setup", action="store_true", help="do not run scripts/setup first (tests/run)")
     ap.add_argument("--vm-timeout", type=int, default=2100, help="limit for each VM suite's boot (s)")
     ap.add_argument("--kernel", action="append", metavar="LABEL",
-                    help="only this kernel of tests/kernels (6.1, 6.12, 6.1-rt, 6.12-rt, 6.12/EPYC-Rome; "
+                    help="only this kernel of tests/kernels (6.1, 6.12, 6.1-rt, 6.12-rt, 6.12/EPYC-Rome, 6.1-debug; "
                          "repeatable)")
+    ap.add_argument("--debug-kernel", action="store_true",
+                    help="also run the debug kernel's lane (tests/kernels' 'debug' line: KASAN, lockdep, kmemleak, "
+                         "UBSAN; built by tests/debug-kernel/build, skipped with the reason when absent)")
     ap.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 2,
                     help="guests at once (default: one per host CPU)")
     ap.add_argument("--parts", type=int, default=2,
