@@ -244,7 +244,7 @@ EXPECT ^text before: ok$
 EXPECT ^keep rc 0$
 EXPECT ^covered __x64_sys_getppid ksys_read getppid entry 100$
 EXPECT ^refused vfs_read by module as module why vfs_read\+0x[0-9a-f]+: the module refused the code cache: .*kprobe
-EXPECT ^refused vfs_[a-z0-9_]+ by library as [a-z-]+ why .+
+EXPECT ^refused [A-Za-z0-9_.]+ by library as [a-z-]+ why .+
 EXPECT ^refused_at_install 1$
 EXPECT ^kinstr: no function 'no_such_function_kck'
 EXPECT ^kinstr: cover: vfs_read left out: vfs_read\+0x[0-9a-f]+: the module refused the code cache
