@@ -25,6 +25,17 @@ struct kinstr_fn {
 	struct kinstr_site sites[];
 };
 
+/*
+ * Where another function's direct branches land in this one past its start, sorted: a .cold
+ * part's jumps back into its function, the function's into its .cold part. GCC splits them
+ * into symbols of their own, so neither one's CFG holds the other's branches, yet a jump site
+ * whose displaced bytes hold such a target would be entered in its middle.
+ */
+struct foreign {
+	uint64_t *t;
+	size_t n, cap;
+};
+
 /* Where patch space will be: the module area, within +-2 GiB of all kernel text. */
 static uint64_t patch_space_for(uint64_t start)
 {
@@ -221,7 +232,7 @@ static bool dead_filler(const struct kinstr_cfg_insn *in)
 
 /* A trap site becomes a jump site if a 5-byte jmp can displace [addr, end) safely. */
 static void try_jump(const struct kinstr_cfg *cfg, const uint32_t *reserved,
-		     const uint8_t *code, size_t i, struct kinstr_site *s)
+		     const uint8_t *code, size_t i, struct kinstr_site *s, const struct foreign *fo)
 {
 	uint64_t end = s->addr, live_end = 0;
 	size_t n = kinstr_cfg__insn_cnt(cfg), j, last = i;
@@ -292,6 +303,13 @@ static void try_jump(const struct kinstr_cfg *cfg, const uint32_t *reserved,
 				s->rule_addr = kinstr_cfg__insn(cfg, j)->x.addr;
 		return;
 	}
+	for (j = 0; fo && j < fo->n; j++) {
+		if (fo->t[j] > s->addr && fo->t[j] < end) {
+			s->rule = KINSTR_RULE_FOREIGN_TARGET;
+			s->rule_addr = fo->t[j];
+			return;
+		}
+	}
 	/* last is the last displaced instruction that runs */
 	if (end - s->addr > KINSTR_RELOC_MAX_IN || !relocatable(cfg, code, i, last, &why)) {
 		s->rule = KINSTR_RULE_DISPLACES_UNRELOCATABLE;
@@ -304,8 +322,8 @@ static void try_jump(const struct kinstr_cfg *cfg, const uint32_t *reserved,
 	s->live_len = (live_end ? live_end : end) - s->addr;
 }
 
-struct kinstr_fn *kinstr_fn__analyze_bytes(const struct kinstr_kernel *k, const void *code,
-					   size_t size, uint64_t start)
+static struct kinstr_fn *analyze(const struct kinstr_kernel *k, const void *code, size_t size, uint64_t start,
+				 const struct foreign *fo)
 {
 	const struct kinstr_cfg_edge *edges = NULL;
 	struct kinstr_cfg_opts opts = { .sz = sizeof(opts) };
@@ -355,18 +373,129 @@ struct kinstr_fn *kinstr_fn__analyze_bytes(const struct kinstr_kernel *k, const 
 		}
 		classify_trap(cfg, fn->res, code, i, s);
 		if (s->cls == KINSTR_SITE_TRAP)
-			try_jump(cfg, fn->res, code, i, s);
+			try_jump(cfg, fn->res, code, i, s, fo);
 	}
 	return fn;
+}
+
+struct kinstr_fn *kinstr_fn__analyze_bytes(const struct kinstr_kernel *k, const void *code,
+					   size_t size, uint64_t start)
+{
+	return analyze(k, code, size, start, NULL);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* g's direct branches that land in f past its start, into fo. */
+static int foreign_from(const struct kinstr_kernel *k, const struct kinstr_func *g, const struct kinstr_func *f,
+			struct foreign *fo)
+{
+	const unsigned char *b = kinstr_kernel__text(k, g->addr, g->size);
+	uint64_t a = g->addr;
+
+	while (b && a < g->addr + g->size) {
+		struct kinstr_x86_insn in;
+
+		if (kinstr_x86__decode(b + (a - g->addr), g->addr + g->size - a, a, &in))
+			break;	/* what does not decode branches nowhere we can know: g's own analysis refuses it */
+		if ((in.flow == KINSTR_X86_FLOW_JMP || in.flow == KINSTR_X86_FLOW_JCC || in.flow == KINSTR_X86_FLOW_CALL) &&
+		    in.target > f->addr && in.target < f->addr + f->size) {
+			if (fo->n == fo->cap) {
+				size_t cap = fo->cap ? 2 * fo->cap : 16;
+				uint64_t *t = realloc(fo->t, cap * sizeof(*t));
+
+				if (!t)
+					return -ENOMEM;
+				fo->t = t;
+				fo->cap = cap;
+			}
+			fo->t[fo->n++] = in.target;
+		}
+		a += in.len;
+	}
+	return 0;
+}
+
+/*
+ * f's siblings by name: NAME.cold (and NAME.cold.N) of NAME, and NAME of NAME.cold; every
+ * function of such a name (several files may define one), since a shared name does not say
+ * which is whose.
+ */
+static int foreign_targets(const struct kinstr_kernel *k, const struct kinstr_func *f, struct foreign *fo)
+{
+	const struct kinstr_func *g[16];
+	const char *c = strstr(f->name, ".cold");
+	char name[512];
+	size_t n, i, j;
+	int err = 0;
+
+	if (c && (c[5] == 0 || c[5] == '.') && (size_t)(c - f->name) < sizeof(name)) {
+		memcpy(name, f->name, (size_t)(c - f->name));
+		name[c - f->name] = 0;
+	} else if (strlen(f->name) + 8 < sizeof(name)) {
+		snprintf(name, sizeof(name), "%s.cold", f->name);
+	} else {
+		return 0;
+	}
+	n = kinstr_kernel__lookup(k, name, g, sizeof(g) / sizeof(g[0]));
+	for (i = 0; i < n && i < sizeof(g) / sizeof(g[0]) && !err; i++)
+		err = foreign_from(k, g[i], f, fo);
+	for (j = 1; !c && j < 4 && !err; j++) {	/* NAME.cold.1, ... */
+		char nn[520];
+
+		snprintf(nn, sizeof(nn), "%s.%zu", name, j);
+		n = kinstr_kernel__lookup(k, nn, g, sizeof(g) / sizeof(g[0]));
+		for (i = 0; i < n && i < sizeof(g) / sizeof(g[0]) && !err; i++)
+			err = foreign_from(k, g[i], f, fo);
+	}
+	/*
+	 * Assembly's local labels that kallsyms keeps (.E_read_words, .E_trailing_bytes after
+	 * copy_mc_fragile and copy_user_*: fixup code that jumps back into its function): the run
+	 * of dot-named symbols after a function, and, for one of them, its function and the run.
+	 */
+	{
+		const struct kinstr_func *lo = kinstr_kernel__func_at(k, f->addr), *p;
+		size_t nf = kinstr_kernel__func_cnt(k), at;
+
+		if (lo) {
+			at = (size_t)(lo - kinstr_kernel__func(k, 0));
+			while (at && f->name[0] == '.' && kinstr_kernel__func(k, at)->name[0] == '.')
+				at--;	/* back to the function whose labels these are */
+			for (i = at; i < nf && !err; i++) {
+				p = kinstr_kernel__func(k, i);
+				if (i > at && p->name[0] != '.')
+					break;
+				if (p->addr != f->addr)
+					err = foreign_from(k, p, f, fo);
+			}
+		}
+	}
+	if (fo->n)
+		qsort(fo->t, fo->n, sizeof(*fo->t), cmp_u64);
+	return err;
 }
 
 struct kinstr_fn *kinstr_fn__analyze(const struct kinstr_kernel *k, const struct kinstr_func *f)
 {
 	const unsigned char *code = kinstr_kernel__text(k, f->addr, f->size);
+	struct foreign fo = { 0 };
+	struct kinstr_fn *fn;
 
 	if (!code)
 		return NULL;
-	return kinstr_fn__analyze_bytes(k, code, f->size, f->addr);
+	if (foreign_targets(k, f, &fo)) {
+		free(fo.t);
+		errno = ENOMEM;
+		return NULL;
+	}
+	fn = analyze(k, code, f->size, f->addr, &fo);
+	free(fo.t);
+	return fn;
 }
 
 void kinstr_fn__free(struct kinstr_fn *fn)
@@ -427,6 +556,7 @@ static const struct {
 	[KINSTR_RULE_NOT_RELOCATABLE] = { "not-relocatable", "cannot be relocated" },
 	[KINSTR_RULE_INDIRECT_JMP] = { "indirect-jmp", "the function has an indirect jmp, so a jump could displace a target" },
 	[KINSTR_RULE_BRANCH_TARGET] = { "branch-target", "a branch target lies inside the 5 displaced bytes" },
+	[KINSTR_RULE_FOREIGN_TARGET] = { "foreign-target", "another function's branch (its .cold part's or its function's, an asm label's) lands inside the 5 displaced bytes" },
 	[KINSTR_RULE_CROSSES_END] = { "crosses-end", "5 bytes would run past the function's code" },
 	[KINSTR_RULE_DISPLACES_CALL] = { "displaces-call", "a jump would move an indirect call into the trampoline" },
 	[KINSTR_RULE_DISPLACES_RESERVED] = { "displaces-reserved", "a jump would displace a reserved instruction" },
@@ -476,6 +606,7 @@ const char *kinstr_site__why(const struct kinstr_site *s, char *buf, size_t size
 		append_reasons(buf, size, s->reserved);
 		break;
 	case KINSTR_RULE_BRANCH_TARGET:
+	case KINSTR_RULE_FOREIGN_TARGET:
 		snprintf(buf, size, "%s (target 0x%llx)", text, (unsigned long long)s->rule_addr);
 		break;
 	case KINSTR_RULE_DISPLACES_CALL:

@@ -52,6 +52,8 @@ enum kinstr_site_rule {
 	KINSTR_RULE_DISPLACES_RESERVED,	/* a displaced instruction is reserved (.reserved) */
 	KINSTR_RULE_DISPLACES_UNRELOCATABLE, /* a displaced instruction cannot be relocated */
 	KINSTR_RULE_DIRECTION_FLAG,	/* the function sets DF (std): probe code assumes it clear */
+	KINSTR_RULE_FOREIGN_TARGET,	/* another function (a .cold part, its function, an asm label) branches
+					 * inside the displaced bytes (.rule_addr) */
 	KINSTR_RULE_NR
 };
 

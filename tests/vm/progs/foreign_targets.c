@@ -6,14 +6,18 @@
  * lands in, past the site's first byte: a probe there would be entered in its middle from the
  * other function, which that function's own analysis cannot see. Decodes every function of the
  * live kernel with the library (Zydis, the CFG). Prints each target and what covers it; exit 1
- * when a jump site covers one. Not in the suite yet: on Debian 6.1 it finds 8,058 such branches
- * and 945 inside a jump site (569 of them a .cold part jumping back into its function's middle,
- * e.g. perf_event_print_debug.cold+0x158 into the jump site perf_event_print_debug+0x4a): a
- * safety gap of both sides' analysis, which see only a function's own branches (2026-12-04).
+ * when a jump site covers one. Before the library took a function's .cold part's branches into
+ * account (KINSTR_RULE_FOREIGN_TARGET), Debian 6.1 had 8,058 such branches and 945 inside a jump
+ * site, 943 of them between a function and its .cold part (perf_event_print_debug.cold+0x158
+ * into the jump site perf_event_print_debug+0x4a) and one from an asm label (.E_trailing_bytes
+ * into copy_mc_fragile); analysis.t requires none of those. What is left is not seen by the
+ * rule: Zydis's reading of Xen's emulate prefix in xen_cpuid (6.1), soft_restart_cpu into
+ * common_startup_64 (6.12 head code).
  *   foreign_targets
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <kinstr/cfg.h>
 #include <kinstr/kernel.h>
@@ -24,7 +28,7 @@ int main(void)
 {
 	struct kinstr_dev *dev = kinstr_dev__open(NULL);
 	struct kinstr_kernel *k = dev ? kinstr_kernel__open_live(dev) : NULL;
-	size_t i, j, n = 0, covered = 0;
+	size_t i, j, n = 0, covered = 0, cold = 0;
 
 	if (!k) {
 		perror("foreign_targets: open the live kernel");
@@ -56,6 +60,8 @@ int main(void)
 				if (st->cls == KINSTR_SITE_JUMP && x->target > st->addr &&
 				    x->target < st->addr + st->displaced_len) {
 					covered++;
+					cold += strstr(f->name, ".cold") || strstr(g->name, ".cold") || f->name[0] == '.' ||
+						g->name[0] == '.';
 					printf("COVERED: %s+0x%llx branches to %s+0x%llx, inside the jump site %s+0x%llx (%u bytes)\n",
 					       f->name, (unsigned long long)(x->addr - f->addr), g->name,
 					       (unsigned long long)(x->target - g->addr), g->name,
@@ -68,8 +74,8 @@ int main(void)
 		}
 		kinstr_fn__free(fn);
 	}
-	printf("foreign_targets: %zu branches into another function past its start, %zu inside a jump site's displaced bytes\n",
-	       n, covered);
+	printf("foreign_targets: %zu branches into another function past its start, %zu inside a jump site's displaced bytes, "
+	       "%zu of them between a function and its .cold part or an asm label\n", n, covered, cold);
 	kinstr_kernel__close(k);
 	kinstr_dev__close(dev);
 	return covered ? 1 : 0;

@@ -66,6 +66,15 @@ EXPECT_NOT ^module refusals [1-9]
 EXPECT_NOT ^refused:
 EXPECT ^text unchanged$
 
+NAME no jump site's displaced bytes hold where a function's .cold part (or an asm label's fixup code) branches into it, or it into them: each function's analysis takes its siblings' branches in (foreign-target)
+SETUP insmod kmod/kinstr.ko
+RUN build/tests/vm/progs/foreign_targets | grep -v '^  '
+TIMEOUT 300
+EXPECT ^foreign_targets: [1-9][0-9]* branches into another function past its start, [0-9]+ inside a jump site's displaced bytes, 0 of them between a function and its \.cold part or an asm label$
+EXPECT_NOT ^COVERED: [^ ]*\.cold
+EXPECT_NOT ^COVERED: [^ ]+ branches to [^ ]*\.cold
+EXPECT_NOT ^COVERED: \.
+
 NAME kinstr disasm shows a live function block by block with each site's class
 SETUP insmod kmod/kinstr.ko
 RUN build/kinstr disasm __x64_sys_getppid
