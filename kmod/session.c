@@ -397,14 +397,16 @@ void kinstr_session_free(struct kinstr_session *s)
 	kfree(s);
 }
 
+/*
+ * Called with mmap_lock held: no session lock here, since every ioctl holds s->lock while it
+ * copies from or to user memory, which may fault and take mmap_lock (lockdep on the debug
+ * kernel: s->lock vs mmap_lock, kinstr_trace_create's copy against this). The channel, once
+ * published, stays until the session's release, which a mapping's file reference keeps off;
+ * the acquire pairs with the release in kinstr_trace_create, as poll's does.
+ */
 int kinstr_session_mmap(struct kinstr_session *s, struct vm_area_struct *vma)
 {
-	int err;
-
-	mutex_lock(&s->lock);
-	err = kinstr_trace_mmap(s->chan, vma);
-	mutex_unlock(&s->lock);
-	return err;
+	return kinstr_trace_mmap(smp_load_acquire(&s->chan), vma);
 }
 
 __poll_t kinstr_session_poll(struct kinstr_session *s, struct file *file, struct poll_table_struct *pt)
