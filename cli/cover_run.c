@@ -72,6 +72,15 @@ static void print_json(const struct kinstr_kernel *k, const struct kinstr_func *
 		printf("%s{\"offset\":%llu,\"why\":\"%s\",\"kind\":\"%s\"}", i ? "," : "",
 		       (unsigned long long)(re->addr - f->addr), kinstr_cache_why__str(re->why), re->jump ? "jump" : "int3");
 	}
+	/* blocks the original runs into or starts: counted where control comes back to the copy */
+	printf("],\"counted_after\":[");
+	for (i = 0; i < kinstr_cache_fn__block_cnt(c); i++) {
+		const struct kinstr_cache_block *bl = kinstr_cache_fn__block(c, i);
+
+		if (bl->counted_after)
+			printf("%s%llu", n++ ? "," : "", (unsigned long long)(bl->addr - f->addr));
+	}
+	n = 0;
 	/* the kernel's facts the copy relies on: each jump label's key, each static call's trampoline */
 	printf("],\"facts\":[");
 	for (i = 0; i < kinstr_cache_fn__insn_cnt(c); i++) {
@@ -325,6 +334,8 @@ static void print_results(const struct kinstr_cacheset *cs, const struct refused
 					cli_json_str(src);
 					printf(",\"line\":%d", ln);
 				}
+				if (bl->counted_after)
+					printf(",\"counted_after\":true");
 				if ((fl = flow_of(cs, i, b, &in, &out))) {
 					printf(",\"in\":%llu,\"out\":%llu,\"flow\":\"%s\"", (unsigned long long)in,
 					       (unsigned long long)out, fl);

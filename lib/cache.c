@@ -60,6 +60,9 @@ struct plan {
 	uint8_t saves_flags;	/* ... and saves the flags */
 	uint8_t reentry;	/* 1 + enum kinstr_cache_why, or 0 */
 	uint8_t tail;		/* STATIC_CALL: a tail call */
+	uint8_t carries;	/* a leader whose re-entry point counts the block before it (count_after_native()) */
+	uint8_t counted_after;	/* a leader whose block is counted after its native start */
+	uint32_t count_at;	/* ... by the counter before instruction count_at - 1 (0: its own) */
 	int jl_branch;		/* JUMP_LABEL: the entry's branch bit */
 	uint64_t aux;		/* JUMP_LABEL: the key; STATIC_CALL: the trampoline */
 	uint64_t jl_target;	/* JUMP_LABEL: where the jump goes when taken; a moved bare ret: its thunk */
@@ -407,37 +410,163 @@ static int stays(const struct kinstr_kernel *k, const struct kinstr_x86_insn *x,
 	}
 }
 
+/* Does the copy of the instruction fall on to the next one in the copy (not through the original)? */
+static int copy_falls(const struct kinstr_x86_insn *x, const struct plan *pi)
+{
+	if (pi->how == KINSTR_CACHE_JUMP_LABEL)
+		return 1;
+	return (pi->how == KINSTR_CACHE_COPY || pi->how == KINSTR_CACHE_RELOC) &&
+	       (x->flow == KINSTR_X86_FLOW_NEXT || x->flow == KINSTR_X86_FLOW_JCC);
+}
+
+/* May control go on from the instruction to the next in some way (through the original too)? */
+static int may_fall(const struct kinstr_kernel *k, const struct kinstr_x86_insn *x, const struct plan *pi)
+{
+	switch (pi->how) {
+	case KINSTR_CACHE_CALL:
+	case KINSTR_CACHE_JUMP_LABEL:
+		return 1;
+	case KINSTR_CACHE_STATIC_CALL:
+		return !pi->tail;
+	case KINSTR_CACHE_NATIVE:
+		return kinstr_x86__falls_through(x) || (kinstr_kernel__reserved(k, x->addr, x->len) & (1u << KINSTR_R_JUMP_LABEL));
+	default:
+		return copy_falls(x, pi);
+	}
+}
+
+/*
+ * Does one of the kernel's tables send control to a from the original: an exception fixup, or a
+ * jump label run there (one the copy tests goes to a's counterpart)? Not from the instructions
+ * [lo, hi), a native run whose faults are its own way (as for every fault, the counters do not
+ * see a retry), nor a fixup that retries its own instruction (loadsegment's).
+ */
+static int table_edge_into(const struct kinstr_cfg *cfg, const struct plan *p, size_t first, size_t n,
+			   const struct kinstr_cfg_edge *e, size_t ne, uint64_t a, size_t lo, size_t hi)
+{
+	size_t j;
+
+	for (j = 0; j < ne; j++) {
+		int src = kinstr_cfg__find_insn(cfg, e[j].from);
+
+		if (e[j].to != a || e[j].from == e[j].to)
+			continue;
+		if (src >= 0 && (size_t)src >= first + lo && (size_t)src < first + hi)
+			continue;
+		if (src < 0 || (size_t)src < first || (size_t)src >= first + n || p[src - first].how == KINSTR_CACHE_NATIVE)
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * Does the original itself run into instruction i: i runs natively, and the native instruction
+ * before it may fall into it there, or a kernel table sends control to it? Its counterpart in the
+ * copy (a jmp back to it) then sees only the copy's branches to it.
+ */
+static int original_enters(const struct kinstr_kernel *k, const struct kinstr_cfg *cfg, const struct plan *p,
+			   size_t first, size_t n, size_t i, const struct kinstr_cfg_edge *e, size_t ne)
+{
+	if (p[i].how != KINSTR_CACHE_NATIVE)
+		return 0;
+	if (i && p[i - 1].how == KINSTR_CACHE_NATIVE && may_fall(k, &kinstr_cfg__insn(cfg, first + i - 1)->x, &p[i - 1]))
+		return 1;
+	return table_edge_into(cfg, p, first, n, e, ne, kinstr_cfg__insn(cfg, first + i)->x.addr, 0, 0);
+}
+
+/*
+ * A block the original runs into (filldir64's unsafe_put_user()s: `mov [rdi], r14`, `mov
+ * [rdi+0x10], r15w`, each with a fixup, each a block): counted where control comes back into the
+ * copy after the native run, the one way every pass takes (a fault inside the run leaves to its
+ * fixup uncounted). That is *at: before the next instruction of the run's last block, or the
+ * next block's re-entry point, which then (*carried) carries the count before its own. Every
+ * block the run holds is passed only by falling from the one before: they share that counter.
+ * -EPERM (r says why) where the run may leave otherwise, or a block of it or that point is
+ * entered another way too.
+ */
+static int count_after_native(const struct kinstr_kernel *k, const struct kinstr_cfg *cfg, const struct plan *p,
+			      size_t first, size_t n, size_t i, const struct kinstr_cfg_edge *e, size_t ne, size_t *at,
+			      size_t *carried, struct kinstr_cache_refusal *r)
+{
+	const struct kinstr_x86_insn *xi = &kinstr_cfg__insn(cfg, first + i)->x;
+	size_t s, j;
+
+	for (s = i; s < n && p[s].how == KINSTR_CACHE_NATIVE; s++) {
+		const struct kinstr_x86_insn *x = &kinstr_cfg__insn(cfg, first + s)->x;
+
+		if (!kinstr_x86__falls_through(x) || (kinstr_kernel__reserved(k, x->addr, x->len) & (1u << KINSTR_R_JUMP_LABEL)))
+			return refuse(r, KINSTR_CACHE_R_UNCOUNTED, xi->addr, 0,
+				      "a block the original runs into leaves through the original at 0x%llx: no counter can see it",
+				      (unsigned long long)x->addr);
+	}
+	for (j = i + 1; j < s; j++) {
+		const struct kinstr_cfg_insn *cj = kinstr_cfg__insn(cfg, first + j);
+
+		if (p[j].leader && ((cj->flags & KINSTR_CFG_I_TARGET) || table_edge_into(cfg, p, first, n, e, ne, cj->x.addr, i, s)))
+			return refuse(r, KINSTR_CACHE_R_UNCOUNTED, xi->addr, 0,
+				      "a block inside a run the original makes is entered another way too at 0x%llx: no counter sees it alone",
+				      (unsigned long long)cj->x.addr);
+	}
+	if (s == n || p[s].reentry != 1 + KINSTR_CACHE_AFTER_NATIVE || !p[s].fall_re ||
+	    table_edge_into(cfg, p, first, n, e, ne, kinstr_cfg__insn(cfg, first + s)->x.addr, i, s))
+		return refuse(r, KINSTR_CACHE_R_UNCOUNTED, xi->addr, 0,
+			      "a block the original runs into comes back to the copy where other paths do too: no counter sees it alone");
+	*at = s;
+	*carried = p[s].leader ? s : SIZE_MAX;
+	return 0;
+}
+
 /*
  * Each block's counter: just before its first instruction where the flags are dead (killed by
  * it, or dead by the ABI), if every instruction before that one stays in the block, so that
  * every pass through the block passes the counter once; else at its start, saving the flags.
+ * A block the original runs into is counted after its native run (count_after_native()).
  */
-static void place_counters(const struct kinstr_kernel *k, const struct kinstr_cfg *cfg, struct plan *p, size_t first,
-			   size_t n, uint64_t abi_entry)
+static int place_counters(const struct kinstr_kernel *k, const struct kinstr_cfg *cfg, struct plan *p, size_t first,
+			  size_t n, uint64_t abi_entry, uint64_t fstart, uint64_t fend, struct kinstr_cache_refusal *r)
 {
 	uint64_t thunk = abi_return_thunk(k);
+	const struct kinstr_cfg_edge *e;
+	size_t ne = kinstr_kernel__edges(k, fstart, fend, &e);
 	size_t i, m;
 
 	for (i = 0; i < n; i = m) {
-		size_t at = i, s = i;
+		size_t at = i, s = i, carried = SIZE_MAX;
 		int dead = 0;
 
-		/*
-		 * A block that starts with instructions the original runs (stac, a faulting load) may
-		 * be entered there from the original (an exception fixup): its counter goes after
-		 * them, where every pass comes back into the copy.
-		 */
-		while (s < n && (s == i || !p[s].leader) && p[s].how == KINSTR_CACHE_NATIVE &&
-		       stays(k, &kinstr_cfg__insn(cfg, first + s)->x, &p[s]))
-			s++;
-		if (s < n && s > i && !p[s].leader)
+		if (original_enters(k, cfg, p, first, n, i, e, ne)) {
+			if (count_after_native(k, cfg, p, first, n, i, e, ne, &s, &carried, r))
+				return -EPERM;
+			for (m = i; m < s; m++)
+				p[m].counted_after = p[m].leader;
+			if (carried != SIZE_MAX) {	/* the next block's first instruction counts these */
+				p[carried].carries = 1;
+				for (m = i; m < s; m++)
+					if (p[m].leader)
+						p[m].count_at = (uint32_t)carried + 1;
+				m = carried;
+				continue;
+			}
 			at = s;
-		else
-			s = i;
-		for (m = i; m < n && (m == i || !p[m].leader); m++) {
+		} else {
+			/*
+			 * A block that starts with instructions the original runs (stac, a faulting load)
+			 * may be entered there from the original (an exception fixup): its counter goes
+			 * after them, where every pass comes back into the copy.
+			 */
+			while (s < n && (s == i || !p[s].leader) && p[s].how == KINSTR_CACHE_NATIVE &&
+			       stays(k, &kinstr_cfg__insn(cfg, first + s)->x, &p[s]))
+				s++;
+			if (s < n && s > i && !p[s].leader)
+				at = s;
+			else
+				s = i;
+			p[i].counted_after = s > i;
+		}
+		for (m = i; m < n && (m == i || m < s || !p[m].leader); m++) {
 			const struct kinstr_x86_insn *x = &kinstr_cfg__insn(cfg, first + m)->x;
 
-			if (m < s)
+			if (m < s)	/* the native start, whose blocks (a run the original makes) share the counter */
 				continue;
 			if (!dead && flags_dead(x, abi_entry, thunk)) {
 				dead = 1;
@@ -449,7 +578,11 @@ static void place_counters(const struct kinstr_kernel *k, const struct kinstr_cf
 		p[at].counter = 1;
 		p[at].saves_flags = dead != 1;
 		p[at].size += COUNTER_LEN + 2 * p[at].saves_flags;
+		for (s = i; s < at; s++)
+			if (p[s].leader && p[s].counted_after)
+				p[s].count_at = (uint32_t)at + 1;
 	}
+	return 0;
 }
 
 /* Mark re-entry point i (why), unless it runs natively; 1 if marked. */
@@ -519,31 +652,6 @@ static void plan_reentries(const struct kinstr_kernel *k, const struct kinstr_cf
 					p[t - first].reentry = 1 + KINSTR_CACHE_FIXUP;
 			}
 		}
-	}
-}
-
-/* Does the copy of the instruction fall on to the next one in the copy (not through the original)? */
-static int copy_falls(const struct kinstr_x86_insn *x, const struct plan *pi)
-{
-	if (pi->how == KINSTR_CACHE_JUMP_LABEL)
-		return 1;
-	return (pi->how == KINSTR_CACHE_COPY || pi->how == KINSTR_CACHE_RELOC) &&
-	       (x->flow == KINSTR_X86_FLOW_NEXT || x->flow == KINSTR_X86_FLOW_JCC);
-}
-
-/* May control go on from the instruction to the next in some way (through the original too)? */
-static int may_fall(const struct kinstr_kernel *k, const struct kinstr_x86_insn *x, const struct plan *pi)
-{
-	switch (pi->how) {
-	case KINSTR_CACHE_CALL:
-	case KINSTR_CACHE_JUMP_LABEL:
-		return 1;
-	case KINSTR_CACHE_STATIC_CALL:
-		return !pi->tail;
-	case KINSTR_CACHE_NATIVE:
-		return kinstr_x86__falls_through(x) || (kinstr_kernel__reserved(k, x->addr, x->len) & (1u << KINSTR_R_JUMP_LABEL));
-	default:
-		return copy_falls(x, pi);
 	}
 }
 
@@ -643,6 +751,38 @@ static size_t plan_edges(const struct kinstr_kernel *k, const struct kinstr_cfg 
 		}
 	}
 	return ne;
+}
+
+/*
+ * A leader that carries the block before it (count_after_native()): the counter before it all,
+ * reached only through its re-entry point, counts that block. With edge counters it is already
+ * there, the edge falling in from that block: its count is the block's. Else it is put there on
+ * that block's own counter.
+ */
+static int carry_counters(const struct kinstr_kernel *k, const struct kinstr_cfg *cfg, struct plan *p, size_t first,
+			  size_t n, uint64_t abi_entry, int edges, struct kinstr_cache_refusal *r)
+{
+	uint64_t thunk = abi_return_thunk(k);
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		const struct kinstr_x86_insn *x = &kinstr_cfg__insn(cfg, first + i)->x;
+		int pf;
+
+		if (!p[i].carries)
+			continue;
+		if (edges) {
+			if (!(p[i].edges & KINSTR_CACHE_I_EDGE_IN) || !p[i].fall_re)
+				return refuse(r, KINSTR_CACHE_R_UNCOUNTED, x->addr, 0,
+					      "no edge counter where the block before it comes back from the original");
+			continue;
+		}
+		pf = !flags_dead(x, abi_entry, thunk);
+		p[i].edges |= KINSTR_CACHE_I_EDGE_IN | (pf ? KINSTR_CACHE_I_EDGE_IN_PUSHF : 0);
+		p[i].in_ctr = p[i - 1].block;	/* the run's last block's (the others share it) */
+		p[i].size += COUNTER_LEN + 2 * pf;
+	}
+	return 0;
 }
 
 /*
@@ -968,7 +1108,8 @@ struct kinstr_cache_fn *kinstr_cache_fn__build(const struct kinstr_kernel *k, co
 		if (t >= 0 && (size_t)t >= first && (size_t)t < first + n)
 			mark(p, n, (size_t)t - first, KINSTR_CACHE_AFTER_NATIVE);
 	}
-	place_counters(k, cfg, p, first, n, abi_entry);
+	if (place_counters(k, cfg, p, first, n, abi_entry, f->addr, f->addr + f->size, r))
+		goto fail;
 	for (i = 0; i < n; i++) {
 		if (p[i].leader)
 			nb++;
@@ -981,6 +1122,8 @@ struct kinstr_cache_fn *kinstr_cache_fn__build(const struct kinstr_kernel *k, co
 			goto fail;
 		ne = plan_edges(k, cfg, p, first, n, abi_entry, nb, edges, unseen);
 	}
+	if (carry_counters(k, cfg, p, first, n, abi_entry, !!(o.flags & KINSTR_CACHE_F_EDGES), r))
+		goto fail;
 	for (i = 0, at = copy_addr; i < n; i++) {
 		p[i].copy = at;
 		at += p[i].size;
@@ -1009,11 +1152,14 @@ struct kinstr_cache_fn *kinstr_cache_fn__build(const struct kinstr_kernel *k, co
 		ci->counted = p[i].counter;
 		ci->edges = p[i].edges;
 		ci->edge = p[i].edge;
+		ci->in_counter = p[i].in_ctr;
 		if (p[i].leader) {
 			c->blocks[p[i].block].addr = x->addr;
 			c->blocks[p[i].block].copy = p[i].copy + edge_in_len(&p[i]);
 			c->blocks[p[i].block].first = (uint32_t)i;
 			c->blocks[p[i].block].unseen = unseen[p[i].block];
+			c->blocks[p[i].block].ctr = p[i].block;
+			c->blocks[p[i].block].counted_after = p[i].counted_after;
 		}
 		if (p[i].counter) {
 			c->blocks[p[i].block].counter = p[i].copy + edge_in_len(&p[i]);
@@ -1033,6 +1179,24 @@ struct kinstr_cache_fn *kinstr_cache_fn__build(const struct kinstr_kernel *k, co
 				       "a re-entry point the kernel reserves");
 				goto fail;
 			}
+		}
+	}
+	/* blocks counted after a native run: by the counter before it all of a block that carries them, or another's */
+	for (i = 0; i < n; i++) {
+		struct kinstr_cache_block *bl = &c->blocks[p[i].block];
+		const struct plan *pk;
+
+		if (!p[i].leader || !p[i].count_at)
+			continue;
+		pk = &p[p[i].count_at - 1];
+		if (pk->carries) {
+			bl->counter = pk->copy;
+			bl->saves_flags = !!(pk->edges & KINSTR_CACHE_I_EDGE_IN_PUSHF);
+			bl->ctr = pk->in_ctr;
+		} else if (pk->block != p[i].block) {
+			bl->counter = c->blocks[pk->block].counter;
+			bl->saves_flags = c->blocks[pk->block].saves_flags;
+			bl->ctr = pk->block;
 		}
 	}
 	c->nr_insns = n;
@@ -1152,7 +1316,7 @@ const char *kinstr_cache_refusal__id(unsigned int code)
 	static const char *const s[] = {
 		"ok", "policy", "undecodable", "int3", "indirect-jmp", "indirect-call", "internal-call", "loop",
 		"endbr", "reserved", "jump-label", "static-call", "reentry", "range", "no-code", "return", "cold-part", "sched-text",
-		"far-transfer", "runs-on", "foreign-branch",
+		"far-transfer", "runs-on", "foreign-branch", "uncounted-block",
 	};
 
 	return code < KINSTR_CACHE_R_NR ? s[code] : "?";

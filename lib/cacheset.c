@@ -332,7 +332,8 @@ int kinstr_cacheset__install(struct kinstr_cacheset *cs, unsigned int flags, siz
 					    (ci->edges & KINSTR_CACHE_I_EDGE_IN_PUSHF ? KINSTR_CACHE_M_EDGE_IN_PUSHF : 0) |
 					    (ci->edges & KINSTR_CACHE_I_EDGE_OUT ? KINSTR_CACHE_M_EDGE_OUT : 0) |
 					    (ci->edges & KINSTR_CACHE_I_EDGE_OUT_PUSHF ? KINSTR_CACHE_M_EDGE_OUT_PUSHF : 0);
-				m->edge = f->counter0 + e->counter;
+				/* the edge-in's counter (or a block's, counted after it), then the out's */
+				m->edge = f->counter0 + (ci->edges & KINSTR_CACHE_I_EDGE_IN ? ci->in_counter : e->counter);
 			}
 		}
 		for (j = 0; j < kinstr_cache_fn__reentry_cnt(c); j++) {
@@ -451,7 +452,7 @@ uint64_t kinstr_cacheset__block_count(const struct kinstr_cacheset *cs, size_t i
 {
 	if (!cs->counts || i >= cs->n || block >= kinstr_cache_fn__block_cnt(cs->fns[i].copy))
 		return 0;
-	return cs->counts[cs->fns[i].counter0 + block];
+	return cs->counts[cs->fns[i].counter0 + kinstr_cache_fn__block(cs->fns[i].copy, block)->ctr];
 }
 
 int kinstr_cacheset__remove(struct kinstr_cacheset *cs)

@@ -78,6 +78,11 @@ struct kinstr_cache_insn {
 	uint8_t edges;		/* KINSTR_CACHE_I_EDGE_* */
 	uint32_t block;		/* index into the blocks */
 	uint32_t edge;		/* edges: its first edge's index (the edge-in's, then the out's) */
+	/*
+	 * I_EDGE_IN: the index, among the function's counters, of the counter before it all: the
+	 * edge-in's, or the block before's (kinstr_cache_block.counted_after)
+	 */
+	uint32_t in_counter;
 };
 
 /* A block's flow the edge counters do not see all of (it is left out of flow conservation). */
@@ -91,6 +96,14 @@ struct kinstr_cache_block {
 	uint32_t first, count;	/* its instructions */
 	uint8_t saves_flags;	/* the counter sits between pushfq and popfq */
 	uint8_t unseen;		/* edges: KINSTR_CACHE_B_* */
+	/*
+	 * The original runs into the block (a native instruction before falls into its native
+	 * start, or a fixup lands there): it is counted where control comes back into the copy after
+	 * that run, by the next block's counter before it all (with edges, the edge falling in from
+	 * this block); a fault inside the run is not counted.
+	 */
+	uint8_t counted_after;
+	uint32_t ctr;		/* the index of its counter among the function's */
 };
 
 /* Edges (KINSTR_CACHE_F_EDGES): each has a counter of its own, after the blocks' (see counter). */
@@ -140,6 +153,7 @@ enum kinstr_cache_refusal_code {
 	KINSTR_CACHE_R_FAR,		/* iret, sysret, a far jmp/call/ret: control goes where no map says */
 	KINSTR_CACHE_R_RUNS_ON,		/* the last instruction falls through past the function's end */
 	KINSTR_CACHE_R_FOREIGN,		/* a branch into another function's middle */
+	KINSTR_CACHE_R_UNCOUNTED,	/* a block the original runs into, with no one place to count it */
 	KINSTR_CACHE_R_NR
 };
 

@@ -75,6 +75,16 @@ EXPECT ^blocks [1-9][0-9]+ compared [1-9][0-9]+ ran [1-9][0-9]+ mismatches 0$
 EXPECT ^getppid first block difference 1000$
 TIMEOUT 600
 
+NAME cover: a block the original runs into (after a native instruction: start_thread_common's `mov es, ax; mov ds, bp`, each with a fixup, on 6.1) is counted where control comes back to the copy, and equals kprobe events on its first instruction (ref_workload, differences of 10 and 20 rounds)
+FEATURE code_cache
+SETUP insmod kmod/kinstr.ko
+RUN python3 tests/vm/checks/cover_vs_kprobes.py --n 10,20 --counted-after build/kinstr build/tests/vm/progs/ref_workload \
+	'start_thread*' '_copy_*_user' do_sys_poll cp_new_stat cp_statx do_pipe2
+EXPECT ^functions with blocks counted after a native run [1-9][0-9]*$
+EXPECT ^blocks [1-9][0-9]+ compared [1-9][0-9]+ ran [1-9][0-9]* mismatches 0$
+EXPECT ^counted after compared [1-9][0-9]* ran [1-9][0-9]*$
+TIMEOUT 600
+
 NAME cover -c CMD: per-block counts and coverage of a syscall path, an lcov tracefile genhtml renders without a warning, and the text is the same after the run
 FEATURE code_cache
 REQUIRES command -v genhtml
