@@ -30,6 +30,7 @@ struct kprobe_k {
 	struct kinstr_timers *timers;
 	u32 timer;
 	struct module *mod;		/* a probe in a module's text pins it until the area is freed */
+	u32 tgid;			/* the thread group that made it (KINSTR_IOC_HELD) */
 	/* KINSTR_ACTION_TRACE: what to record, where (the area holds a reference) */
 	struct kinstr_chan *chan;
 	u32 rec_len;

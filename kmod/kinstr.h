@@ -225,6 +225,8 @@ void kinstr_limits_init(void);
 /* policy.c: the site-safety predicates, each one rule. */
 u32 kinstr_policy_check(unsigned long addr, unsigned int len);
 long kinstr_ioctl_check(void __user *uarg);
+/* KINSTR_IOC_HELD (patch.c): what every session holds now. */
+long kinstr_ioctl_held(void __user *uarg);
 
 /* verify.c: one probe request against the kernel's decoder and the site-safety rules. */
 struct kinstr_probe;

@@ -173,7 +173,7 @@ static long kinstr_ioctl_version(void __user *uarg)
 			    KINSTR_FEAT_LAYOUT | KINSTR_FEAT_PROBES | KINSTR_FEAT_FTRACE_PROBES |
 			    KINSTR_FEAT_FTRACE_TRACE | KINSTR_FEAT_VERIFY_ONLY | KINSTR_FEAT_HIT_PATH |
 			    KINSTR_FEAT_MISSED | KINSTR_FEAT_LIMITS | KINSTR_FEAT_KPROBE_FENCE |
-			    KINSTR_FEAT_CODE_CACHE | KINSTR_FEAT_DISARM | KINSTR_FEAT_CHECK_ONLY |
+			    KINSTR_FEAT_CODE_CACHE | KINSTR_FEAT_DISARM | KINSTR_FEAT_CHECK_ONLY | KINSTR_FEAT_HELD |
 			    (kinstr_bpf_available() ? KINSTR_FEAT_BPF : 0) |
 			    (kinstr_khas(__module_address) ? KINSTR_FEAT_MODULE_TEXT : 0),
 	};
@@ -225,6 +225,8 @@ static long kinstr_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return kinstr_ioctl_hit_path(uarg);
 	case KINSTR_IOC_LIMITS:
 		return kinstr_ioctl_limits(uarg);
+	case KINSTR_IOC_HELD:
+		return kinstr_ioctl_held(uarg);
 	default:
 		return kinstr_session_ioctl(file->private_data, cmd, uarg);
 	}

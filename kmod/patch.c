@@ -35,6 +35,7 @@
 
 #include <uapi/linux/kinstr.h>
 #include "kinstr.h"
+#include "abi.h"
 #include "compat.h"
 #include "patch.h"
 #include "slot.h"
@@ -201,6 +202,7 @@ struct kinstr_area *kinstr_area_alloc(u32 count, u64 cache_size, u32 ncounters)
 		return NULL;
 	}
 	a->count = count;	/* from here kinstr_area_free() gives the total back */
+	a->tgid = current->tgid;
 	kinstr_mem_add(KINSTR_MEM_AREAS, 1);
 	INIT_LIST_HEAD(&a->arm_node);
 	bytes = (unsigned long)count * KINSTR_SLOT_SIZE;
@@ -853,8 +855,10 @@ static void write_publish_locked(struct kinstr_area *a, const struct kinstr_prob
 	if (KINSTR_DIRECT_SHARED)
 		write_dispatch(a);
 	kinstr_text_seal(a->mem, a->pages);
-	for (i = 0; i < a->count; i++)
+	for (i = 0; i < a->count; i++) {
+		a->probes[i].tgid = a->tgid;
 		hash_add_rcu(kinstr_sites, &a->probes[i].hnode, a->probes[i].site);
+	}
 }
 
 /*
@@ -1110,4 +1114,61 @@ void kinstr_patch_exit(void)
 	unregister_die_notifier(&kinstr_die_nb);
 	/* the notifier chain is RCU: no handler runs past this */
 	synchronize_rcu();
+}
+
+#define HELD_MAX (1U << 20)
+
+static void held_put(struct kinstr_held_range *buf, u32 room, u32 *n, unsigned long addr, u32 len, u32 pid, u32 kind)
+{
+	if (*n < room)
+		buf[*n] = (struct kinstr_held_range){ .addr = addr, .len = len, .pid = pid, .kind = kind };
+	(*n)++;
+}
+
+/*
+ * Every published probe's patched bytes and every function a code cache runs, with who made
+ * them: user space reads the live text with other sessions' patches in it, and says "held"
+ * rather than decoding a splice as the kernel's code (or offering a copy the module then refuses).
+ */
+long kinstr_ioctl_held(void __user *uarg)
+{
+	struct kinstr_held_range *buf = NULL;
+	struct kinstr_held h;
+	struct kinstr_area *c;
+	struct kprobe_k *p;
+	u32 n = 0, room, i, bkt;
+	long err;
+
+	err = kinstr_get_struct(&h, sizeof(h), uarg, KINSTR_HELD_SIZE_VER0);
+	if (err)
+		return err;
+	if (h.flags || h.__reserved)
+		return -EINVAL;
+	mutex_lock(&kinstr_patch_mutex);
+	hash_for_each(kinstr_sites, bkt, p, hnode)
+		n++;
+	list_for_each_entry(c, &kinstr_cached, cache_node)
+		n += c->nfns;
+	/* room for what there is, not for what was asked (a huge count is no reason to allocate) */
+	room = min3(h.count, HELD_MAX, n);
+	if (room && !(buf = kvmalloc_array(room, sizeof(*buf), GFP_KERNEL))) {
+		mutex_unlock(&kinstr_patch_mutex);
+		return -ENOMEM;
+	}
+	n = 0;
+	hash_for_each(kinstr_sites, bkt, p, hnode)
+		held_put(buf, room, &n, p->site, p->displaced_len, p->tgid,
+			 p->kind == KINSTR_PROBE_FTRACE ? KINSTR_HELD_FTRACE : KINSTR_HELD_PROBE);
+	list_for_each_entry(c, &kinstr_cached, cache_node)
+		for (i = 0; i < c->nfns; i++)
+			held_put(buf, room, &n, c->fns[i].start, (u32)(c->fns[i].end - c->fns[i].start), c->tgid,
+				 KINSTR_HELD_CACHE);
+	mutex_unlock(&kinstr_patch_mutex);
+	if (min(n, room) && copy_to_user(u64_to_user_ptr(h.ranges), buf, min(n, room) * sizeof(*buf)))
+		err = -EFAULT;
+	kvfree(buf);
+	if (err)
+		return err;
+	h.count = n;
+	return kinstr_put_struct(uarg, &h, sizeof(h), KINSTR_HELD_SIZE_VER0);
 }

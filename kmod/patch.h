@@ -33,6 +33,7 @@ struct kinstr_area {
 	struct list_head node;		/* in the session; then in the worker's free list */
 	struct list_head arm_node;	/* in the worker's arm list while AREA_ARMED */
 	u32 id, count;
+	u32 tgid;			/* the thread group that allocated it (KINSTR_IOC_HELD) */
 	enum area_state state;		/* under the patch mutex */
 	u8 *mem;			/* module_alloc'ed slots */
 	struct kinstr_chan *chan;	/* held while any probe may trace into it */

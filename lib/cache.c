@@ -1021,6 +1021,12 @@ struct kinstr_cache_fn *kinstr_cache_fn__build(const struct kinstr_kernel *k, co
 	}
 	if (opts)
 		memcpy(&o, opts, opts->sz < sizeof(o) ? opts->sz : sizeof(o));
+	if (kinstr_kernel__reserved(k, f->addr, f->size) & (1u << KINSTR_R_HELD)) {
+		refuse(r, KINSTR_CACHE_R_HELD, f->addr, 1u << KINSTR_R_HELD,
+		       "held by another kinstr session (pid %d): its probe or its code cache is in the function",
+		       kinstr_kernel__held_by(k, f->addr, f->size));
+		return NULL;
+	}
 	res = kinstr_kernel__reserved(k, f->addr, f->size) & POLICY_REASONS;
 	if (res) {
 		refuse(r, KINSTR_CACHE_R_POLICY, f->addr, res, "the function's text is reserved");
@@ -1316,7 +1322,7 @@ const char *kinstr_cache_refusal__id(unsigned int code)
 	static const char *const s[] = {
 		"ok", "policy", "undecodable", "int3", "indirect-jmp", "indirect-call", "internal-call", "loop",
 		"endbr", "reserved", "jump-label", "static-call", "reentry", "range", "no-code", "return", "cold-part", "sched-text",
-		"far-transfer", "runs-on", "foreign-branch", "uncounted-block",
+		"far-transfer", "runs-on", "foreign-branch", "uncounted-block", "held",
 	};
 
 	return code < KINSTR_CACHE_R_NR ? s[code] : "?";

@@ -132,7 +132,7 @@ const char *kinstr_feature__str(unsigned int bit)
 	static const char *const names[] = {
 		"debug_info", "read", "check", "layout", "probes", "module_text", "ftrace_probes",
 		"ftrace_trace", "verify_only", "hit_path", "missed", "limits", "kprobe_fence", "code_cache", "disarm", "bpf",
-		"check_only",
+		"check_only", "held",
 	};
 
 	return bit < sizeof(names) / sizeof(names[0]) ? names[bit] : NULL;
@@ -167,6 +167,34 @@ struct kinstr_span64 *kinstr_dev__hit_path(struct kinstr_dev *dev, size_t *n, bo
 	*n = h.count;
 	*incomplete = h.flags & KINSTR_HIT_PATH_F_INCOMPLETE;
 	return spans;
+}
+
+struct kinstr_held_range *kinstr_dev__held(struct kinstr_dev *dev, size_t *n)
+{
+	struct kinstr_held h = { .size = sizeof(h) };
+	struct kinstr_held_range *r = NULL;
+	int err;
+
+	*n = 0;
+	for (;;) {	/* ask for the count, then for that many (more if it grew meanwhile) */
+		h.ranges = (uintptr_t)r;
+		err = dev_ioctl(dev, KINSTR_IOC_HELD, &h);
+		if (err) {
+			free(r);
+			errno = -err;
+			return NULL;
+		}
+		if (r && h.count <= *n)
+			break;
+		free(r);
+		*n = h.count + 16;
+		h.count = (uint32_t)*n;
+		r = calloc(*n, sizeof(*r));
+		if (!r)
+			return NULL;
+	}
+	*n = h.count;
+	return r;
 }
 
 int kinstr_dev__limits(struct kinstr_dev *dev, struct kinstr_limits *l)
@@ -239,6 +267,7 @@ static const struct {
 	[KINSTR_R_DIE_NOTIFIER] = { "die-notifier", "in a die notifier, which every int3 runs (notify_die)" },
 	[KINSTR_R_ENDBR] = { "endbr", "a function's ENDBR, where indirect calls land" },
 	[KINSTR_R_SC_TRAMPOLINE] = { "sc-trampoline", "a static call's trampoline, which static_call_update() rewrites" },
+	[KINSTR_R_HELD] = { "held", "held by another kinstr session (its probe or its code cache is there)" },
 };
 
 const char *kinstr_site_reason__str(unsigned int reason)

@@ -40,6 +40,9 @@ struct kinstr_kernel {
 
 	struct kinstr_func *funcs;	/* sorted by addr */
 	size_t nfuncs;
+	/* what other kinstr sessions held when the view was read (KINSTR_IOC_HELD) */
+	struct kinstr_held_range *held;
+	size_t nheld;
 	/* by name: a hash table of each name's first function, then the next of that name by addr */
 	uint32_t *name_head;		/* name_slots entries: index + 1 into funcs, 0 empty */
 	uint32_t *name_next;		/* per function: the next of that name, NAME_NONE after the last */
@@ -360,6 +363,7 @@ void kinstr_kernel__close(struct kinstr_kernel *k)
 		free(k->chunks[i].bytes);
 	free(k->chunks);
 	free(k->funcs);
+	free(k->held);
 	free(k->name_head);
 	free(k->name_next);
 	free(k->names);
@@ -1291,6 +1295,38 @@ static int add_blacklist(struct kinstr_kernel *k)
 }
 
 /* The functions kinstr's own probe context reaches, as the module found them at load. */
+/*
+ * What other kinstr sessions hold (their probes' patched bytes, the functions their code caches
+ * run): KINSTR_R_HELD, so that the view never reads another session's splice as the kernel's
+ * code. A probe through ftrace holds only the ftrace site, which is reserved already.
+ */
+static int add_held(struct kinstr_kernel *k, struct kinstr_dev *dev)
+{
+	size_t i;
+	int err = 0;
+
+	if (!kinstr_dev__has(dev, KINSTR_FEAT_HELD))
+		return 0;	/* an older module: it still refuses what is held, as busy */
+	k->held = kinstr_dev__held(dev, &k->nheld);
+	if (!k->held)
+		return -errno;
+	for (i = 0; i < k->nheld && !err; i++)
+		if (k->held[i].kind != KINSTR_HELD_FTRACE && k->held[i].len)
+			err = res_add(k, k->held[i].addr, k->held[i].len, KINSTR_R_HELD);
+	return err;
+}
+
+int kinstr_kernel__held_by(const struct kinstr_kernel *k, unsigned long long addr, unsigned long long len)
+{
+	size_t i;
+
+	for (i = 0; k && i < k->nheld; i++)
+		if (k->held[i].kind != KINSTR_HELD_FTRACE && addr < k->held[i].addr + k->held[i].len &&
+		    addr + len > k->held[i].addr)
+			return (int)k->held[i].pid;
+	return 0;
+}
+
 static int add_hit_path(struct kinstr_kernel *k, struct kinstr_dev *dev)
 {
 	struct kinstr_span64 *spans;
@@ -1557,6 +1593,8 @@ struct kinstr_kernel *kinstr_kernel__open_live(struct kinstr_dev *dev)
 		err = add_kprobes(k);
 	if (!err)
 		err = add_hit_path(k, dev);
+	if (!err)
+		err = add_held(k, dev);
 	if (!err)
 		err = add_symbol_rules(k);
 	if (!err)

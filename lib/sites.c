@@ -330,6 +330,7 @@ static struct kinstr_fn *analyze(const struct kinstr_kernel *k, const void *code
 	struct kinstr_cfg *cfg;
 	struct kinstr_fn *fn;
 	size_t n, i, bytes;
+	uint32_t held = 0;
 	int frule;
 
 	if (!code || !size) {
@@ -359,16 +360,21 @@ static struct kinstr_fn *analyze(const struct kinstr_kernel *k, const void *code
 	if (k)
 		find_reserved(k, kinstr_cfg__insn(cfg, 0), 0, n, fn->res);
 	frule = function_rule(cfg);
+	/* another session's probe or copy is in it: the live bytes are partly that session's */
+	if (k && size <= UINT32_MAX)
+		held = kinstr_kernel__reserved(k, start, (unsigned int)size) & (1u << KINSTR_R_HELD);
+	if (held)
+		frule = KINSTR_RULE_RESERVED;
 	for (i = 0; i < n; i++) {
 		const struct kinstr_x86_insn *x = &kinstr_cfg__insn(cfg, i)->x;
 		struct kinstr_site *s = &fn->sites[i];
 
 		s->addr = x->addr;
 		s->insn_len = s->displaced_len = s->live_len = x->len;
-		if (frule) {	/* boundaries not proven: nothing in the function is safe */
+		if (frule) {	/* boundaries not proven (or another session's): nothing in the function is safe */
 			s->cls = KINSTR_SITE_REFUSED;
-			s->rule = fn->res[i] ? KINSTR_RULE_RESERVED : frule;
-			s->reserved = fn->res[i];
+			s->rule = fn->res[i] || held ? KINSTR_RULE_RESERVED : frule;
+			s->reserved = fn->res[i] | held;
 			continue;
 		}
 		classify_trap(cfg, fn->res, code, i, s);

@@ -154,6 +154,7 @@ enum kinstr_cache_refusal_code {
 	KINSTR_CACHE_R_RUNS_ON,		/* the last instruction falls through past the function's end */
 	KINSTR_CACHE_R_FOREIGN,		/* a branch into another function's middle */
 	KINSTR_CACHE_R_UNCOUNTED,	/* a block the original runs into, with no one place to count it */
+	KINSTR_CACHE_R_HELD,		/* another kinstr session's probe or code cache is in the function */
 	KINSTR_CACHE_R_NR
 };
 

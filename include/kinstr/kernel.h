@@ -108,6 +108,11 @@ int kinstr_kernel__jump_label(const struct kinstr_kernel *k, unsigned long long 
 			      int *branch);
 int kinstr_kernel__static_call(const struct kinstr_kernel *k, unsigned long long site, unsigned long long *tramp,
 			       int *tail);
+/*
+ * The process of another kinstr session that held part of [addr, addr + len) when the live view
+ * was read (KINSTR_R_HELD: its probe's patched bytes, a function its code cache runs), or 0.
+ */
+int kinstr_kernel__held_by(const struct kinstr_kernel *k, unsigned long long addr, unsigned long long len);
 size_t kinstr_kernel__reserved_cnt(const struct kinstr_kernel *k);
 const struct kinstr_reserved *kinstr_kernel__reserved_at(const struct kinstr_kernel *k, size_t i);
 

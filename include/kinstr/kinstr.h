@@ -58,6 +58,12 @@ const char *kinstr_feature__str(unsigned int bit);
  * *incomplete: the module could not compute them and refuses every range. NULL with errno set.
  */
 struct kinstr_span64 *kinstr_dev__hit_path(struct kinstr_dev *dev, size_t *n, bool *incomplete);
+/*
+ * What every kinstr session holds now (KINSTR_IOC_HELD): probes' patched bytes, functions code
+ * caches run, each with its process; free() the array. NULL with errno set (EOPNOTSUPP, ENOTTY
+ * from a module older than ABI 0.14).
+ */
+struct kinstr_held_range *kinstr_dev__held(struct kinstr_dev *dev, size_t *n);
 /* The module's resource limits and what all descriptors use now. */
 int kinstr_dev__limits(struct kinstr_dev *dev, struct kinstr_limits *l);
 int kinstr_dev__check(struct kinstr_dev *dev, struct kinstr_check_range *ranges, unsigned int count);

@@ -17,7 +17,7 @@
 
 #define KINSTR_DEVICE		"/dev/kinstr"
 #define KINSTR_ABI_MAJOR	0	/* incompatible changes */
-#define KINSTR_ABI_MINOR	13	/* compatible additions */
+#define KINSTR_ABI_MINOR	14	/* compatible additions */
 
 /* The ioctl numbers carry no size: the struct's leading size field says how much there is. */
 #define KINSTR_IOC_MAGIC	0xb7
@@ -29,6 +29,7 @@
 #define KINSTR_IOC_MODULE	_IO(KINSTR_IOC_MAGIC, 0x06)	/* struct kinstr_module_info */
 #define KINSTR_IOC_HIT_PATH	_IO(KINSTR_IOC_MAGIC, 0x07)	/* struct kinstr_hit_path */
 #define KINSTR_IOC_LIMITS	_IO(KINSTR_IOC_MAGIC, 0x08)	/* struct kinstr_limits */
+#define KINSTR_IOC_HELD		_IO(KINSTR_IOC_MAGIC, 0x09)	/* struct kinstr_held */
 #define KINSTR_IOC_ALLOC	_IO(KINSTR_IOC_MAGIC, 0x10)	/* struct kinstr_alloc */
 #define KINSTR_IOC_INSTALL	_IO(KINSTR_IOC_MAGIC, 0x11)	/* struct kinstr_install */
 #define KINSTR_IOC_REMOVE	_IO(KINSTR_IOC_MAGIC, 0x12)	/* struct kinstr_remove */
@@ -78,6 +79,7 @@ struct kinstr_version {
 #define KINSTR_FEAT_DISARM	(1ULL << 14)	/* KINSTR_IOC_DISARM (ABI 0.9) */
 #define KINSTR_FEAT_BPF		(1ULL << 15)	/* KINSTR_ACTION_BPF, kinstr_install.bpf (ABI 0.11) */
 #define KINSTR_FEAT_CHECK_ONLY	(1ULL << 16)	/* kinstr_check.only (ABI 0.12) */
+#define KINSTR_FEAT_HELD	(1ULL << 17)	/* KINSTR_IOC_HELD, KINSTR_R_HELD (ABI 0.14) */
 
 /* KINSTR_IOC_DEBUG_INFO: output only; addresses the module resolved at load time. */
 struct kinstr_debug_info {
@@ -151,8 +153,41 @@ enum kinstr_site_reason {
 					 * calls land (ABI 0.6) */
 	KINSTR_R_SC_TRAMPOLINE,		/* a static call's trampoline (__SCT__*, rules/symbols.h),
 					 * which static_call_update() rewrites (ABI 0.13) */
+	KINSTR_R_HELD,			/* a kinstr session holds it: a probe's patched bytes, or a
+					 * function a code cache runs (ABI 0.14: what KINSTR_IOC_HELD
+					 * lists; KINSTR_IOC_CHECK does not say it) */
 	KINSTR_R_NR
 };
+
+/*
+ * KINSTR_IOC_HELD: what every session holds now (ABI 0.14), so that user space says "held"
+ * instead of reading another session's patch as the kernel's code: each published probe's
+ * patched bytes and each function a code cache runs, with the process that holds it.
+ */
+enum kinstr_held_kind {
+	KINSTR_HELD_PROBE,		/* a probe's patched bytes (a code cache's entry points too) */
+	KINSTR_HELD_FTRACE,		/* a probe through ftrace at a function's ftrace site */
+	KINSTR_HELD_CACHE,		/* a function a code cache runs: its whole code */
+	KINSTR_HELD_NR
+};
+
+struct kinstr_held_range {
+	__u64 addr;
+	__u32 len;
+	__u32 pid;			/* the thread group that made it */
+	__u32 kind;			/* enum kinstr_held_kind */
+	__u32 __reserved;
+};
+
+struct kinstr_held {
+	__u32 size;
+	__u32 flags;			/* none defined: must be 0 */
+	__u64 ranges;			/* user pointer to struct kinstr_held_range[count] */
+	__u32 count;			/* in: room for so many; out: how many there are (more than
+					 * the room: call again with more) */
+	__u32 __reserved;
+};
+#define KINSTR_HELD_SIZE_VER0	24
 
 /* One range to check: [addr, addr + len). */
 struct kinstr_check_range {

@@ -479,6 +479,22 @@ int main(void)
 		errno = 0;
 		expect(ioctl(fd, KINSTR_IOC_REMOVE, &rm) < 0 && errno == ENOENT, "REMOVE twice", errno, 0);
 	}
+	/* KINSTR_IOC_HELD: no flags, nothing reserved; room 0 asks for the count */
+	{
+		struct kinstr_held h = { .size = sizeof(h), .flags = 1 };
+
+		errno = 0;
+		expect(ioctl(fd, KINSTR_IOC_HELD, &h) < 0 && errno == EINVAL, "HELD with an unknown flag", errno, 0);
+		h = (struct kinstr_held){ .size = sizeof(h), .__reserved = 1 };
+		errno = 0;
+		expect(ioctl(fd, KINSTR_IOC_HELD, &h) < 0 && errno == EINVAL, "HELD with its reserved field set", errno, 0);
+		h = (struct kinstr_held){ .size = 8 };
+		errno = 0;
+		expect(ioctl(fd, KINSTR_IOC_HELD, &h) < 0 && errno == EINVAL, "HELD with a struct too small", errno, 0);
+		h = (struct kinstr_held){ .size = sizeof(h) };
+		errno = 0;
+		expect(ioctl(fd, KINSTR_IOC_HELD, &h) == 0 && h.count == 0, "HELD with nothing held: count 0", errno, 0);
+	}
 	kinstr_kernel__close(k);
 	kinstr_dev__close(dev);
 	return failed;

@@ -209,6 +209,9 @@ EXPECT ^ok a jump over an instruction and a call, the call emulated, installs
 EXPECT ^ok a displaced call that pushes another return address \(errno ENOEXEC
 EXPECT ^ok a jump that displaces a call and the instruction after it \(errno EPERM
 EXPECT ^ok unknown non-zero tail
+EXPECT ^ok HELD with an unknown flag
+EXPECT ^ok HELD with its reserved field set
+EXPECT ^ok HELD with nothing held: count 0$
 EXPECT ^text-unchanged$
 
 NAME an ioctl fuzzer's 100,000 random requests install nothing and leave the text and log clean

@@ -85,6 +85,25 @@ EXPECT ^blocks [1-9][0-9]+ compared [1-9][0-9]+ ran [1-9][0-9]* mismatches 0$
 EXPECT ^counted after compared [1-9][0-9]* ran [1-9][0-9]*$
 TIMEOUT 600
 
+NAME cover and count: a function another kinstr session holds is reported as held by that process (a count's probe in vfs_read, a code cache running ksys_read), not as bytes that do not decode or a damaged copy; cover -k leaves it out and covers the rest
+FEATURE code_cache
+SETUP insmod kmod/kinstr.ko
+RUN build/kinstr count -c 'tests/vm/checks/held.sh cover vfs_read ksys_read' vfs_read > /tmp/o1 2>&1; echo "outer count $?"; \
+	build/kinstr cover -c 'tests/vm/checks/held.sh count ksys_read' ksys_read > /tmp/o2 2>&1; echo "outer cover $?"; \
+	grep -v '^  +\|no DWARF\|^PROBE\|^vfs_read+' /tmp/o1 /tmp/o2
+EXPECT ^outer count 0$
+EXPECT ^outer cover 0$
+EXPECT ^/tmp/o1:kinstr: cover: no function left to cover \(1 refused, the first: held by another kinstr session \(pid OUTER\): its probe or its code cache is in the function\)$
+EXPECT ^/tmp/o1:cover status 1$
+EXPECT "refused":"held","at":"0x[0-9a-f]+","why":"held by another kinstr session \(pid OUTER\)
+EXPECT ^/tmp/o1:ksys_read: [0-9]+/[0-9]+ blocks
+EXPECT ^/tmp/o1:kinstr: covered [01]/1 functions, [0-9]+/[0-9]+ blocks .*; 1 refused$
+EXPECT ^/tmp/o1:cover -k status 0$
+EXPECT ^/tmp/o2:kinstr: ksys_read\+0x[0-9a-f]+: refused: held by another kinstr session \(its probe or its code cache is there\)$
+EXPECT ^/tmp/o2:count status 1$
+EXPECT_NOT do not decode|damaged|the module refused
+TIMEOUT 300
+
 NAME cover -c CMD: per-block counts and coverage of a syscall path, an lcov tracefile genhtml renders without a warning, and the text is the same after the run
 FEATURE code_cache
 REQUIRES command -v genhtml
