@@ -68,11 +68,21 @@ static const char *const not_followed_names[] = {
 	"__SCT__preempt_schedule", "__SCT__preempt_schedule_notrace",
 	"preempt_schedule_thunk", "preempt_schedule_notrace_thunk",
 	"__stack_chk_fail",
+	/*
+	 * Run by a tracepoint's probe only once the subsystem's per-context recursion guard let it
+	 * through (the ring buffer's reserve, perf's recursion context): a probe in them nests at
+	 * most as deep as the guard allows, never forever.
+	 */
+	"trace_event_buffer_commit", "perf_trace_run_bpf_submit", "perf_tp_event",
+	/* a WARN's message: printk counts its own recursion and stores, never recurses, past it */
+	"__warn_printk", "_printk",
 };
 static unsigned long not_followed_addrs[ARRAY_SIZE(not_followed_names)];
 
 static const char *const not_scanned_names[] = {
 	"rcu_read_unlock_special",
+	/* the ring buffer's recursion guard is in it, before anything it calls (trace_recursive_lock) */
+	"ring_buffer_lock_reserve",
 };
 static unsigned long not_scanned_addrs[ARRAY_SIZE(not_scanned_names)];
 

@@ -14,6 +14,7 @@
 #include <linux/sort.h>
 #include <linux/static_call.h>
 #include <linux/string.h>
+#include <linux/trace_events.h>
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
 #include <asm/cpufeature.h>
@@ -204,6 +205,55 @@ unsigned long kinstr_static_call_trampoline(unsigned long key)
 	return kinstr_kcall(kallsyms_lookup_name)(name);
 }
 
+static void lookup_target(const char *prefix, const char *name, kinstr_target_fn fn, void *ctx)
+{
+	char full[KSYM_NAME_LEN + 32];
+	unsigned long a;
+
+	snprintf(full, sizeof(full), "%s%s", prefix, name);
+	a = lookup(full);
+	if (a)
+		fn(ctx, a);
+}
+
+/*
+ * A tracepoint's static call goes straight to its probe while it has only one, and a probe can
+ * be registered at any time after load: enabling the event (6.12's notifier_run, in the die
+ * chain, put trace_event_raw_event_notifier_info under every int3 kinstr takes: a probe there
+ * recursed until the kernel died). The probes the kernel itself can register are followed: its
+ * trace event's (trace_event_raw_event_<class>), perf's (perf_trace_<class>) and BPF's raw
+ * tracepoint's (__bpf_trace_<class>, or __bpf_trace_<tp> with no event). Another module's probe
+ * cannot be known here.
+ */
+static void tracepoint_probes(const char *tp, kinstr_target_fn fn, void *ctx)
+{
+	char name[KSYM_NAME_LEN + 16], sym[KSYM_SYMBOL_LEN];
+	struct trace_event_call call;
+	struct trace_event_class class;
+	unsigned long ea, tpa;
+
+	lookup_target("__bpf_trace_", tp, fn, ctx);
+	snprintf(name, sizeof(name), "event_%s", tp);
+	ea = lookup(name);
+	snprintf(name, sizeof(name), "__tracepoint_%s", tp);
+	tpa = lookup(name);
+	/* event_<tp> is the trace event of this tracepoint only if it says so (a static symbol may share the name) */
+	if (!ea || !tpa || copy_from_kernel_nofault(&call, (void *)ea, sizeof(call)) ||
+	    !(call.flags & TRACE_EVENT_FL_TRACEPOINT) || (unsigned long)call.tp != tpa || !call.class ||
+	    copy_from_kernel_nofault(&class, call.class, sizeof(class)))
+		return;
+	if (class.probe) {
+		fn(ctx, (unsigned long)class.probe);
+		sprint_symbol_no_offset(sym, (unsigned long)class.probe);
+		if (!strncmp(sym, "trace_event_raw_event_", 22) && !strchr(sym, ' '))
+			lookup_target("__bpf_trace_", sym + 22, fn, ctx);
+	}
+#ifdef CONFIG_PERF_EVENTS
+	if (class.perf_probe)
+		fn(ctx, (unsigned long)class.perf_probe);
+#endif
+}
+
 /* A static call key's possible targets the call site's bytes need not show. */
 static void static_call_targets(unsigned long key, kinstr_target_fn fn, void *ctx)
 {
@@ -219,6 +269,7 @@ static void static_call_targets(unsigned long key, kinstr_target_fn fn, void *ct
 		t = kinstr_kcall(kallsyms_lookup_name)(name);
 		if (t)
 			fn(ctx, t);
+		tracepoint_probes(sym + 15, fn, ctx);
 	}
 }
 

@@ -7,16 +7,21 @@
  * __stack_chk_fail, which the module does not follow, rcu_read_unlock_special, whose callees it
  * does not follow, and text outside the core kernel and kinstr.ko). What the bytes hide must be
  * in it too, read from the library's view of the kernel's tables: every jump label's target
- * (kinstr_kernel__edges()), every static call's trampoline and a tracepoint's iterator. The kernel's int3 delivery
+ * (kinstr_kernel__edges()), every static call's trampoline, a tracepoint's iterator and the
+ * probes the kernel can give a tracepoint later (its event class's, read here through /proc/kcore
+ * and /proc/kallsyms, not through the module's walk). The kernel's int3 delivery
  * (notify_die, and the rcu_read_lock() around the die chain) must be in the set. Each function must be refused with the rule by the module's CHECK and by user
  * space's reservations, and the functions the issue found (the timer's and tracer's clocks) and
  * kinstr's own entry points must be in the set.
  *   hitpath_check
  */
+#include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <kinstr/kernel.h>
 #include <kinstr/x86.h>
@@ -26,11 +31,12 @@
 static const char *const not_followed[] = {
 	"preempt_schedule", "preempt_schedule_notrace", "__SCT__preempt_schedule",
 	"__SCT__preempt_schedule_notrace", "preempt_schedule_thunk", "preempt_schedule_notrace_thunk",
-	"__stack_chk_fail",
+	"__stack_chk_fail", "trace_event_buffer_commit", "perf_trace_run_bpf_submit", "perf_tp_event",
+	"__warn_printk", "_printk",
 };
 
 /* in the set, but what it calls is not (it returns at once in the NMI context of a kernel int3) */
-static const char *const not_scanned[] = { "rcu_read_unlock_special" };
+static const char *const not_scanned[] = { "rcu_read_unlock_special", "ring_buffer_lock_reserve" };
 
 /* the first: the kernel's local_clock(), a function of its own on 6.12, sched_clock_cpu() inlined on 6.1 */
 static const char *must_have[] = {
@@ -71,6 +77,95 @@ static int want(const struct kinstr_kernel *k, const struct kinstr_layout *lay, 
 	bool ours = t && t->module && !strcmp(t->module, "kinstr");
 
 	return (core || ours) && !find(spans, n, a) && !is_not_followed(k, a);
+}
+
+/* len bytes of kernel memory at a, through /proc/kcore's program headers (not through kinstr) */
+static int kcore_read(unsigned long long a, void *buf, size_t len)
+{
+	int fd = open("/proc/kcore", O_RDONLY);
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph;
+	int i, ok = -1;
+
+	if (fd < 0 || pread(fd, &eh, sizeof(eh), 0) != sizeof(eh))
+		goto out;
+	for (i = 0; i < eh.e_phnum; i++) {
+		if (pread(fd, &ph, sizeof(ph), eh.e_phoff + (off_t)i * eh.e_phentsize) != sizeof(ph))
+			break;
+		if (ph.p_type == PT_LOAD && a >= ph.p_vaddr && a + len <= ph.p_vaddr + ph.p_memsz) {
+			ok = pread(fd, buf, len, ph.p_offset + (a - ph.p_vaddr)) == (ssize_t)len ? 0 : -1;
+			break;
+		}
+	}
+out:
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
+/* From /proc/kallsyms: the address of name (want_addr 0), or the name at want_addr starting with prefix. */
+static unsigned long long kallsyms(const char *name, unsigned long long want_addr, const char *prefix, char *out,
+				   size_t outlen)
+{
+	FILE *f = fopen("/proc/kallsyms", "r");
+	char line[512], sym[256], type;
+	unsigned long long a, found = 0;
+
+	while (f && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%llx %c %255s", &a, &type, sym) != 3 || strchr(line, '['))
+			continue;
+		if (!want_addr && !strcmp(sym, name)) {
+			found = a;
+			break;
+		}
+		if (want_addr && a == want_addr && !strncmp(sym, prefix, strlen(prefix))) {
+			snprintf(out, outlen, "%s", sym);
+			found = a;
+			break;
+		}
+	}
+	if (f)
+		fclose(f);
+	return found;
+}
+
+/*
+ * The probes the kernel can give tracepoint tp after load (the static call then goes straight to
+ * the one probe): the class of its event (event_<tp>'s second field, struct trace_event_call's
+ * class, named event_class_<class>) gives trace_event_raw_event_, perf_trace_ and __bpf_trace_
+ * <class>; __bpf_trace_<tp> for a tracepoint with no event. Each that exists must be in the set.
+ */
+static size_t tracepoint_probes_missing(const struct kinstr_kernel *k, const struct kinstr_layout *lay,
+					const struct kinstr_span64 *spans, size_t n, const char *tp, const char *where)
+{
+	static const char *const prefixes[] = { "trace_event_raw_event_", "perf_trace_", "__bpf_trace_" };
+	char name[300], cls[256] = "";
+	unsigned long long ev, ptr = 0;
+	size_t p, missing = 0;
+
+	snprintf(name, sizeof(name), "event_%s", tp);
+	ev = kallsyms(name, 0, NULL, NULL, 0);
+	if (ev && !kcore_read(ev + 8 + 8, &ptr, sizeof(ptr)) && ptr &&
+	    kallsyms(NULL, ptr, "event_class_", cls, sizeof(cls)))
+		memmove(cls, cls + 12, strlen(cls + 12) + 1);
+	else if (ev)
+		printf("  %s: event_%s's class not read (/proc/kcore)\n", where, tp);
+	for (p = 0; p < 4; p++) {
+		const struct kinstr_func *f;
+
+		if (p < 3 && !*cls)
+			continue;
+		snprintf(name, sizeof(name), "%s%s", p < 3 ? prefixes[p] : "__bpf_trace_", p < 3 ? cls : tp);
+		f = kinstr_kernel__find_func(k, name);
+		if (!f)
+			continue;
+		printf("  hidden: %s: tracepoint %s's possible probe %s\n", where, tp, name);
+		if (want(k, lay, spans, n, f->addr)) {
+			printf("%s: tracepoint %s's possible probe %s is not in the hit path\n", where, tp, name);
+			missing++;
+		}
+	}
+	return missing;
 }
 
 int main(void)
@@ -175,6 +270,8 @@ int main(void)
 						if (tf && want(k, &lay, spans, n, tf->addr) && bad++ < 20)
 							printf("%s+0x%llx: tracepoint iterator %s is not in the hit path\n",
 							       name, a - spans[i].start, it);
+						snprintf(it, sizeof(it), "%s+0x%llx", name, a - spans[i].start);
+						bad += tracepoint_probes_missing(k, &lay, spans, n, t->name + 15, it);
 					}
 				}
 			}

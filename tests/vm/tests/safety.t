@@ -43,6 +43,38 @@ RUN build/tests/vm/progs/hitpath_check
 TIMEOUT 120
 EXPECT ^hitpath_check: ok: [1-9][0-9]* functions, every one refused by the module and by user space, (sched_clock_cpu|local_clock) among them$
 
+NAME a tracepoint in the int3 delivery: the probes the kernel can give it after load are hit path before its key flips
+# 6.12's notifier_call_chain (the die chain, under every int3 kinstr takes) has trace_notifier_run. Enabling
+# the event after load sends its static call straight to trace_event_raw_event_notifier_info; without this
+# rule a trap probe there nested int3s until the kernel died ("kernel BUG at kernel/entry/common.c:378").
+KERNEL 6.12
+SETUP insmod kmod/kinstr.ko
+RUN T=/sys/kernel/tracing; [ -d $T/events ] || mount -t tracefs nodev $T; \
+	build/tests/vm/progs/hitpath_check | grep -E "possible probe|^hitpath_check: ok"; \
+	opened() { t=$(build/kinstr disasm __SCT__tp_func_notifier_run | grep -o 'jmp 0x[0-9A-Fa-f]*' | head -1 | cut -c7- | tr A-F a-f); \
+		p=$(awk '$3 == "trace_event_raw_event_notifier_info" {print $1}' /proc/kallsyms); \
+		if [ -n "$t" ] && [ "$t" = "$p" ]; then echo "static call to the event's probe: $1 yes"; else echo "static call to the event's probe: $1 no"; fi; }; \
+	opened before; \
+	build/kinstr count --dry-run trace_event_raw_event_notifier_info; echo "before rc=$?"; \
+	echo 1 > $T/events/notifier/notifier_run/enable; echo "enabled $(cat $T/events/notifier/notifier_run/enable)"; opened after; \
+	trap=$(build/kinstr disasm vfs_read | awk '$NF != "" && / trap / {print $1; exit}'); echo "trap site vfs_read$trap"; \
+	build/kinstr count -c 'sh tests/vm/progs/workload.sh' "vfs_read$trap" trace_event_raw_event_notifier_info; echo "after rc=$?"; \
+	build/kinstr count -c 'sh tests/vm/progs/workload.sh' "vfs_read$trap" | grep -E "^vfs_read"; \
+	echo "notifier events $(grep -c 'notifier_run' $T/trace)"; echo 0 > $T/events/notifier/notifier_run/enable
+TIMEOUT 300
+EXPECT ^  hidden: notifier_call_chain\+0x[0-9a-f]+: tracepoint notifier_run's possible probe trace_event_raw_event_notifier_info$
+EXPECT ^  hidden: notifier_call_chain\+0x[0-9a-f]+: tracepoint notifier_run's possible probe perf_trace_notifier_info$
+EXPECT ^hitpath_check: ok: [1-9][0-9]* functions
+EXPECT ^kinstr: trace_event_raw_event_notifier_info\+0x[0-9a-f]+: refused: reached by kinstr's own probe context
+EXPECT ^before rc=1$
+EXPECT ^static call to the event's probe: before no$
+EXPECT ^enabled 1$
+EXPECT ^static call to the event's probe: after yes$
+EXPECT ^trap site vfs_read\+0x[0-9a-f]+$
+EXPECT ^after rc=1$
+EXPECT ^vfs_read\+0x[0-9a-f]+ +trap +[a-z]+ +[1-9][0-9]*$
+EXPECT ^notifier events [1-9][0-9]*$
+
 NAME drill does not descend into kinstr's own clock (it reset the machine): the callee is shown with its rule
 # update_rq_clock calls sched_clock_cpu, kinstr's clock on 6.1 only (on 6.12 it is local_clock, refused above)
 KERNEL 6.1
