@@ -8,6 +8,7 @@
  * text with the text read when the view was made.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -125,7 +126,8 @@ static int run_keeping_stdout(int nw, char **words)
 	int saved, rc;
 
 	fflush(stdout);
-	saved = dup(STDOUT_FILENO);
+	/* close-on-exec: a command's -c CMD must not inherit it (the cover sweep's reference saw its close()s) */
+	saved = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 0);
 	rc = cli_dispatch(nw, words);
 	fflush(stdout);
 	if (saved >= 0) {

@@ -52,7 +52,7 @@ static void print_realtime(int64_t offset, uint64_t ts)
 /* The whole of path, or NULL (printed). */
 static char *slurp(const char *path, size_t *len)
 {
-	FILE *f = fopen(path, "r");
+	FILE *f = fopen(path, "re");
 	char *buf = NULL;
 	size_t cap = 0, n = 0, r;
 
@@ -135,7 +135,7 @@ static int report_html(const char *out, const char *title, int n, char **files)
 			goto done;
 	}
 	snprintf(tmp, sizeof(tmp), "%s.tmp", out);
-	f = fopen(tmp, "w");
+	f = fopen(tmp, "we");
 	if (!f) {
 		cli_err("%s: %s", tmp, strerror(errno));
 		goto done;

@@ -449,7 +449,7 @@ static int write_lcov(const struct kinstr_kernel *k, const struct kinstr_cachese
 		cli_err("cover: %s: %s", dir, strerror(errno));
 		return -1;
 	}
-	info = fopen(path, "w");
+	info = fopen(path, "we");
 	if (!info) {
 		cli_err("cover: %s: %s", path, strerror(errno));
 		return -1;

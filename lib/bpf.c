@@ -528,7 +528,7 @@ const char *kinstr_bpf_fd__describe(int prog_fd, char *buf, size_t len)
 
 	/* fdinfo tells a program (prog_type) from any other file, a BPF map included */
 	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", prog_fd);
-	f = fopen(path, "r");
+	f = fopen(path, "re");
 	while (f && fgets(line, sizeof(line), f))
 		if (sscanf(line, "prog_type: %d", &type) == 1)
 			break;

@@ -928,7 +928,7 @@ struct kinstr_ctf_reader *kinstr_ctf_reader__open(const char *dir, char *err, si
 		ret = fail(err, errlen, -ENOMEM, "%s: out of memory", dir);
 		goto out;
 	}
-	d = fdopendir(dup(dirfd));
+	d = fdopendir(fcntl(dirfd, F_DUPFD_CLOEXEC, 0));
 	if (!d) {
 		ret = fail(err, errlen, -errno, "%s: %s", dir, strerror(errno));
 		goto out;

@@ -552,7 +552,7 @@ static char *read_file(const char *path, size_t *lenp)
 {
 	size_t len = 0, cap = 1 << 20;
 	char *buf = malloc(cap + 1);
-	FILE *f = fopen(path, "r");
+	FILE *f = fopen(path, "re");
 	size_t n;
 
 	if (!f || !buf) {

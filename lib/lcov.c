@@ -41,7 +41,7 @@ int kinstr_lcov__write_fn(FILE *info, const char *dir, const struct kinstr_kerne
 		free(line);
 		return -ENAMETOOLONG;
 	}
-	src = fopen(path, "w");
+	src = fopen(path, "we");
 	if (!src) {
 		err = -errno;
 		free(line);

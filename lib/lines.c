@@ -148,7 +148,7 @@ static int module_relpath(const struct kinstr_lines *l, const char *module, char
 	int found = -ENOENT;
 
 	snprintf(path, sizeof(path), "/lib/modules/%s/modules.dep", l->release);
-	f = fopen(path, "r");
+	f = fopen(path, "re");
 	if (!f)
 		return -ENOENT;
 	while (found && fgets(line, sizeof(line), f)) {

@@ -341,7 +341,7 @@ int kinstr_tracedat__from_ctf(const char *dir, const char *out, uint64_t *nevent
 		goto out;
 	}
 	pidf = NULL;
-	f = fopen(out, "w");
+	f = fopen(out, "we");
 	if (!f) {
 		ret = -errno;
 		snprintf(err, errlen, "%s: %s", out, strerror(errno));
