@@ -212,8 +212,15 @@ int kinstr_probeset__add(struct kinstr_probeset *ps, const struct kinstr_func *f
 	}
 	in = kinstr_cfg__insn(kinstr_fn__cfg(fn), s - kinstr_fn__site(fn, 0));
 	if (s->cls == KINSTR_SITE_REFUSED) {
-		snprintf(err, errlen, "%s+0x%llx: refused: %s", f->name, (unsigned long long)(addr - f->addr),
-			 kinstr_site__why(s, why, sizeof(why)));
+		int pid = kinstr_kernel__held_by(ps->k, f->addr, f->size);
+
+		/* held: the process that holds it, as cover says (the view knows it, the site does not) */
+		if (pid > 0 && (kinstr_kernel__reserved(ps->k, f->addr, f->size) & (1u << KINSTR_R_HELD)))
+			snprintf(err, errlen, "%s+0x%llx: refused: held by another kinstr session (pid %d): its probe "
+				 "or its code cache is in the function", f->name, (unsigned long long)(addr - f->addr), pid);
+		else
+			snprintf(err, errlen, "%s+0x%llx: refused: %s", f->name, (unsigned long long)(addr - f->addr),
+				 kinstr_site__why(s, why, sizeof(why)));
 		return -EPERM;
 	}
 	if (ps->n == ps->cap) {

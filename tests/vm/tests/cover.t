@@ -99,7 +99,7 @@ EXPECT "refused":"held","at":"0x[0-9a-f]+","why":"held by another kinstr session
 EXPECT ^/tmp/o1:ksys_read: [0-9]+/[0-9]+ blocks
 EXPECT ^/tmp/o1:kinstr: covered [01]/1 functions, [0-9]+/[0-9]+ blocks .*; 1 refused$
 EXPECT ^/tmp/o1:cover -k status 0$
-EXPECT ^/tmp/o2:kinstr: ksys_read\+0x[0-9a-f]+: refused: held by another kinstr session \(its probe or its code cache is there\)$
+EXPECT ^/tmp/o2:kinstr: ksys_read\+0x[0-9a-f]+: refused: held by another kinstr session \(pid OUTER\): its probe or its code cache is in the function$
 EXPECT ^/tmp/o2:count status 1$
 EXPECT_NOT do not decode|damaged|the module refused
 TIMEOUT 300
