@@ -22,15 +22,8 @@ import re
 import subprocess
 import sys
 
-TR = "/sys/kernel/tracing"
-
-
-def write(path, text, append=False):
-    fd = os.open(path, os.O_WRONLY | (os.O_APPEND if append else os.O_TRUNC))
-    try:
-        os.write(fd, text.encode())
-    finally:
-        os.close(fd)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "progs"))
+from tracefs import TR, write_tr as write  # noqa: E402
 
 
 class Batch:

@@ -20,8 +20,8 @@ import re
 import subprocess
 import sys
 
-sys.path.insert(0, os.path.dirname(__file__))
-from cover_vs_kprobes import write, TR  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "progs"))
+from tracefs import TR, write_tr as write  # noqa: E402
 
 FUNCS = ["kinstr_tc_loop", "kinstr_tc_branch", "kinstr_tc_copy", "kinstr_tc_get", "kinstr_tc_warn", "kinstr_tc_key",
          "kinstr_tc_call", "kinstr_tc_sleep"]

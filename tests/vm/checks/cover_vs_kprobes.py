@@ -18,12 +18,14 @@ import os
 import subprocess
 import sys
 
-TR = "/sys/kernel/tracing"
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "progs"))
+from tracefs import TR, quiet_event, write_tr  # noqa: E402
 
 
 def cover(kinstr, workload, funcs, n):
-    out = subprocess.run([kinstr, "cover", "--json", "-c", f"{workload} {n}"] + funcs,
-                         capture_output=True, text=True, check=False)
+    with quiet_event():  # what the kprobe runs' events turn on (tracefs.py)
+        out = subprocess.run([kinstr, "cover", "--json", "-c", f"{workload} {n}"] + funcs,
+                             capture_output=True, text=True, check=False)
     if out.returncode:
         sys.exit(f"kinstr cover failed ({out.returncode}): {out.stderr.strip()}")
     doc = json.loads(out.stdout)
@@ -41,33 +43,24 @@ def counted_after(kinstr, globs):
     return [f["function"] for f in json.loads(out.stdout)["functions"] if f.get("counted_after")]
 
 
-def write(path, text, append=False):
-    # os.open: Python's "a" mode seeks to the end, which tracefs files refuse
-    fd = os.open(path, os.O_WRONLY | (os.O_APPEND if append else os.O_TRUNC))
-    try:
-        os.write(fd, text.encode())
-    finally:
-        os.close(fd)
-
-
 def kprobes(workload, blocks, n):
     """Hits per block from kprobe events, in one run of the workload; blocks kprobes refuse are left out."""
-    write(f"{TR}/kprobe_events", "")
+    write_tr(f"{TR}/kprobe_events", "")
     names = {}
     for i, (fn, off) in enumerate(blocks):
         name = f"kc{i}"
         try:
-            write(f"{TR}/kprobe_events", f"p:kcov/{name} {fn}+{off}\n", append=True)
+            write_tr(f"{TR}/kprobe_events", f"p:kcov/{name} {fn}+{off}\n", append=True)
         except OSError as e:
             if not names and not getattr(kprobes, "said", False):
                 print(f"kprobe refused: {fn}+{off}: {e}", file=sys.stderr)
                 kprobes.said = True
             continue
         names[name] = (fn, off)
-    write(f"{TR}/events/kcov/enable", "1")
+    write_tr(f"{TR}/events/kcov/enable", "1")
     pid = os.posix_spawn(workload, [workload, str(n)], os.environ)
     _, status = os.waitpid(pid, 0)
-    write(f"{TR}/events/kcov/enable", "0")
+    write_tr(f"{TR}/events/kcov/enable", "0")
     if status:
         sys.exit(f"workload failed: {status}")
     hits = {}
@@ -77,7 +70,7 @@ def kprobes(workload, blocks, n):
             name = parts[0].split("/")[-1]
             if name in names:
                 hits[names[name]] = int(parts[1])
-    write(f"{TR}/kprobe_events", "")
+    write_tr(f"{TR}/kprobe_events", "")
     return hits
 
 

@@ -48,6 +48,9 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tracefs import TR, quiet_event, write_tr  # noqa: E402
+
 ap = argparse.ArgumentParser()
 ap.add_argument("--size", type=int, default=500, help="functions per slice (default 500)")
 g = ap.add_mutually_exclusive_group(required=True)
@@ -364,18 +367,6 @@ def reason_of(r):
     return (r["by"], ("%s: %s" % (r["refused"], why)) if r["by"] == "library" else why)
 
 
-def write_tr(path, text, append=False):
-    # os.open: Python's "a" mode seeks to the end, which tracefs files refuse
-    fd = os.open(path, os.O_WRONLY | (os.O_APPEND if append else os.O_TRUNC))
-    try:
-        os.write(fd, text.encode())
-    finally:
-        os.close(fd)
-
-
-TR = "/sys/kernel/tracing"
-
-
 def ref_script(n):
     """A script that runs ref_workload N: the batch takes -c CMD as one word."""
     path = "%s/ref%d.sh" % (tmp, n)
@@ -437,19 +428,6 @@ def kprobe_runs(i, picked, blocks, ns):
     return hits, refused
 
 
-# an event that never fires after boot: enabled only for what enabling any event does (below)
-QUIET_EVENT = TR + "/events/initcall/initcall_finish/enable"
-
-
-def quiet_event(on):
-    """Enabling any trace event starts ftrace's comm recording, which registers on sched_switch,
-    sched_wakeup and sched_wakeup_new: the kprobe runs turn those tracepoints' jump labels on (a
-    block behind trace_sched_wakeup_new() runs under kprobes only: wake_up_new_task+0x25a, 0 against
-    20). The cover runs get the same by enabling an event that never fires."""
-    if os.path.exists(QUIET_EVENT):
-        write_tr(QUIET_EVENT, "1" if on else "0")
-
-
 def reference(i, covered, nblocks):
     """The kprobe reference on up to args.ref of the slice's covered functions (see the top)."""
     r = {"functions": 0, "nonzero": 0, "blocks": 0, "noisy": 0, "kprobe_refused": 0, "mismatches": 0}
@@ -485,11 +463,8 @@ def reference(i, covered, nblocks):
         specs = [p[0] for p in picked]
         cov = []  # per N: {(spec, off): count}
         for n in ns:
-            quiet_event(True)
-            try:
+            with quiet_event():
                 rc, out = run(["cover", "--json", "-c", ref_script(n)] + specs)
-            finally:
-                quiet_event(False)
             d = json_of(out)
             if rc or d is None:
                 failures.append("slice %d: reference: cover -c ref_workload %d of %s failed (rc %d): %s"
