@@ -55,6 +55,9 @@ static void count_usage(FILE *f)
 		   CLI_HELP_MAX_PROBES("  ")
 		   "      --by KEY        count each probe's hits by KEY: comm, pid, tid, or value (the\n"
 		   "                      spec's first VALUE, as kinstr trace takes them: 'vfs_read(count)');\n"
+		   "                      a string value is a row per whole string as recorded (string[N]:\n"
+		   "                      N - 1 characters; one that filled them is marked [full]), printed\n"
+		   "                      last, with the last hit's comm;\n"
 		   "                      the hits go through the trace buffers, so a hit they had no room\n"
 		   "                      for is counted as lost, one past the table's 65,536 rows as\n"
 		   "                      overflow (both printed)\n"
@@ -117,6 +120,8 @@ static void by_print(const struct kinstr_tally *ta, const struct kinstr_trace_ev
 			cli_json_str(ev[r->event].name);
 			if (str) {
 				printf(",\"value\":");
+				cli_json_str(r->str ? r->str : "");
+				printf(",\"value_full\":%s,\"comm\":", r->str_full ? "true" : "false");
 				cli_json_str(r->comm);
 			} else if (key != KINSTR_TALLY_COMM) {
 				printf(",\"%s\":%llu,\"comm\":", kinstr_tally_key__str(key), (unsigned long long)r->key);
@@ -132,13 +137,27 @@ static void by_print(const struct kinstr_tally *ta, const struct kinstr_trace_ev
 		return;
 	}
 	static const char *const head[KINSTR_TALLY_NR_KEYS] = { "COMM", "PID", "TID", "VALUE" };
+	size_t full = 0;
 
-	printf("%-40s %-20s %-16s %12s\n", "PROBE", head[key], key == KINSTR_TALLY_COMM ? "" : "COMM", "HITS");
+	for (i = 0; i < n; i++)
+		if (kinstr_tally__row(ta, i)->str) {
+			/* strings last and whole: no column is wide enough for a path */
+			printf("%-40s %-16s %12s  %s\n", "PROBE", "COMM", "HITS", "VALUE");
+			break;
+		}
+	if (i == n)
+		printf("%-40s %-20s %-16s %12s\n", "PROBE", head[key], key == KINSTR_TALLY_COMM ? "" : "COMM", "HITS");
 	for (i = 0; i < n; i++) {
 		const struct kinstr_tally_row *r = kinstr_tally__row(ta, i);
-		char k[32];
+		char k[64];
 
-		if (key == KINSTR_TALLY_COMM || (key == KINSTR_TALLY_VALUE && ev[r->event].vals[0].v.kind == KINSTR_VAL_STR))
+		if (r->str) {
+			printf("%-40s %-16s %12llu  %s%s\n", ev[r->event].name, r->comm, (unsigned long long)r->hits,
+			       r->str, r->str_full ? " [full]" : "");
+			full += r->str_full;
+			continue;
+		}
+		if (key == KINSTR_TALLY_COMM)
 			snprintf(k, sizeof(k), "%s", r->comm);
 		else if (key == KINSTR_TALLY_VALUE)
 			snprintf(k, sizeof(k), "%llu (0x%llx)", (unsigned long long)r->key, (unsigned long long)r->key);
@@ -147,6 +166,10 @@ static void by_print(const struct kinstr_tally *ta, const struct kinstr_trace_ev
 		printf("%-40s %-20s %-16s %12llu\n", ev[r->event].name, k, key == KINSTR_TALLY_COMM ? "" : r->comm,
 		       (unsigned long long)r->hits);
 	}
+	if (full)
+		fprintf(stderr, "kinstr: %zu values [full]: they filled the string's bound (string[N] records N - 1 "
+			"characters, at most string[%d]); longer strings are cut there and share a row\n", full,
+			KINSTR_TRACE_STR_MAX);
 	if (kinstr_tally__lost(ta) || kinstr_tally__overflow(ta))
 		fprintf(stderr, "kinstr: %llu hits lost (the trace buffers were full), %llu past the table's rows: the "
 			"counts above are short by that many\n", (unsigned long long)kinstr_tally__lost(ta),

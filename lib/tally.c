@@ -66,34 +66,43 @@ struct kinstr_tally *kinstr_tally__new(struct kinstr_trace *t, const struct kins
 
 void kinstr_tally__free(struct kinstr_tally *ta)
 {
+	size_t i, n;
+
 	if (!ta)
 		return;
+	n = ta->cap ? ta->cap : ta->n;	/* the table, or the sorted list it became */
+	for (i = 0; i < n; i++)
+		free((char *)ta->rows[i].str);
 	free(ta->rows);
 	free(ta);
 }
 
-static uint64_t hash(unsigned int event, uint64_t key, const char *comm)
+static uint64_t hash(unsigned int event, uint64_t key, const char *s)
 {
 	uint64_t h = 1469598103934665603ull ^ event;	/* FNV-1a over the event, the number, the name */
 	int i;
 
 	for (i = 0; i < 8; i++)
 		h = (h ^ ((key >> (8 * i)) & 0xff)) * 1099511628211ull;
-	for (i = 0; i < 16 && comm[i]; i++)
-		h = (h ^ (unsigned char)comm[i]) * 1099511628211ull;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
 	return h;
 }
 
-/* One hit of event under key, or under the name (its first 15 characters) when by_name. */
-static void add(struct kinstr_tally *ta, unsigned int event, uint64_t key, const char *comm, bool by_name)
+/*
+ * One hit of event under its key: the number key, the comm when by_comm, or the whole string str
+ * (a string value; str_max: the characters the probe records at most). comm is the task's.
+ */
+static void add(struct kinstr_tally *ta, unsigned int event, uint64_t key, const char *comm, bool by_comm,
+		const char *str, size_t str_max)
 {
 	char name[16] = { 0 };
 	size_t i, l = strnlen(comm, sizeof(name) - 1);
 
 	memcpy(name, comm, l);
-	if (by_name)
+	if (by_comm || str)
 		key = 0;
-	for (i = hash(event, key, by_name ? name : "") & (ta->cap - 1);; i = (i + 1) & (ta->cap - 1)) {
+	for (i = hash(event, key, str ? str : by_comm ? name : "") & (ta->cap - 1);; i = (i + 1) & (ta->cap - 1)) {
 		struct kinstr_tally_row *r = &ta->rows[i];
 
 		if (!r->hits) {
@@ -102,11 +111,21 @@ static void add(struct kinstr_tally *ta, unsigned int event, uint64_t key, const
 				return;
 			}
 			*r = (struct kinstr_tally_row){ .event = event, .key = key, .hits = 1 };
+			if (str) {
+				r->str = strdup(str);
+				if (!r->str) {	/* no row without its key: counted short, as past the rows */
+					r->hits = 0;
+					ta->overflow++;
+					return;
+				}
+				r->str_full = strlen(str) >= str_max;
+			}
 			memcpy(r->comm, name, sizeof(name));
 			ta->n++;
 			return;
 		}
-		if (r->event == event && r->key == key && (!by_name || !strcmp(r->comm, name))) {
+		if (r->event == event && r->key == key && (str ? r->str && !strcmp(r->str, str) :
+							   !r->str && (!by_comm || !strcmp(r->comm, name)))) {
 			r->hits++;
 			memcpy(r->comm, name, sizeof(name));	/* a process's or thread's latest name */
 			return;
@@ -119,8 +138,9 @@ static int tally_one(void *ctx, const struct kinstr_trace_rec *r)
 	struct kinstr_tally *ta = ctx;
 	union kinstr_ctf_value vals[3 + KINSTR_TRACE_MAX_VALS];
 	const struct kinstr_trace_event *e;
-	const char *name = r->comm;
-	bool by_name = ta->key == KINSTR_TALLY_COMM;
+	char sbuf[KINSTR_TRACE_STR_MAX + 1];
+	const char *str = NULL;
+	size_t str_max = 0;
 	uint64_t key = 0;
 
 	if (r->event >= ta->nev || kinstr_trace_event__values(e = &ta->ev[r->event], r, vals))
@@ -132,15 +152,20 @@ static int tally_one(void *ctx, const struct kinstr_trace_rec *r)
 		if (!e->nvals)
 			return -EINVAL;
 		if (e->vals[0].v.kind == KINSTR_VAL_STR) {
-			name = vals[3].str;	/* a string value: by its first 15 characters */
-			by_name = true;
+			/* a string value: keyed whole, bounded by its slot (a damaged record has no NUL) */
+			size_t l = strnlen(vals[3].str, e->vals[0].v.size);
+
+			memcpy(sbuf, vals[3].str, l);
+			sbuf[l] = 0;
+			str = sbuf;
+			str_max = e->vals[0].v.size - 1u;
 		} else {
 			key = vals[3].u;
 		}
 		break;
 	default: break;
 	}
-	add(ta, r->event, key, name, by_name);
+	add(ta, r->event, key, r->comm, ta->key == KINSTR_TALLY_COMM, str, str_max);
 	return 0;
 }
 
@@ -175,6 +200,8 @@ static int cmp_row(const void *a, const void *b)
 		return x->hits > y->hits ? -1 : 1;
 	if (x->key != y->key)
 		return x->key < y->key ? -1 : 1;
+	if (x->str || y->str)
+		return !x->str ? -1 : !y->str ? 1 : strcmp(x->str, y->str);
 	return strcmp(x->comm, y->comm);
 }
 

@@ -38,6 +38,14 @@ struct kinstr_tally_row {
 	uint64_t key;		/* PID, TID, VALUE: the number */
 	char comm[16];		/* COMM: the name (also kept for the others: the last hit's) */
 	uint64_t hits;
+	/*
+	 * VALUE of a string: the whole string as recorded (the key), owned by the tally; NULL for
+	 * the other keys. The probe records at most the spec's string[N] - 1 characters: str_full
+	 * says the string filled them, so the string in memory may have been longer (strings that
+	 * differ only past them share the row).
+	 */
+	const char *str;
+	bool str_full;
 };
 
 struct kinstr_tally;

@@ -26,6 +26,8 @@ ALLOWED = {
     "static_call_targets": "calls its caller's callback (hitpath.c's hp_add_target), a function of the module",
     "kinstr_ksyms_hidden_targets": "calls its caller's callback, as static_call_targets",
     "kinstr_tables_hidden_targets": "calls its caller's callback, as static_call_targets",
+    "tracepoint_probes": "calls its caller's callback, as static_call_targets",
+    "lookup_target": "calls its caller's callback, as static_call_targets",
 }
 INDIRECT = re.compile(r"__x86_indirect_thunk_(\w+)|\b(call|jmp)\s+\*(%\w+|\S+)")
 

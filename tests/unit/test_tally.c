@@ -131,9 +131,77 @@ static void t_bounds(void)
 	      kinstr_tally_key__parse("stack") == -1, "key names");
 }
 
+/* a record of event ev whose one value is a string slot of size bytes holding s (cut at size, no NUL then) */
+static void rec_str(struct kr_subbuf_hdr *h, unsigned int ev, uint32_t pid, const char *comm, const char *s,
+		    unsigned int size)
+{
+	unsigned int slot = (size + 7u) & ~7u;
+	struct kinstr_trace_rec *r = trec_add(h, ev, 0, pid, comm, 0, 0);
+	size_t l = strlen(s) < slot ? strlen(s) : slot;
+
+	h->data_size -= KR_RECORD_SPAN(r->len);
+	r->len += slot;
+	memset(r + 1, 0, slot);
+	memcpy(r + 1, s, l);
+	h->data_size += KR_RECORD_SPAN(r->len);
+}
+
+/*
+ * By a string value: keyed whole, not by its first 15 characters (issue 30: every library under
+ * /lib/x86_64-linux-gnu/ was one row, its COMM column the value again); the comm kept apart; a
+ * string that fills string[N] marked full; a slot with no NUL (damage) read only to its end.
+ */
+static void t_by_string(void)
+{
+	static const char *const paths[] = { "/lib/x86_64-linux-gnu/libc.so.6", "/lib/x86_64-linux-gnu/libselinux.so.1",
+					     "/lib/x86_64-linux-gnu/libc.so.6", "/etc/ld.so.cache" };
+	struct kinstr_trace_event ev[1];
+	struct kr_subbuf_hdr *h;
+	const struct kinstr_tally_row *r;
+	struct kinstr_tally *ta;
+	char full[64];
+	size_t i;
+
+	memset(ev, 0, sizeof(ev));
+	strcpy(ev[0].name, "do_filp_open");
+	ev[0].nvals = 1;
+	strcpy(ev[0].vals[0].name, "path");
+	ev[0].vals[0].v.kind = KINSTR_VAL_STR;
+	ev[0].vals[0].v.size = 64;
+	ev[0].vals[0].type = KINSTR_CTF_STRING;
+	ta = kinstr_tally__new(NULL, ev, 1, KINSTR_TALLY_VALUE, 0);
+	h = hdr();
+	for (i = 0; i < 4; i++)
+		rec_str(h, 0, 100, "ls", paths[i], 64);
+	memset(full, 'x', sizeof(full));
+	memcpy(full, "/very/long/", 11);
+	full[63] = 0;				/* 63 characters: filled string[64] */
+	rec_str(h, 0, 101, "cat", full, 64);
+	full[63] = 'y';				/* no NUL in the slot: damage, read to the slot's end */
+	rec_str(h, 0, 101, "cat", full, 64);
+	CHECK(ta && kinstr_tally__subbuf(ta, 0, h, trec_data()) == 0 && kinstr_tally__drain(ta) == 0, "by string");
+	CHECK(ta && kinstr_tally__row_cnt(ta) == 5, "%zu rows (4 strings and the damaged one apart)",
+	      ta ? kinstr_tally__row_cnt(ta) : 0);
+	r = ta ? kinstr_tally__row(ta, 0) : NULL;
+	CHECK(r && r->str && !strcmp(r->str, paths[0]) && r->hits == 2 && !strcmp(r->comm, "ls") && !r->str_full,
+	      "the top row: %s %llu comm %s", r && r->str ? r->str : "-", r ? (unsigned long long)r->hits : 0,
+	      r ? r->comm : "-");
+	for (i = 1; ta && i < kinstr_tally__row_cnt(ta); i++) {
+		r = kinstr_tally__row(ta, i);
+		CHECK(r->hits == 1 && r->str, "row %zu", i);
+		if (r->str && !strncmp(r->str, "/very/", 6))
+			CHECK(r->str_full && !strcmp(r->comm, "cat") && strlen(r->str) >= 63, "row %zu full: %zu chars", i,
+			      strlen(r->str));
+		else
+			CHECK(!r->str_full && !strcmp(r->comm, "ls"), "row %zu: %s", i, r->str ? r->str : "-");
+	}
+	kinstr_tally__free(ta);
+}
+
 int main(void)
 {
 	RUN(t_by_comm_pid_value);
+	RUN(t_by_string);
 	RUN(t_bounds);
 	return check_done();
 }

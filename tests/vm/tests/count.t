@@ -283,6 +283,21 @@ EXPECT ^rc 2$
 TIMEOUT 300
 
 
+NAME count --by value keys a string whole (every library under /lib/x86_64-linux-gnu/ was one row of its first 15 characters) with the process's comm beside it, and prints a number whole (the hex was cut)
+SETUP insmod kmod/kinstr.ko
+RUN build/kinstr count --by value --json -c 'ls / >/dev/null' 'do_filp_open(path=+0(pathname):string)' > /tmp/bv.json; echo "rc $?"; \
+	python3 -c 'import json; d=json.load(open("/tmp/bv.json")); rows=d["rows"]; \
+	libs=sorted({r["value"] for r in rows if r["value"].startswith("/lib/x86_64-linux-gnu/")}); \
+	print("libraries", len(libs), "libc", any(v.startswith("/lib/x86_64-linux-gnu/libc.so") for v in libs), \
+	"distinct", len({r["value"] for r in d["rows"]}) == len(d["rows"]), "comm is not the value", all(r["comm"] != r["value"][:15] for r in rows))'; \
+	build/kinstr count --by value -c 'ls / >/dev/null' 'do_filp_open(path=+0(pathname):string)' | awk '$NF ~ /^\/lib\/x86_64-linux-gnu\/libc\.so/ { print "text row:", $NF }'; \
+	build/kinstr count --by value -c 'ls / >/dev/null' 'kfree(object)' | awk '$3 ~ /^\(0x[0-9a-f]+\)$/ { n++; if (length($3) == 20) w++ } END { print "kfree rows", (n > 0), "whole hex", (w > 0) }'
+EXPECT ^rc 0$
+EXPECT ^libraries [2-9][0-9]* libc True distinct True comm is not the value True$
+EXPECT ^text row: /lib/x86_64-linux-gnu/libc\.so\.6$
+EXPECT ^kfree rows 1 whole hex 1$
+TIMEOUT 240
+
 NAME count --by stack at the test module's nested functions: one stack per path, the site first, its frames those /proc/PID/stack gives the writer sleeping under the same call (function and offset); --folded root first; at the inner function the outer one calls it
 SETUP insmod kmod/kinstr.ko && insmod tests/vm/modules/kinstr_test_timing.ko
 CLEANUP i=0; until rmmod kinstr_test_timing 2>/dev/null; do i=$((i + 1)); [ $i -lt 50 ] || exit 1; sleep 0.2; done
