@@ -215,6 +215,12 @@ int cli_metrics__probes(void *src, FILE *out);
 void cli_metrics__info(struct kinstr_dev *dev, FILE *out);
 /* -o FILE opened (created, truncated) before anything is patched: its fd, or -1 (printed). */
 int cli_open_output(const char *path);
+/*
+ * An output written only at the end (--lcov FILE) checked before anything is patched, without
+ * touching what is there: its folder a writable folder, FILE (if it exists) a writable file. 0, or
+ * -1 (printed, naming opt).
+ */
+int cli_check_writable(const char *opt, const char *path);
 /* The totals go to fd (>= 0: -o path) from here on, not stdout: 0, or -1 (printed). */
 int cli_output_begin(int fd, const char *path);
 /* Every byte of the totals written (to path, or stdout when NULL): 0, or -1 (printed). */

@@ -444,7 +444,7 @@ int cmd_count(int argc, char **argv)
 	int c, i, ret = CLI_FAIL, out_fd = -1, by = -1;
 	struct cli_run run;
 
-	while ((c = getopt_long(argc, argv, "+d:c:i:eko:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "d:c:i:eko:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
 			if (cli_parse_seconds("--duration", optarg, &duration))

@@ -78,7 +78,7 @@ int cmd_cover(int argc, char **argv)
 	const char *dbg[16];
 	int c;
 
-	while ((c = getopt_long(argc, argv, "+hkc:d:", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "hkc:d:", opts, NULL)) != -1) {
 		switch (c) {
 		case 'n': a.dry = true; break;
 		case 'j': a.json = true; break;

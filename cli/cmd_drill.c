@@ -145,7 +145,7 @@ int cmd_drill(int argc, char **argv)
 	struct kinstr_dev *dev;
 	const struct kinstr_func *root;
 
-	while ((c = getopt_long(argc, argv, "+i:t:D:c:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "i:t:D:c:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
 			if (cli_parse_seconds("--interval", optarg, &interval))

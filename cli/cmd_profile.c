@@ -95,7 +95,7 @@ int cmd_profile(int argc, char **argv)
 	long pid = 0;
 	struct cli_run run;
 
-	while ((c = getopt_long(argc, argv, "+d:c:p:i:s:o:kh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "d:c:p:i:s:o:kh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
 			if (cli_parse_seconds("--duration", optarg, &duration))

@@ -184,7 +184,7 @@ int cmd_report(int argc, char **argv)
 
 	const char *html = NULL, *title = "kinstr report", *dat = NULL;
 
-	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j': json = true; break;
 		case 'H': html = optarg; break;

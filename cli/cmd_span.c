@@ -216,7 +216,7 @@ int cmd_span(int argc, char **argv)
 	struct cli_run run;
 	char err[512];
 
-	while ((c = getopt_long(argc, argv, "+c:d:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "c:d:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c': command = optarg; break;
 		case 'd':

@@ -121,7 +121,7 @@ int cmd_trace(int argc, char **argv)
 	uint64_t missed = 0;
 	unsigned int nr_cpus;
 
-	while ((c = getopt_long(argc, argv, "+o:d:c:kh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:d:c:kh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o': dir = optarg; break;
 		case 'd':

@@ -732,6 +732,9 @@ int cli_cover__run(const struct cli_cover_args *a)
 		goto out;
 	}
 	rc = CLI_FAIL;
+	/* written at the end: a place it cannot go is said now, not after the run */
+	if (lcov && cli_check_writable("--lcov", lcov))
+		goto out;
 	/* before anything goes in: a --debuginfo file that is no good stops here, and reading DWARF takes a while */
 	lines = open_lines(k, fs, n, a, json);
 	if (!lines)

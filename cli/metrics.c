@@ -24,7 +24,8 @@
 static int open_listen(const char *opt, const char *spec)
 {
 	char host[256], *colon;
-	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE }, *ai, *a;
+	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+				  .ai_flags = AI_PASSIVE | AI_NUMERICSERV }, *ai, *a;
 	int fd = -1, one = 1, err;
 
 	snprintf(host, sizeof(host), "%s", spec);
@@ -34,6 +35,15 @@ static int open_listen(const char *opt, const char *spec)
 		return -2;	/* usage */
 	}
 	*colon = 0;
+	{	/* a number 1-65535: getaddrinfo took 99999 as port 34463 (mod 65536) and service names */
+		char *end;
+		unsigned long port = strtoul(colon + 1, &end, 10);
+
+		if (*end || colon[1] < '0' || colon[1] > '9' || port < 1 || port > 65535) {
+			cli_err("%s: the port must be a number from 1 to 65535, not '%s'", opt, colon + 1);
+			return -2;	/* usage */
+		}
+	}
 	if (host[0] == '[' && colon[-1] == ']') {	/* [::1]:9464 */
 		colon[-1] = 0;
 		memmove(host, host + 1, strlen(host));

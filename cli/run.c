@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -89,6 +90,34 @@ int cli_open_output(const char *path)
 	if (fd < 0)
 		cli_err("cannot write %s: %s", path, strerror(errno));
 	return fd;
+}
+
+int cli_check_writable(const char *opt, const char *path)
+{
+	char dir[4096], *slash;
+	struct stat st;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else if (slash == dir)
+		dir[1] = 0;
+	else
+		*slash = 0;
+	if (stat(dir, &st) || (S_ISDIR(st.st_mode) && access(dir, W_OK | X_OK))) {
+		cli_err("%s %s: cannot write in %s: %s", opt, path, dir, strerror(errno));
+		return -1;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		cli_err("%s %s: cannot write in %s: not a folder", opt, path, dir);
+		return -1;
+	}
+	if (!stat(path, &st) && (S_ISDIR(st.st_mode) || access(path, W_OK))) {
+		cli_err("%s %s: cannot write it: %s", opt, path, S_ISDIR(st.st_mode) ? "a folder" : strerror(errno));
+		return -1;
+	}
+	return 0;
 }
 
 int cli_output_begin(int fd, const char *path)

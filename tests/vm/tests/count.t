@@ -283,6 +283,24 @@ EXPECT ^rc 2$
 TIMEOUT 300
 
 
+NAME options anywhere: -c, -d and -o after the specs work in count, profile, trace and cover as they do in attach (count took '-c' for a function name)
+SETUP insmod kmod/kinstr.ko
+RUN build/kinstr count __x64_sys_getppid -c 'build/tests/vm/progs/getppid_loop 321' | grep -E '^__x64_sys_getppid'; echo "count rc $?"; \
+	build/kinstr profile __x64_sys_getppid -c 'build/tests/vm/progs/getppid_loop 123' --json -o /tmp/oa.json; echo "profile rc $?"; \
+	python3 -c 'import json; d=json.load(open("/tmp/oa.json")); print("profile calls", [f["calls"] for f in d["functions"]])'; \
+	rm -rf /tmp/oa-t; build/kinstr trace __x64_sys_getppid -o /tmp/oa-t -c 'build/tests/vm/progs/getppid_loop 55' > /dev/null; echo "trace rc $?"; \
+	build/kinstr report /tmp/oa-t | grep -E '^ *__x64_sys_getppid'; \
+	build/kinstr count __x64_sys_getppid -- -c 2>&1; echo "after -- rc $?"
+EXPECT ^__x64_sys_getppid(\+0x[0-9a-f]+)? +[a-z]+ +[a-z]+ +321$
+EXPECT ^count rc 0$
+EXPECT ^profile rc 0$
+EXPECT ^profile calls \[123\]$
+EXPECT ^trace rc 0$
+EXPECT ^ *__x64_sys_getppid\S* +55\b
+EXPECT ^kinstr: -c: no function '-c' in the kernel's symbols$
+EXPECT ^after -- rc [12]$
+TIMEOUT 240
+
 NAME count --by value keys a string whole (every library under /lib/x86_64-linux-gnu/ was one row of its first 15 characters) with the process's comm beside it, and prints a number whole (the hex was cut)
 SETUP insmod kmod/kinstr.ko
 RUN build/kinstr count --by value --json -c 'ls / >/dev/null' 'do_filp_open(path=+0(pathname):string)' > /tmp/bv.json; echo "rc $?"; \

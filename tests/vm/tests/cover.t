@@ -123,6 +123,22 @@ EXPECT ^html$
 EXPECT ^text-unchanged$
 TIMEOUT 300
 
+NAME cover --lcov to a place it cannot write is refused before anything is covered (it ran the whole command first)
+FEATURE code_cache
+SETUP insmod kmod/kinstr.ko
+RUN s=$(date +%s); build/kinstr cover --lcov /nonexistent/x.info -c 'sleep 8' ksys_read > /tmp/lc.out 2>&1; echo "rc $? in $(( $(date +%s) - s )) s"; \
+	build/kinstr cover --lcov /tmp -c 'sleep 5' ksys_read >> /tmp/lc.out 2>&1; echo "folder rc $?"; \
+	build/kinstr cover --lcov /etc/hostname/x.info -c 'sleep 5' ksys_read >> /tmp/lc.out 2>&1; echo "file as folder rc $?"; \
+	grep -v 'no DWARF' /tmp/lc.out
+EXPECT ^rc 1 in [0-4] s$
+EXPECT ^folder rc 1$
+EXPECT ^file as folder rc 1$
+EXPECT ^kinstr: --lcov /nonexistent/x\.info: cannot write in /nonexistent: No such file or directory$
+EXPECT ^kinstr: --lcov /tmp: cannot write it: a folder$
+EXPECT ^kinstr: --lcov /etc/hostname/x\.info: cannot write in /etc/hostname: not a folder$
+EXPECT_NOT ^kinstr: covering
+TIMEOUT 120
+
 NAME cover: install and remove a code cache 20 times while tasks sleep under cached functions (nanosleep: do_nanosleep itself is .sched.text, refused) and others run through them: no splat, the text restored, all memory returned (the module's count of what it holds and the kernel's vmalloc list)
 FEATURE code_cache
 SETUP insmod kmod/kinstr.ko

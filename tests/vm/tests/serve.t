@@ -42,6 +42,7 @@ RUN build/kinstr serve -d 120 __x64_sys_getppid 2>/dev/null & s=$!; \
 	curl -s -o /dev/null -w 'other path %{http_code}\n' http://127.0.0.1:9464/; \
 	build/kinstr serve --listen 127.0.0.1:9464 __x64_sys_getppid 2>&1; echo "rc $?"; \
 	build/kinstr serve --listen nonsense __x64_sys_getppid 2>&1; echo "rc $?"; \
+	for p in 99999 0 http 9464x; do build/kinstr serve --listen 127.0.0.1:$p __x64_sys_getppid 2>&1; echo "port $p rc $?"; done; \
 	kill $s; wait $s
 TIMEOUT 240
 EXPECT ^curl rc 0$
@@ -49,6 +50,12 @@ EXPECT ^scrapes 1000 distinct 1000 monotonic True rising True$
 EXPECT ^other path 404$
 EXPECT ^kinstr: --listen 127\.0\.0\.1:9464: Address already in use$
 EXPECT ^kinstr: --listen: ADDR:PORT, not 'nonsense'$
+EXPECT ^kinstr: --listen: the port must be a number from 1 to 65535, not '99999'$
+EXPECT ^port 99999 rc 2$
+EXPECT ^port 0 rc 2$
+EXPECT ^port http rc 2$
+EXPECT ^kinstr: --listen: the port must be a number from 1 to 65535, not '9464x'$
+EXPECT ^port 9464x rc 2$
 EXPECT ^rc 1$
 EXPECT ^rc 2$
 
