@@ -174,8 +174,14 @@ struct cli_run {
 	int watch_fd;		/* -1, or a descriptor cli_run__wait serves when readable */
 	void (*on_ready)(void *ctx);
 	void *watch_ctx;
+	bool cmd_to_stderr;	/* CMD's stdout is kinstr's stderr: kinstr's stdout is JSON alone */
 };
 void cli_run__init(struct cli_run *r, const char *command, double duration, bool group);
+/*
+ * --json printed on stdout (no -o FILE): CMD's own stdout goes to stderr, so that
+ * 'kinstr ... --json -c CMD > FILE' leaves JSON alone in FILE.
+ */
+void cli_run__json(struct cli_run *r, bool json, const char *output);
 /* While cli_run__wait waits: on_ready(ctx) whenever fd is readable (a metrics endpoint's socket). */
 void cli_run__watch(struct cli_run *r, int fd, void (*on_ready)(void *ctx), void *ctx);
 

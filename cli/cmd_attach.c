@@ -24,6 +24,7 @@ static void attach_usage(FILE *f)
 		   "  -c, --command CMD   run CMD, attach while it runs, exit with its status\n"
 		   "  -d, --duration SEC  attach for SEC seconds (without -c or -d: until Ctrl-C)\n"
 		   "      --json          one JSON object: the probes and the maps\n"
+		   "                      (on stdout alone: -c CMD's own output goes to stderr)\n"
 		   "      --dry-run       load (verify) the program and show the probes; patch nothing\n"
 		   CLI_HELP_MAX_PROBES("    "));
 }
@@ -97,6 +98,7 @@ int cmd_attach(int argc, char **argv)
 	}
 	split_obj(argv[optind], &path, &prog);
 	cli_run__init(&run, command, duration, false);
+	cli_run__json(&run, json, NULL);
 	obj = kinstr_bpf_obj__open(path, prog, err, sizeof(err), &log);
 	if (!obj) {
 		cli_err("%s", err);

@@ -50,6 +50,7 @@ static void count_usage(FILE *f)
 		   "                      --count', which prints the blocks)\n"
 		   "  -i, --interval SEC  refresh the live table every SEC seconds (default 1)\n"
 		   "      --json          print the totals as one JSON object (no live table)\n"
+		   "                      (on stdout alone: -c CMD's own output goes to stderr)\n"
 		   "  -o, --output FILE   write the totals to FILE, not stdout (which -c CMD shares)\n"
 		   "      --dry-run       show what would be patched and why; touch nothing\n"
 		   CLI_HELP_MAX_PROBES("  ")
@@ -260,6 +261,7 @@ static int count_by_stack(int n, char **specs, const struct kinstr_plan_opts *po
 		}
 	}
 	cli_run__init(&run, command, duration, false);
+	cli_run__json(&run, json, NULL);
 	st = kinstr_stacks__new(err, sizeof(err));
 	if (!st) {
 		cli_err("--by stack: %s", err);
@@ -343,6 +345,7 @@ static int count_by(int n, char **specs, unsigned int key, const struct kinstr_p
 		}
 	}
 	cli_run__init(&run, command, duration, false);
+	cli_run__json(&run, json, NULL);
 	k = cli_open_kernel(NULL, &dev);
 	if (!k) {
 		free(ev);
@@ -514,6 +517,7 @@ int cmd_count(int argc, char **argv)
 		}
 	}
 	cli_run__init(&run, command, duration, false);
+	cli_run__json(&run, json, output);
 	/* the output first: a file that cannot be written fails before anything is patched */
 	if (output && !dry && (out_fd = cli_open_output(output)) < 0)
 		return CLI_FAIL;

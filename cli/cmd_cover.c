@@ -51,6 +51,7 @@ static void cover_usage(FILE *f)
 		   "      --lcov FILE    also write an lcov tracefile (genhtml FILE renders it); each function's\n"
 		   "                     listing, standing for its source, goes next to it (FILE.src/)\n"
 		   "      --json         one JSON object\n"
+		   "                     (on stdout alone: -c CMD's own output goes to stderr)\n"
 		   "      --dry-run      show the plan; install nothing\n"
 		   "      --snapshot FILE  (--dry-run) plan from a snapshot ('kinstr snapshot') instead of the\n"
 		   "                     running kernel (it holds no jump-label keys: such functions are refused)\n");

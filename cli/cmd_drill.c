@@ -25,6 +25,7 @@ static void drill_usage(FILE *f)
 		   "  -c, --command CMD    run CMD (again each time it ends) while the search runs\n"
 		   "      --oncpu          split on-CPU time instead of wall time\n"
 		   "      --json           print the tree as one JSON object\n"
+		   "                       (on stdout alone: -c CMD's own output goes to stderr)\n"
 		   "      --no-ftrace      where only an int3 fits after a function's ftrace NOP, start\n"
 		   "                       its timer with that int3, not with an ftrace direct call\n"
 		   "                       from the NOP (the default, as for 'kinstr profile')\n"
@@ -173,6 +174,7 @@ int cmd_drill(int argc, char **argv)
 		return CLI_USAGE;
 	}
 	cli_run__init(&dr.run, command, 0, false);
+	cli_run__json(&dr.run, json, NULL);
 	dr.interval = interval;
 	k = cli_open_kernel(NULL, &dev);
 	if (!k)

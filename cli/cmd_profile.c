@@ -35,6 +35,7 @@ static void profile_usage(FILE *f)
 		   "                      (from the call to the instruction after it): its time\n"
 		   "                      splits into its callees' shares and its own\n"
 		   "      --json          print the totals as one JSON object (no live table)\n"
+		   "                      (on stdout alone: -c CMD's own output goes to stderr)\n"
 		   "      --metrics ADDR:PORT  serve the functions' histograms to Prometheus while timing,\n"
 		   "                      as 'kinstr serve --time' does (GET /metrics)\n"
 		   "      --folded        print folded stacks for flame graphs: each path of timed\n"
@@ -144,6 +145,7 @@ int cmd_profile(int argc, char **argv)
 			return CLI_USAGE;
 		}
 	cli_run__init(&run, command, duration, true);
+	cli_run__json(&run, json, output);
 	/* the output first: a file that cannot be written fails before anything is patched */
 	if (output && (out_fd = cli_open_output(output)) < 0)
 		return CLI_FAIL;

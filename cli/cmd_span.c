@@ -32,6 +32,7 @@ static void span_usage(FILE *f)
 		   "      --hist          print the histogram of the intervals\n"
 		   "      --clock CLOCK   mono (default) or local, as for 'kinstr trace'\n"
 		   "      --json          one JSON object\n"
+		   "                      (on stdout alone: -c CMD's own output goes to stderr)\n"
 		   "      --metrics ADDR:PORT  serve the spans to Prometheus while they are measured\n"
 		   "                      (GET /metrics: a histogram, the unmatched, lost and overflow\n"
 		   "                      counters; a scrape counts what is older than the newest hit\n"
@@ -266,6 +267,7 @@ int cmd_span(int argc, char **argv)
 		return ret;
 	ret = CLI_FAIL;
 	cli_run__init(&run, command, duration, false);
+	cli_run__json(&run, json, NULL);
 	ev = calloc(SPAN_MAX_EVENTS, sizeof(*ev));
 	k = ev ? cli_open_kernel(NULL, &dev) : NULL;
 	if (!k)

@@ -571,6 +571,7 @@ static int run_once(const struct kinstr_kernel *k, struct kinstr_dev *dev, const
 	if (!o.counts || !o.out || !o.batch)
 		goto out;
 	cli_run__init(&run, command, duration, false);
+	cli_run__json(&run, json, NULL);
 	cli_catch_signals();
 	if (kinstr_probeset__install(ps, err, sizeof(err))) {
 		cli_err("cover --once: %s", err);
@@ -753,6 +754,7 @@ int cli_cover__run(const struct cli_cover_args *a)
 		goto out;
 	}
 	cli_run__init(&run, command, duration, false);
+	cli_run__json(&run, json, NULL);
 	cli_catch_signals();
 	for (;;) {
 		const struct kinstr_func *f;

@@ -47,11 +47,13 @@ double cli_now(void)
 }
 
 /* gate >= 0: the child waits for a byte (or EOF) on it before it runs CMD */
-static pid_t spawn(const char *command, int gate, int other)
+static pid_t spawn(const char *command, int gate, int other, bool to_stderr)
 {
 	pid_t child = fork();
 
 	if (child == 0) {
+		if (to_stderr)
+			dup2(STDERR_FILENO, STDOUT_FILENO);
 		if (gate >= 0) {
 			/* poll, not read: a read in progress would be a call half seen by the probes */
 			struct pollfd p = { .fd = gate, .events = POLLIN };
@@ -150,6 +152,11 @@ void cli_run__init(struct cli_run *r, const char *command, double duration, bool
 	r->watch_fd = -1;
 }
 
+void cli_run__json(struct cli_run *r, bool json, const char *output)
+{
+	r->cmd_to_stderr = json && !output;
+}
+
 void cli_run__watch(struct cli_run *r, int fd, void (*on_ready)(void *ctx), void *ctx)
 {
 	r->watch_fd = fd;
@@ -163,14 +170,14 @@ int cli_run__spawn(struct cli_run *r)
 
 	r->status = -1;
 	if (!r->group) {
-		r->child = spawn(r->command, -1, -1);
+		r->child = spawn(r->command, -1, -1, r->cmd_to_stderr);
 		return r->child < 0 ? -1 : 0;
 	}
 	if (pipe(p)) {
 		cli_err("cannot run '%s': %s", r->command, strerror(errno));
 		return -1;
 	}
-	r->child = spawn(r->command, p[0], p[1]);
+	r->child = spawn(r->command, p[0], p[1], r->cmd_to_stderr);
 	if (r->child > 0)
 		setpgid(r->child, r->child);	/* also here: no race with the caller using the group */
 	close(p[0]);

@@ -35,7 +35,8 @@ def cover(arg, extra=()):
     doc = next((json.loads(l) for l in lines if l.startswith("{")), None)
     if out.returncode or not doc:
         sys.exit(f"kinstr cover failed ({out.returncode}): {out.stderr.strip()}")
-    return [l for l in lines if l.startswith("cmd=")], doc
+    # with --json the workload's own output goes to stderr
+    return [l for l in out.stderr.splitlines() if l.startswith("cmd=")], doc
 
 
 def counts(doc):

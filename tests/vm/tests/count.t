@@ -301,6 +301,21 @@ EXPECT ^kinstr: -c: no function '-c' in the kernel's symbols$
 EXPECT ^after -- rc [12]$
 TIMEOUT 240
 
+NAME --json -c CMD > FILE is JSON alone: CMD's own output goes to stderr (count, count --by, profile, cover, span); with -o FILE CMD keeps stdout
+SETUP insmod kmod/kinstr.ko
+RUN g='build/tests/vm/progs/getppid_loop 10'; \
+	for c in "count" "count --by comm" "profile" "cover" "span __x64_sys_getppid%return"; do \
+		build/kinstr $c --json -c "$g" __x64_sys_getppid > /tmp/js.out 2> /tmp/js.err; \
+		echo "$c: rc $? json $(python3 -c 'import json,sys; json.load(open("/tmp/js.out")); print("ok")' 2>&1 | tail -1) cmd on stderr $(grep -c 'getppid called 10 times' /tmp/js.err)"; done; \
+	build/kinstr count --json -o /tmp/js.json -c "$g" __x64_sys_getppid > /tmp/js.out; echo "with -o: cmd on stdout $(grep -c 'getppid called 10 times' /tmp/js.out)"
+EXPECT ^count: rc 0 json ok cmd on stderr 1$
+EXPECT ^count --by comm: rc 0 json ok cmd on stderr 1$
+EXPECT ^profile: rc 0 json ok cmd on stderr 1$
+EXPECT ^cover: rc 0 json ok cmd on stderr 1$
+EXPECT ^span __x64_sys_getppid%return: rc 0 json ok cmd on stderr 1$
+EXPECT ^with -o: cmd on stdout 1$
+TIMEOUT 300
+
 NAME count --by value keys a string whole (every library under /lib/x86_64-linux-gnu/ was one row of its first 15 characters) with the process's comm beside it, and prints a number whole (the hex was cut)
 SETUP insmod kmod/kinstr.ko
 RUN build/kinstr count --by value --json -c 'ls / >/dev/null' 'do_filp_open(path=+0(pathname):string)' > /tmp/bv.json; echo "rc $?"; \
