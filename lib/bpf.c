@@ -123,7 +123,25 @@ static struct kinstr_bpf_obj *load(struct bpf_object *obj, const char *what, con
 	ret = bpf_object__load(obj);
 	if (ret) {
 		ret = errno ? -errno : ret;
-		if (buf && buf[0]) {
+		if (ret == -ENOSPC && buf && strnlen(buf, LOG_BYTES) >= LOG_BYTES - 1) {
+			/* a fixed log that filled up: the kernel's ENOSPC replaces the refusal's own errno */
+			snprintf(err, errlen, "%s: the verifier refused program '%s': its log passed %u MiB, where the "
+				 "kernel stops it and says ENOSPC instead of the reason: a log that long means the program is "
+				 "too large (the verifier explores at most 1,000,000 instructions); its start follows", what,
+				 bpf_program__name(o->prog), LOG_BYTES >> 20);
+			if (log) {
+				*log = buf;
+				buf = NULL;
+			}
+		} else if (ret == -E2BIG) {	/* strerror says "Argument list too long" */
+			snprintf(err, errlen, "%s: program '%s' is too large for the kernel: more instructions than it "
+				 "loads (1,000,000) or than the verifier explores (E2BIG)%s", what,
+				 bpf_program__name(o->prog), buf && buf[0] ? "; its log follows" : "");
+			if (log && buf && buf[0]) {
+				*log = buf;
+				buf = NULL;
+			}
+		} else if (buf && buf[0]) {
 			snprintf(err, errlen, "%s: the verifier refused program '%s': %s (its log follows)", what,
 				 bpf_program__name(o->prog), strerror(-ret));
 			if (log) {

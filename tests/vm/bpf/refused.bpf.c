@@ -43,3 +43,15 @@ int sleepy(struct pt_regs *ctx)
 {
 	return 0;
 }
+
+/* too large to load: the verifier explores past its 1,000,000 instructions (E2BIG) */
+SEC("kprobe")
+int huge(struct pt_regs *ctx)
+{
+	__u64 s = ctx->di;
+	int i;
+
+	for (i = 0; i < 1000000; i++)
+		s = (s & 1) ? s * 3 + 1 : s >> 1;
+	return (int)s;
+}

@@ -34,12 +34,13 @@ EXPECT ^calls 3000 hist 3000 start map printed True$
 EXPECT ^@calls\["lat_loop"\]: 10$
 EXPECT ^@usecs\[\{comm: "lat_loop", bucket$
 
-NAME attach refuses with its own reason: the verifier's refusal with its log, a program of another type, a multi-attach one, a sleepable one (the module's refusal), an unknown program name, an object that is not one; --dry-run verifies and patches nothing
+NAME attach refuses with its own reason: the verifier's refusal with its log, a program too large (its log full: ENOSPC, not the reason), a program of another type, a multi-attach one, a sleepable one (the module's refusal), an unknown program name, an object that is not one; --dry-run verifies and patches nothing
 SETUP insmod kmod/kinstr.ko
 RUN o=build/tests/vm/bpf/refused.bpf.o; before=$(build/tests/vm/progs/textsum '__x64_sys_getppid'); \
 	build/kinstr attach $o:unchecked __x64_sys_getppid -d 1 > /tmp/v.txt 2>&1; echo "rc $?"; head -1 /tmp/v.txt; \
 	grep -c 'R0 invalid mem access\|invalid mem access .map_value_or_null' /tmp/v.txt; \
 	for p in tracepoint multi sleepy nothere; do build/kinstr attach $o:$p __x64_sys_getppid -d 1 2>&1; echo "rc $?"; done; \
+	build/kinstr attach $o:huge __x64_sys_getppid -d 1 2>&1 | head -1; \
 	build/kinstr attach $o __x64_sys_getppid -d 1 2>&1; echo "rc $?"; \
 	build/kinstr attach /etc/hostname __x64_sys_getppid -d 1 2>&1; \
 	build/kinstr attach --dry-run build/examples/branch_count.bpf.o __x64_sys_getppid | head -1; \
@@ -52,7 +53,8 @@ EXPECT ^kinstr: build/tests/vm/bpf/refused.bpf.o: program 'tracepoint' is of typ
 EXPECT ^kinstr: build/tests/vm/bpf/refused.bpf.o: program 'multi' is a multi-attach kprobe program \(trace_kprobe_multi\): kinstr runs plain SEC\("kprobe"\) programs$
 EXPECT ^kinstr: __x64_sys_getppid\+0x[0-9a-f]+: the module refused: the BPF program may not run there: a sleepable program: probe context may not sleep$
 EXPECT ^kinstr: build/tests/vm/bpf/refused.bpf.o: no program called 'nothere'$
-EXPECT ^kinstr: build/tests/vm/bpf/refused.bpf.o: 3 kprobe programs \(unchecked, multi, sleepy\): name one as build/tests/vm/bpf/refused.bpf.o:PROG$
+EXPECT ^kinstr: build/tests/vm/bpf/refused.bpf.o: (the verifier refused program 'huge': its log passed 4 MiB, where the kernel stops it and says ENOSPC instead of the reason: a log that long means the program is too large|program 'huge' is too large for the kernel)
+EXPECT ^kinstr: build/tests/vm/bpf/refused.bpf.o: 4 kprobe programs \(unchecked, huge, multi, sleepy\): name one as build/tests/vm/bpf/refused.bpf.o:PROG$
 EXPECT ^kinstr: /etc/hostname: cannot open the BPF object: not a BPF ELF object \(libbpf: elf: 
 EXPECT ^program 'count' of build/examples/branch_count.bpf.o: the verifier accepts it$
 EXPECT ^text-untouched$
