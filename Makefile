@@ -25,7 +25,7 @@ CLI_OBJS  := $(CLI_SRCS:%.c=$(B)/%.o)
 UNIT_BINS := $(UNIT_SRCS:%.c=$(B)/%)
 PROG_SRCS := $(wildcard tests/vm/progs/*.c)
 PROG_BINS := $(PROG_SRCS:%.c=$(B)/%)
-LIBS      := -lZydis -lbpf -ldw -lelf -lz
+LIBS      := -lZydis -lbpf -ldw -lelf -lz -lmicrohttpd
 # BPF programs: the examples (examples/README.md) and the tests', built against the target kernel's BTF
 BPF_SRCS  := $(wildcard examples/*.bpf.c tests/vm/bpf/*.bpf.c lib/bpf/*.bpf.c)
 BPF_OBJS  := $(BPF_SRCS:%.bpf.c=$(B)/%.bpf.o)

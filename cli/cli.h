@@ -187,11 +187,17 @@ void cli_run__watch(struct cli_run *r, int fd, void (*on_ready)(void *ctx), void
 
 /*
  * A metrics endpoint (cli/metrics.c): GET /metrics on ADDR:PORT answered with what write() puts
- * in Prometheus's text format (lib/prom.c), one connection at a time.
+ * in Prometheus's text format (lib/prom.c); connections served side by side (libmicrohttpd), an
+ * idle one closed after CLI_METRICS_TIMEOUT seconds, at most CLI_METRICS_CONNECTIONS at once.
  */
 #define CLI_METRICS_DEFAULT "127.0.0.1:9464"
+#define CLI_METRICS_TIMEOUT 5
+#define CLI_METRICS_CONNECTIONS 256
+struct MHD_Daemon;
 struct cli_metrics {
-	int fd;
+	int fd;				/* what the run's wait watches (the server's epoll fd) */
+	int listen_fd;
+	struct MHD_Daemon *d;
 	int (*write)(void *ctx, FILE *out);	/* 0, or -errno: a 500 answer */
 	void *ctx;
 	uint64_t scrapes;
@@ -202,7 +208,7 @@ struct cli_metrics {
  */
 int cli_metrics__open(struct cli_metrics *m, const char *opt, const char *listen_at,
 		     int (*write)(void *ctx, FILE *out), void *ctx);
-/* Accept one connection and answer it (a cli_run__watch on_ready, ctx the struct cli_metrics). */
+/* Serve what is ready and time out idle connections (a cli_run__watch on_ready, ctx the struct cli_metrics). */
 void cli_metrics__ready(void *m);
 void cli_metrics__close(struct cli_metrics *m);
 /* The common families: kinstr_info, then per probe [0, ncount) its hits, missed hits, the timers' histograms. */

@@ -435,7 +435,7 @@ int cmd_count(int argc, char **argv)
 	const char *command = NULL, *output = NULL;
 	bool json = false, dry = false, live, keep = false, every_block = false, folded = false;
 	const char *metrics_at = NULL;
-	struct cli_metrics m = { .fd = -1 };
+	struct cli_metrics m = { .fd = -1, .listen_fd = -1 };
 	struct cli_metrics_src src = { 0 };
 	struct kinstr_plan_opts popts = { .sz = sizeof(popts) };
 	struct kinstr_probeset *ps = NULL;

@@ -79,7 +79,7 @@ int cmd_profile(int argc, char **argv)
 	const char *command = NULL, *output = NULL;
 	bool json = false, hist = false, folded = false, live, show_calls = false, keep = false;
 	const char *metrics_at = NULL, **names = NULL;
-	struct cli_metrics m = { .fd = -1 };
+	struct cli_metrics m = { .fd = -1, .listen_fd = -1 };
 	struct cli_metrics_src src = { 0 };
 	const char *sort_key = "wall";
 	struct kinstr_timer_stats *st = NULL;

@@ -208,7 +208,7 @@ int cmd_span(int argc, char **argv)
 	struct kinstr_kernel *k = NULL;
 	struct kinstr_dev *dev = NULL;
 	const char *command = NULL, *metrics_at = NULL;
-	struct cli_metrics m = { .fd = -1 };
+	struct cli_metrics m = { .fd = -1, .listen_fd = -1 };
 	struct span_metrics sm = { 0 };
 	double duration = 0;
 	bool json = false, hist = false;

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * A metrics endpoint (kinstr serve, and --metrics on count, profile and span): a listening socket the
- * run's wait watches (cli_run__watch); each connection's request read (2 s at most), GET /metrics
- * answered with the exposition its owner writes (lib/prom.c formats), then closed.
+ * A metrics endpoint (kinstr serve, and --metrics on count, profile and span): libmicrohttpd on a
+ * socket bound before anything is patched, driven from the run's wait (cli_run__watch on its epoll
+ * fd); GET /metrics answered with the exposition its owner writes (lib/prom.c formats).
  */
 #include <errno.h>
 #include <netdb.h>
@@ -11,8 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/socket.h>
-#include <sys/time.h>
 #include <sys/utsname.h>
+#include <microhttpd.h>
 
 #include <uapi/linux/kinstr.h>
 #include <kinstr/kinstr.h>
@@ -159,84 +159,108 @@ out:
 	return ret;
 }
 
-static void reply(int c, const char *status, const char *type, const char *body, size_t len)
+static enum MHD_Result respond(struct MHD_Connection *c, unsigned int status, const char *type, char *body,
+			       size_t len, enum MHD_ResponseMemoryMode mode)
 {
-	char head[256];
-	int n = snprintf(head, sizeof(head), "HTTP/1.1 %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
-			 "Connection: close\r\n\r\n", status, type, len);
-	size_t off = 0;
-	ssize_t w;
+	struct MHD_Response *r = MHD_create_response_from_buffer(len, body, mode);
+	enum MHD_Result ret;
 
-	if (send(c, head, (size_t)n, MSG_NOSIGNAL) != n)
-		return;
-	while (off < len && (w = send(c, body + off, len - off, MSG_NOSIGNAL)) > 0)
-		off += (size_t)w;
+	if (!r) {
+		if (mode == MHD_RESPMEM_MUST_FREE)
+			free(body);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	ret = MHD_queue_response(c, status, r);
+	MHD_destroy_response(r);
+	return ret;
 }
 
-/* One connection: its request line read (a slow client gets 2 s), answered, closed. */
-static void answer(struct cli_metrics *m, int c)
+#define CONST_BODY(s) (char *)(s), sizeof(s) - 1, MHD_RESPMEM_PERSISTENT
+
+/* GET /metrics (any query string): the exposition its owner writes; another path 404, another method 405. */
+static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url, const char *method,
+			      const char *version, const char *upload, size_t *upload_len, void **state)
 {
-	struct timeval tv = { .tv_sec = 2 };
-	char req[4096], *body = NULL;
-	size_t got = 0, len = 0;
-	ssize_t r;
+	struct cli_metrics *m = cls;
+	char *body = NULL;
+	size_t len = 0;
 	FILE *f;
 
-	setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	setsockopt(c, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	while (got < sizeof(req) - 1 && (r = recv(c, req + got, sizeof(req) - 1 - got, 0)) > 0) {
-		got += (size_t)r;
-		req[got] = 0;
-		if (strstr(req, "\r\n\r\n") || strstr(req, "\n\n"))
-			break;
+	(void)version;
+	(void)upload;
+	if (*upload_len) {	/* a body we do not read: taken and dropped */
+		*upload_len = 0;
+		return MHD_YES;
 	}
-	req[got] = 0;
-	if (strncmp(req, "GET ", 4)) {
-		reply(c, "405 Method Not Allowed", "text/plain", "GET /metrics\n", 13);
-		return;
+	if (!*state) {	/* the headers only: answer once the whole request is in */
+		*state = m;
+		if (strcmp(method, MHD_HTTP_METHOD_GET))
+			return MHD_YES;
 	}
-	if (strncmp(req + 4, "/metrics ", 9) && strncmp(req + 4, "/metrics?", 9)) {
-		reply(c, "404 Not Found", "text/plain", "kinstr serves /metrics\n", 23);
-		return;
-	}
+	if (strcmp(method, MHD_HTTP_METHOD_GET))
+		return respond(c, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain", CONST_BODY("GET /metrics\n"));
+	if (strcmp(url, "/metrics"))
+		return respond(c, MHD_HTTP_NOT_FOUND, "text/plain", CONST_BODY("kinstr serves /metrics\n"));
 	f = open_memstream(&body, &len);
 	if (!f || m->write(m->ctx, f)) {
 		if (f)
 			fclose(f);
 		free(body);
-		reply(c, "500 Internal Server Error", "text/plain", "cannot read kinstr's counters\n", 30);
-		return;
+		return respond(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "text/plain",
+			       CONST_BODY("cannot read kinstr's counters\n"));
 	}
 	fclose(f);
-	reply(c, "200 OK", "text/plain; version=0.0.4; charset=utf-8", body, len);
-	free(body);
+	return respond(c, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", body, len, MHD_RESPMEM_MUST_FREE);
 }
-
 
 int cli_metrics__open(struct cli_metrics *m, const char *opt, const char *listen_at,
 		     int (*write)(void *ctx, FILE *out), void *ctx)
 {
+	const union MHD_DaemonInfo *info;
+
 	memset(m, 0, sizeof(*m));
 	m->write = write;
 	m->ctx = ctx;
-	m->fd = open_listen(opt, listen_at);
-	return m->fd >= 0 ? CLI_OK : m->fd == -2 ? CLI_USAGE : CLI_FAIL;
+	m->fd = -1;
+	m->listen_fd = open_listen(opt, listen_at);
+	if (m->listen_fd < 0)
+		return m->listen_fd == -2 ? CLI_USAGE : CLI_FAIL;
+	/*
+	 * libmicrohttpd on our socket, run from the run's wait (no thread of its own: the write callbacks
+	 * read what the main loop owns): every connection non-blocking, so an idle or slow client
+	 * delays no other; each closed after CLI_METRICS_TIMEOUT s without progress; at most
+	 * CLI_METRICS_CONNECTIONS at once (more wait in the listen queue).
+	 */
+	m->d = MHD_start_daemon(MHD_USE_EPOLL | MHD_USE_ERROR_LOG, 0, NULL, NULL, handle, m,
+				MHD_OPTION_LISTEN_SOCKET, m->listen_fd,
+				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)CLI_METRICS_TIMEOUT,
+				MHD_OPTION_CONNECTION_LIMIT, (unsigned int)CLI_METRICS_CONNECTIONS,
+				MHD_OPTION_END);
+	info = m->d ? MHD_get_daemon_info(m->d, MHD_DAEMON_INFO_EPOLL_FD) : NULL;
+	if (!info) {
+		cli_err("%s %s: cannot start the HTTP server (libmicrohttpd)", opt, listen_at);
+		cli_metrics__close(m);
+		return CLI_FAIL;
+	}
+	m->fd = info->epoll_fd;
+	return CLI_OK;
 }
 
 void cli_metrics__ready(void *arg)
 {
 	struct cli_metrics *m = arg;
-	int c = accept4(m->fd, NULL, NULL, SOCK_CLOEXEC);
 
-	if (c < 0)
-		return;
-	answer(m, c);
-	close(c);
+	MHD_run(m->d);	/* whatever is ready now, and the connections that timed out */
 }
 
 void cli_metrics__close(struct cli_metrics *m)
 {
-	if (m->fd >= 0)
-		close(m->fd);
+	if (m->d)
+		MHD_stop_daemon(m->d);
+	m->d = NULL;
+	if (m->listen_fd >= 0)
+		close(m->listen_fd);	/* ours: given to libmicrohttpd, which does not close it */
+	m->listen_fd = -1;
 	m->fd = -1;
 }

@@ -259,8 +259,9 @@ void cli_run__wait(struct cli_run *r, double interval, void (*tick)(void *ctx, d
 		if (wait > 0 && r->watch_fd >= 0) {
 			struct pollfd p = { .fd = r->watch_fd, .events = POLLIN };
 
-			if (poll(&p, 1, (int)(wait * 1000) + 1) == 1)
-				r->on_ready(r->watch_ctx);
+			/* every turn, ready or not: the watcher has timeouts of its own to keep */
+			poll(&p, 1, (int)(wait * 1000) + 1);
+			r->on_ready(r->watch_ctx);
 		} else if (wait > 0) {
 			usleep((useconds_t)(wait * 1e6));
 		}

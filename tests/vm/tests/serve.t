@@ -59,6 +59,19 @@ EXPECT ^port 9464x rc 2$
 EXPECT ^rc 1$
 EXPECT ^rc 2$
 
+NAME serve: idle, half-sent and slow connections delay no scrape (one idle connection made the next scrape take 2 s, 40 made one time out): 20 scrapes beside 40 idle, 150 half-sent and one a byte a second all answer, their median within 100 ms and each within 1 s
+SETUP insmod kmod/kinstr.ko
+RUN build/kinstr serve --listen 127.0.0.1:9471 __x64_sys_getppid > /tmp/sv.out 2>&1 & s=$!; \
+	for i in $(seq 50); do curl -sf -o /dev/null http://127.0.0.1:9471/metrics && break; sleep 0.2; done; \
+	python3 tests/vm/checks/metrics_clients.py 127.0.0.1 9471; echo "rc $?"; \
+	curl -s -o /dev/null -w 'after %{http_code}\n' http://127.0.0.1:9471/metrics; \
+	kill $s; wait $s; echo "serve rc $?"
+TIMEOUT 180
+EXPECT ^scrapes 20 beside 40 idle, 150 half-sent and 1 slow connections: 20 answered, median within 100 ms True, all within 1000 ms True
+EXPECT ^metrics_clients: ok$
+EXPECT ^rc 0$
+EXPECT ^after 200$
+
 NAME count --metrics and profile --metrics serve the same counters and histograms while they run: a scrape after 1,000 getppid calls gives exactly 1,000 for the probe and the timed function's histogram count; --metrics with --by is refused
 ONCE
 SETUP insmod kmod/kinstr.ko && ip link set lo up
