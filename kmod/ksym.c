@@ -228,29 +228,36 @@ static void lookup_target(const char *prefix, const char *name, kinstr_target_fn
 static void tracepoint_probes(const char *tp, kinstr_target_fn fn, void *ctx)
 {
 	char name[KSYM_NAME_LEN + 16], sym[KSYM_SYMBOL_LEN];
-	struct trace_event_call call;
-	struct trace_event_class class;
-	unsigned long ea, tpa;
+	struct trace_event_call *call;
+	struct trace_event_class *class;
+	struct tracepoint *tpp;
+	void *probe = NULL, *perf_probe = NULL;
+	unsigned long tpa;
+	int flags;
 
 	lookup_target("__bpf_trace_", tp, fn, ctx);
 	snprintf(name, sizeof(name), "event_%s", tp);
-	ea = lookup(name);
+	call = (struct trace_event_call *)lookup(name);
 	snprintf(name, sizeof(name), "__tracepoint_%s", tp);
 	tpa = lookup(name);
-	/* event_<tp> is the trace event of this tracepoint only if it says so (a static symbol may share the name) */
-	if (!ea || !tpa || copy_from_kernel_nofault(&call, (void *)ea, sizeof(call)) ||
-	    !(call.flags & TRACE_EVENT_FL_TRACEPOINT) || (unsigned long)call.tp != tpa || !call.class ||
-	    copy_from_kernel_nofault(&class, call.class, sizeof(class)))
+	/*
+	 * event_<tp> is the trace event of this tracepoint only if it says so (a static symbol may share
+	 * the name); the fields one by one (a debug kernel's struct is too big for the stack)
+	 */
+	if (!call || !tpa || copy_from_kernel_nofault(&flags, &call->flags, sizeof(flags)) ||
+	    !(flags & TRACE_EVENT_FL_TRACEPOINT) || copy_from_kernel_nofault(&tpp, &call->tp, sizeof(tpp)) ||
+	    (unsigned long)tpp != tpa || copy_from_kernel_nofault(&class, &call->class, sizeof(class)) || !class ||
+	    copy_from_kernel_nofault(&probe, &class->probe, sizeof(probe)))
 		return;
-	if (class.probe) {
-		fn(ctx, (unsigned long)class.probe);
-		sprint_symbol_no_offset(sym, (unsigned long)class.probe);
+	if (probe) {
+		fn(ctx, (unsigned long)probe);
+		sprint_symbol_no_offset(sym, (unsigned long)probe);
 		if (!strncmp(sym, "trace_event_raw_event_", 22) && !strchr(sym, ' '))
 			lookup_target("__bpf_trace_", sym + 22, fn, ctx);
 	}
 #ifdef CONFIG_PERF_EVENTS
-	if (class.perf_probe)
-		fn(ctx, (unsigned long)class.perf_probe);
+	if (!copy_from_kernel_nofault(&perf_probe, &class->perf_probe, sizeof(perf_probe)) && perf_probe)
+		fn(ctx, (unsigned long)perf_probe);
 #endif
 }
 
