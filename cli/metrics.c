@@ -257,10 +257,10 @@ void cli_metrics__ready(void *arg)
 void cli_metrics__close(struct cli_metrics *m)
 {
 	if (m->d)
-		MHD_stop_daemon(m->d);
+		MHD_stop_daemon(m->d);	/* closes the listen socket it was given (not quiesced) */
+	else if (m->listen_fd >= 0)
+		close(m->listen_fd);	/* never handed over */
 	m->d = NULL;
-	if (m->listen_fd >= 0)
-		close(m->listen_fd);	/* ours: given to libmicrohttpd, which does not close it */
 	m->listen_fd = -1;
 	m->fd = -1;
 }
