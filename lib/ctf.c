@@ -16,6 +16,7 @@
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include <kinstr/ctf.h>
 #include <kinstr/kinstr.h>
@@ -136,7 +137,7 @@ static char *build_env(const struct kinstr_ctf_opts *o)
 	if (!f)
 		return NULL;
 	sscanf(kinstr__version(), "%u.%u.%u", &maj, &min, &patch);
-	fprintf(f, "\tdomain = \"kernel\";\n\ttracer_name = \"kinstr\";\n");
+	fprintf(f, "\tdomain = \"kernel\";\n\ttracer_name = \"kinstr\";\n\t%s = \"%s\";\n", CTF_CRC_ENV, CTF_CRC_TAIL);
 	fprintf(f, "\ttracer_major = %u;\n\ttracer_minor = %u;\n\ttracer_patchlevel = %u;\n", maj, min, patch);
 	fprintf(f, "\ttracer_version = ");
 	put_quoted(f, kinstr__version());
@@ -161,7 +162,7 @@ static char *build_env(const struct kinstr_ctf_opts *o)
 	return text;
 }
 
-static const char *reserved_env[] = { "domain", "tracer_name", "tracer_major", "tracer_minor",
+static const char *reserved_env[] = { "domain", "tracer_name", CTF_CRC_ENV, "tracer_major", "tracer_minor",
 	"tracer_patchlevel", "tracer_version", "sysname", "kernel_release", "kernel_version", "hostname" };
 
 struct kinstr_ctf *kinstr_ctf__create(const char *dir, const struct kinstr_ctf_opts *opts)
@@ -459,7 +460,8 @@ int kinstr_ctf__packet_begin(struct kinstr_ctf *w, unsigned int cpu, uint64_t ts
 		s = calloc(1, sizeof(*s));
 		if (!s)
 			return -ENOMEM;
-		snprintf(name, sizeof(name), "stream_%u", cpu);
+		/* named stream_N once its first packet is in: a reader never sees an empty stream */
+		snprintf(name, sizeof(name), ".stream_%u.tmp", cpu);
 		s->fd = openat(w->dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 		if (s->fd < 0) {
 			ret = -errno;
@@ -549,6 +551,23 @@ int kinstr_ctf__event(struct kinstr_ctf *w, unsigned int cpu, unsigned int class
 	return 0;
 }
 
+/* A stream's file from its temporary name to stream_N (or away, when it never got a packet). */
+static int stream_rename(struct kinstr_ctf *w, unsigned int cpu, bool drop)
+{
+	char tmp[32], name[32];
+
+	snprintf(tmp, sizeof(tmp), ".stream_%u.tmp", cpu);
+	snprintf(name, sizeof(name), "stream_%u", cpu);
+	if (drop)
+		return unlinkat(w->dirfd, tmp, 0) ? -errno : 0;
+	return renameat(w->dirfd, tmp, w->dirfd, name) ? -errno : 0;
+}
+
+uint32_t ctf_packet_crc(const uint8_t *pkt, size_t size)
+{
+	return (uint32_t)crc32_z(crc32_z(0, Z_NULL, 0), pkt, size - CTF_CRC_SIZE);
+}
+
 int kinstr_ctf__packet_end(struct kinstr_ctf *w, unsigned int cpu, uint64_t ts_end, uint64_t events_discarded)
 {
 	struct wstream *s = open_stream(w, cpu);
@@ -560,7 +579,8 @@ int kinstr_ctf__packet_end(struct kinstr_ctf *w, unsigned int cpu, uint64_t ts_e
 		return -EINVAL;
 	if (ts_end < s->last_ts)
 		return -ERANGE;
-	padded = (s->len + w->align - 1) & ~(w->align - 1);
+	/* room for the CRC after the content, in the padding */
+	padded = (s->len + CTF_CRC_SIZE + w->align - 1) & ~(w->align - 1);
 	ret = reserve(s, padded - s->len);
 	if (ret)
 		return ret;
@@ -577,9 +597,12 @@ int kinstr_ctf__packet_end(struct kinstr_ctf *w, unsigned int cpu, uint64_t ts_e
 	ctf_put_le(p + 32, s->seq, 8);
 	ctf_put_le(p + 40, events_discarded, 8);
 	ctf_put_le(p + 48, cpu, 4);
+	ctf_put_le(s->buf + padded - CTF_CRC_SIZE, ctf_packet_crc(s->buf, padded), CTF_CRC_SIZE);
 	s->open = false;
 	s->len = 0;
 	ret = write_all(s->fd, s->buf, padded);
+	if (!ret && !s->started)
+		ret = stream_rename(w, cpu, false);
 	if (ret) {
 		if (!w->err)
 			w->err = ret;
@@ -596,7 +619,7 @@ size_t kinstr_ctf__packet_size(const struct kinstr_ctf *w, unsigned int cpu)
 {
 	const struct wstream *s = open_stream((struct kinstr_ctf *)w, cpu);
 
-	return s ? (s->len + w->align - 1) & ~(w->align - 1) : 0;
+	return s ? (s->len + CTF_CRC_SIZE + w->align - 1) & ~(w->align - 1) : 0;
 }
 
 int kinstr_ctf__packet_cancel(struct kinstr_ctf *w, unsigned int cpu)
@@ -633,6 +656,12 @@ int kinstr_ctf__close(struct kinstr_ctf *w)
 		}
 		if (close(s->fd) && !ret)
 			ret = -errno;
+		if (!s->started) {
+			int r = stream_rename(w, i, true);
+
+			if (r && !ret)
+				ret = r;
+		}
 		free(s->buf);
 		free(s);
 	}

@@ -18,6 +18,14 @@
 #define CTF_COMPACT_TS_BITS	27
 #define CTF_MAX_CPUS		65536
 #define CTF_MAX_CHARS		4096
+/*
+ * A packet's last 4 bytes, in its padding (which CTF readers skip), hold zlib's CRC-32 of the
+ * bytes before them: the metadata's env says so with packet_crc32 = "tail". Traces written
+ * before it have no such key, and all-zero padding.
+ */
+#define CTF_CRC_ENV		"packet_crc32"
+#define CTF_CRC_TAIL		"tail"
+#define CTF_CRC_SIZE		4
 
 static inline void ctf_put_le(uint8_t *p, uint64_t v, unsigned int bytes)
 {
@@ -36,6 +44,8 @@ static inline uint64_t ctf_get_le(const uint8_t *p, unsigned int bytes)
 		v |= (uint64_t)p[i] << (8 * i);
 	return v;
 }
+
+uint32_t ctf_packet_crc(const uint8_t *pkt, size_t size);
 
 static inline unsigned int ctf_int_bytes(int type)
 {

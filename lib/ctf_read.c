@@ -55,8 +55,9 @@ struct kinstr_ctf_reader {
 	unsigned int cur;		/* stream */
 	size_t pkt, pos, end;		/* packet offset, event offset, content end (bytes) */
 	bool in_pkt;
-	uint64_t clock;
+	uint64_t clock, pkt_begin, pkt_end;	/* last event's time; the packet's timestamp_begin, _end */
 	bool failed;
+	bool crc;			/* packets end in a CRC-32 (env packet_crc32 = "tail") */
 };
 
 static int fail(char *err, size_t errlen, int ret, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
@@ -710,6 +711,7 @@ static int parse_metadata(struct kinstr_ctf_reader *r, const char *text, size_t 
 		else if (!m.stream || !m.ctx_ok || !m.hdr_ok)
 			m.fail_why = "its stream is not kinstr's (packet context or event header)";
 	}
+
 	if (m.fail_why || lx.bad) {
 		size_t line = 1;
 		const char *p;
@@ -733,7 +735,6 @@ struct pkt {
 
 static void read_pkt(const uint8_t *p, struct pkt *k)
 {
-	p += CTF_HDR_SIZE;
 	k->ts_begin = ctf_get_le(p, 8);
 	k->ts_end = ctf_get_le(p + 8, 8);
 	k->content = ctf_get_le(p + 16, 8);
@@ -743,18 +744,45 @@ static void read_pkt(const uint8_t *p, struct pkt *k)
 	k->cpu = ctf_get_le(p + 48, 4);
 }
 
+static bool all_zero(const uint8_t *p, size_t n)
+{
+	while (n--)
+		if (*p++)
+			return false;
+	return true;
+}
+
+/* The trace's clock expresses ts as signed 64-bit ns from the epoch (as babeltrace2 does). */
+static bool clock_fits(const struct kinstr_ctf_reader *r, uint64_t ts)
+{
+	int64_t t;
+
+	return ts <= INT64_MAX && !__builtin_add_overflow((int64_t)ts, r->clock_offset, &t);
+}
+
+/*
+ * Every packet of a stream file against the metadata (magic, uuid, stream id, sizes), its own
+ * CRC-32 (which covers the events and the padding), and its neighbours: sequence numbers from 0
+ * with no gap, time never going back, one CPU (the file's), a discarded count that only grows.
+ */
 static int check_stream(struct kinstr_ctf_reader *r, struct rstream *s, char *err, size_t errlen)
 {
 	const char *d = r->dir, *f = s->info.file;
-	uint64_t prev_end = 0;
+	const unsigned int ps = CTF_PKT_START;
+	unsigned int file_cpu = (unsigned int)strtoul(f + 7, NULL, 10);
+	uint64_t prev_end = 0, prev_discarded = 0;
 	size_t off = 0;
 
+	if (!s->size)
+		return fail(err, errlen, -EBADMSG, "%s/%s: empty stream file (kinstr writes a stream file only with packets)",
+			    d, f);
 	while (off < s->size) {
 		size_t left = s->size - off;
 		const uint8_t *p = s->map + off;
+		size_t tail = 0;
 		struct pkt k;
 
-		if (left < CTF_PKT_START)
+		if (left < ps)
 			return fail(err, errlen, -EBADMSG, "%s/%s: truncated packet header at offset %zu (%zu bytes left)",
 				    d, f, off, left);
 		if (ctf_get_le(p, 4) != CTF_MAGIC)
@@ -766,8 +794,8 @@ static int check_stream(struct kinstr_ctf_reader *r, struct rstream *s, char *er
 		if (ctf_get_le(p + 20, 4) != 0)
 			return fail(err, errlen, -EBADMSG, "%s/%s: unknown stream id %u at offset %zu", d, f,
 				    (unsigned int)ctf_get_le(p + 20, 4), off);
-		read_pkt(p, &k);
-		if (k.size % 64 || k.size / 8 < CTF_PKT_START || k.content % 8 || k.content / 8 < CTF_PKT_START)
+		read_pkt(p + CTF_HDR_SIZE, &k);
+		if (k.size % 64 || k.size / 8 < ps || k.content % 8 || k.content / 8 < ps)
 			return fail(err, errlen, -EBADMSG,
 				    "%s/%s: bad packet sizes at offset %zu (content_size %llu, packet_size %llu bits)",
 				    d, f, off, (unsigned long long)k.content, (unsigned long long)k.size);
@@ -779,17 +807,45 @@ static int check_stream(struct kinstr_ctf_reader *r, struct rstream *s, char *er
 			return fail(err, errlen, -EBADMSG,
 				    "%s/%s: truncated packet at offset %zu (packet_size says %llu bytes, %zu left)", d, f,
 				    off, (unsigned long long)(k.size / 8), left);
+		if (r->crc) {
+			uint32_t want, got;
+
+			if (k.size / 8 - k.content / 8 < CTF_CRC_SIZE)
+				return fail(err, errlen, -EBADMSG,
+					    "%s/%s: packet at offset %zu has no room for its CRC-32 after its content", d, f, off);
+			tail = CTF_CRC_SIZE;
+			want = (uint32_t)ctf_get_le(p + k.size / 8 - CTF_CRC_SIZE, CTF_CRC_SIZE);
+			got = ctf_packet_crc(p, k.size / 8);
+			if (got != want)
+				return fail(err, errlen, -EBADMSG,
+					    "%s/%s: packet at offset %zu is damaged (its CRC-32 is 0x%08x, its last 4 bytes say 0x%08x)",
+					    d, f, off, got, want);
+		}
+		if (!all_zero(p + k.content / 8, k.size / 8 - k.content / 8 - tail))
+			return fail(err, errlen, -EBADMSG, "%s/%s: packet at offset %zu has non-zero padding after its content",
+				    d, f, off);
+		if (k.seq != s->info.packets)
+			return fail(err, errlen, -EBADMSG,
+				    "%s/%s: packet at offset %zu has packet_seq_num %llu, not %llu (a packet missing or repeated)",
+				    d, f, off, (unsigned long long)k.seq, (unsigned long long)s->info.packets);
 		if (k.ts_end < k.ts_begin || k.ts_begin < prev_end)
 			return fail(err, errlen, -EBADMSG, "%s/%s: packet at offset %zu goes back in time", d, f, off);
-		if (!s->info.packets) {
-			s->info.cpu = k.cpu;
-			s->info.ts_begin = k.ts_begin;
-		} else if (k.cpu != s->info.cpu) {
+		if (!clock_fits(r, k.ts_end))
+			return fail(err, errlen, -EBADMSG,
+				    "%s/%s: packet at offset %zu ends at %llu ns, past what its clock (offset %lld ns) can express",
+				    d, f, off, (unsigned long long)k.ts_end, (long long)r->clock_offset);
+		if (k.cpu != file_cpu)
 			return fail(err, errlen, -EBADMSG, "%s/%s: packet at offset %zu is of cpu %u, not %u", d, f, off,
-				    k.cpu, s->info.cpu);
-		}
+				    k.cpu, file_cpu);
+		if (k.discarded < prev_discarded)
+			return fail(err, errlen, -EBADMSG,
+				    "%s/%s: packet at offset %zu counts %llu events discarded, fewer than the %llu before it",
+				    d, f, off, (unsigned long long)k.discarded, (unsigned long long)prev_discarded);
+		if (!s->info.packets)
+			s->info.ts_begin = k.ts_begin;
+		s->info.cpu = k.cpu;
 		s->info.packets++;
-		s->info.events_discarded = k.discarded;
+		s->info.events_discarded = prev_discarded = k.discarded;
 		s->info.ts_end = prev_end = k.ts_end;
 		off += k.size / 8;
 	}
@@ -875,6 +931,7 @@ struct kinstr_ctf_reader *kinstr_ctf_reader__open(const char *dir, char *err, si
 {
 	struct kinstr_ctf_reader *r;
 	const uint8_t *meta = NULL;
+	const char *crc;
 	size_t meta_size = 0, scratch = 1;
 	unsigned int i, maxf = 1, j;
 	char path[4096];
@@ -911,6 +968,13 @@ struct kinstr_ctf_reader *kinstr_ctf_reader__open(const char *dir, char *err, si
 	ret = parse_metadata(r, (const char *)meta, meta_size, path, err, errlen);
 	if (ret)
 		goto out;
+	crc = kinstr_ctf_reader__env(r, CTF_CRC_ENV);
+	if (crc && strcmp(crc, CTF_CRC_TAIL)) {
+		ret = fail(err, errlen, -EINVAL, "%s: not a CTF 1.8 trace kinstr can read: env %s = \"%.40s\" is no check it knows",
+			   path, CTF_CRC_ENV, crc);
+		goto out;
+	}
+	r->crc = crc;
 	for (i = 0; i < r->nclasses; i++) {
 		size_t chars = 0;
 
@@ -1021,7 +1085,8 @@ int kinstr_ctf_reader__next(struct kinstr_ctf_reader *r, struct kinstr_ctf_event
 		}
 		r->pos = r->pkt + CTF_PKT_START;
 		r->end = r->pkt + ctf_get_le(s->map + r->pkt + CTF_HDR_SIZE + 16, 8) / 8;
-		r->clock = ctf_get_le(s->map + r->pkt + CTF_HDR_SIZE, 8);
+		r->clock = r->pkt_begin = ctf_get_le(s->map + r->pkt + CTF_HDR_SIZE, 8);
+		r->pkt_end = ctf_get_le(s->map + r->pkt + CTF_HDR_SIZE + 8, 8);
 		r->in_pkt = true;
 	}
 	at = r->pos;
@@ -1043,6 +1108,13 @@ int kinstr_ctf_reader__next(struct kinstr_ctf_reader *r, struct kinstr_ctf_event
 		if (low < (r->clock & mask))
 			ts += 1ull << CTF_COMPACT_TS_BITS;
 		p += 4;
+	}
+	if (ts < r->clock || ts > r->pkt_end) {
+		r->failed = true;
+		return fail(err, errlen, -EBADMSG,
+			    "%s/%s: event at offset %zu has timestamp %llu, outside its packet's %llu..%llu or before the event ahead of it",
+			    r->dir, s->info.file, at, (unsigned long long)ts, (unsigned long long)r->pkt_begin,
+			    (unsigned long long)r->pkt_end);
 	}
 	if (id >= r->nclasses || !r->classes[id].defined) {
 		r->failed = true;

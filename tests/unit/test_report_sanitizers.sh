@@ -37,7 +37,7 @@ if ! printf 'int main(void) { return 0; }\n' | "$cc" $san -x c - -o "$out/probe"
 fi
 if ! make -s B="$out" CC="$cc" CFLAGS="-O1 -g $san" "$out/kinstr" >"$out/build.log" 2>&1 ||
    ! "$cc" -O1 -g $san -Wall -Wextra -Werror -Iinclude -I. -D_GNU_SOURCE -o "$out/ctf_corpus" \
-	tests/unit/ctf_corpus.c "$out/libkinstr.a" >>"$out/build.log" 2>&1; then
+	tests/unit/ctf_corpus.c "$out/libkinstr.a" -lz >>"$out/build.log" 2>&1; then
 	echo "FAIL report_asan_build: build failed (log $out/build.log)"
 	sed 's/^/  /' "$out/build.log" | head -n 20
 	exit 1
