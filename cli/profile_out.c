@@ -37,9 +37,10 @@ static void print_calls(const struct cli_pfunc *p, const struct kinstr_timer_sta
 		in_calls += rows[i].wall_ns;
 		if (!rows[i].calls)
 			continue;
-		printf("    %-32s %10llu %12.3f  %5.1f%%\n", rows[i].callee ? rows[i].callee->name : "(indirect calls)",
+		printf("    %-32s %10llu %12.3f  %5.1f%%%s\n", rows[i].callee ? rows[i].callee->name : "(indirect calls)",
 		       (unsigned long long)rows[i].calls, rows[i].wall_ns / 1e6,
-		       total ? 100.0 * rows[i].wall_ns / total : 0.0);
+		       total ? 100.0 * rows[i].wall_ns / total : 0.0,
+		       rows[i].switches ? "  (switched out: it switches threads)" : "");
 	}
 	printf("    %-32s %10s %12.3f  %5.1f%%%s\n", "[self]", "", (total > in_calls ? total - in_calls : 0) / 1e6,
 	       total ? 100.0 * (total > in_calls ? total - in_calls : 0) / total : 0.0,
@@ -128,8 +129,9 @@ void cli_profile__json(const struct cli_pfunc *pf, unsigned int n, const struct 
 			for (r = 0; r < nr; r++) {
 				printf("%s{\"callee\":", r ? "," : "");
 				cli_json_str(rows[r].callee ? rows[r].callee->name : "(indirect calls)");
-				printf(",\"calls\":%llu,\"wall_ns\":%llu}", (unsigned long long)rows[r].calls,
-				       (unsigned long long)rows[r].wall_ns);
+				printf(",\"calls\":%llu,\"wall_ns\":%llu,\"switches_threads\":%s}",
+				       (unsigned long long)rows[r].calls, (unsigned long long)rows[r].wall_ns,
+				       rows[r].switches ? "true" : "false");
 				in_calls += rows[r].wall_ns;
 			}
 			printf("],\"self_ns\":%llu", (unsigned long long)(s->wall_ns > in_calls ? s->wall_ns - in_calls : 0));

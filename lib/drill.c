@@ -157,6 +157,11 @@ static void split(struct kinstr_drill *d, const struct level_fn *lf, const struc
 			break;
 		if (!sj->callee)
 			snprintf(d->nodes[c].why, sizeof(d->nodes[c].why), "indirect: the callee is known at run time only");
+		else if (sj->switches)
+			/* the callee's own time (the switch) is not this share: nothing to descend into */
+			snprintf(d->nodes[c].why, sizeof(d->nodes[c].why), "%s",
+				 d->o.oncpu ? "switches threads: this thread's time on CPU in the call" :
+				 "switched out: the call returns when this thread runs again");
 		else if (d->nodes[c].weight < d->o.threshold)
 			snprintf(d->nodes[c].why, sizeof(d->nodes[c].why), "below the threshold");
 		else if (d->nodes[c].depth > d->o.max_depth)

@@ -37,6 +37,8 @@ struct kinstr_kernel {
 	/* where a relocated bare ret jumps (0: it stays a bare ret), as the module reports */
 	unsigned long long ret_to;
 	unsigned long long ret_flags;		/* KINSTR_DEBUG_RET_* */
+	/* the per-CPU address of the running task's pointer (kallsyms), 0 when unknown */
+	unsigned long long current_task;
 
 	struct kinstr_func *funcs;	/* sorted by addr */
 	size_t nfuncs;
@@ -395,6 +397,11 @@ const struct kinstr_layout *kinstr_kernel__layout(const struct kinstr_kernel *k)
 	return &k->layout;
 }
 
+unsigned long long kinstr_kernel__current_task(const struct kinstr_kernel *k)
+{
+	return k->current_task;
+}
+
 unsigned long long kinstr_kernel__return_thunk(const struct kinstr_kernel *k)
 {
 	return k->return_thunk;
@@ -730,6 +737,14 @@ static int load_kallsyms(struct kinstr_kernel *k, struct kinstr_dev *dev, const 
 			}
 			k->scks[k->nscks].addr = addr;
 			strcpy(k->scks[k->nscks++].name, name + 7);
+			continue;
+		}
+		/*
+		 * the per-CPU pointer to the running task: current_task until 6.2, then pcpu_hot,
+		 * whose first member it is (arch/x86/include/asm/current.h)
+		 */
+		if (!*rest && strchr("aAdDbB", type) && (!strcmp(name, "current_task") || !strcmp(name, "pcpu_hot"))) {
+			k->current_task = addr;
 			continue;
 		}
 		/* weak definitions ('W') are functions too */

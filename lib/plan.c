@@ -371,8 +371,44 @@ int kinstr_plan__add_spec(struct kinstr_plan *pl, const char *spec, struct kinst
 }
 
 /*
- * A conditional exit (jcc out of the function) cannot be timed: the stop would also run when the
- * branch is not taken. Nor an entry the function branches back to: calls could not be told apart.
+ * Where f switches the CPU to another thread: a store to the per-CPU current-task pointer (what
+ * the kernel's __switch_to does), or, up to 3 tail calls deep, a jump to a function that does
+ * (__switch_to_asm). 0 when it does not, or when the pointer's address is unknown (a snapshot).
+ */
+uint64_t kinstr_plan__switch_at(struct kinstr_plan *pl, const struct kinstr_func *f, bool tail_calls)
+{
+	const unsigned long long cur = kinstr_kernel__current_task(pl->k);
+	const struct kinstr_fn *fn;
+	const struct kinstr_cfg *cfg;
+	unsigned int depth;
+	size_t i;
+
+	for (depth = 0; f && cur && depth <= (tail_calls ? 3 : 0); depth++) {
+		const struct kinstr_func *next = NULL;
+
+		fn = kinstr_probeset__analysis(pl->ps, f);
+		if (!fn)
+			return 0;
+		cfg = kinstr_fn__cfg(fn);
+		for (i = 0; i < kinstr_cfg__insn_cnt(cfg); i++) {
+			const struct kinstr_cfg_insn *in = kinstr_cfg__insn(cfg, i);
+			uint64_t a;
+
+			if (kinstr_x86__gs_store64(&in->x, &a) && a == cur)
+				return in->x.addr;
+			if ((in->flags & KINSTR_CFG_I_TAIL_CALL) && in->x.flow == KINSTR_X86_FLOW_JMP && !next)
+				next = kinstr_kernel__func_at(pl->k, in->x.target);
+		}
+		f = next;
+	}
+	return 0;
+}
+
+/*
+ * A function that switches threads is entered in one and returns in another (on that one's
+ * stack, to its caller): per-thread timers cannot pair the two. A conditional exit (jcc out of
+ * the function) cannot be timed: the stop would also run when the branch is not taken. Nor an
+ * entry the function branches back to: calls could not be told apart.
  */
 int kinstr_plan__time_func(struct kinstr_plan *pl, const struct kinstr_func *f, unsigned int timer,
 			   unsigned int *exits, struct kinstr_why *why)
@@ -390,6 +426,13 @@ int kinstr_plan__time_func(struct kinstr_plan *pl, const struct kinstr_func *f, 
 	if (!fn)
 		return why_set(why, -errno, f, 0, "%s: cannot analyse: %s", f->name, strerror(errno));
 	cfg = kinstr_fn__cfg(fn);
+	where = kinstr_plan__switch_at(pl, f, false);
+	if (where) {
+		snprintf(err, sizeof(err), "%s+0x%llx: switches threads (stores the CPU's current task): entered in one "
+			 "thread, it returns in another, which per-thread timers cannot pair", f->name,
+			 (unsigned long long)(where - f->addr));
+		return why_probe(pl, why, -EOPNOTSUPP, f, where, NULL, err);
+	}
 	for (i = 0; i < kinstr_cfg__insn_cnt(cfg); i++) {
 		const struct kinstr_cfg_insn *in = kinstr_cfg__insn(cfg, i);
 
@@ -469,6 +512,7 @@ unsigned int kinstr_plan__time_calls(struct kinstr_plan *pl, const struct kinstr
 			/* a retpoline thunk's callee is known only at run time */
 			if (s->callee && !strncmp(s->callee->name, "__x86_indirect_thunk_", 21))
 				s->callee = NULL;
+			s->switches = s->callee && kinstr_plan__switch_at(pl, s->callee, true);
 		}
 		n0 = kinstr_probeset__cnt(pl->ps);
 		if (kinstr_probeset__add(pl->ps, f, in->x.addr, err, sizeof(err)) ||

@@ -30,7 +30,7 @@ unsigned int kinstr_timing__by_callee(const struct kinstr_callsite *sites, unsig
 		for (j = 0; j < nr && rows[j].callee != s->callee; j++)
 			;
 		if (j == nr)
-			rows[nr++] = (struct kinstr_callee_time){ s->callee, 0, 0 };
+			rows[nr++] = (struct kinstr_callee_time){ s->callee, 0, 0, s->switches };
 		rows[j].calls += st[s->timer].calls;
 		rows[j].wall_ns += st[s->timer].wall_ns;
 	}

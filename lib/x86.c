@@ -30,6 +30,50 @@ const char *kinstr_x86__mnemonic_name(const struct kinstr_x86_insn *insn)
 	return s ? s : "?";
 }
 
+int kinstr_x86__gs_store64(const struct kinstr_x86_insn *insn, uint64_t *addr)
+{
+	const uint8_t *b = insn->bytes;
+	unsigned int i = 0, rex = 0;
+	bool gs = false;
+
+	for (; i < insn->len && (b[i] == 0x65 || b[i] == 0x2e || b[i] == 0x3e || b[i] == 0x26 || b[i] == 0x36 ||
+				 b[i] == 0x64); i++)
+		gs = b[i] == 0x65 || (gs && b[i] != 0x64);	/* the last segment prefix wins */
+	if (i < insn->len && (b[i] & 0xf0) == 0x40)
+		rex = b[i++];
+	if (!gs || !(rex & 8) || i >= insn->len)
+		return 0;
+	if (b[i] == 0x89 && i + 6 <= insn->len && (b[i + 1] & 0xc7) == 0x05) {
+		/*
+		 * mov r64, %gs:disp32(%rip): ModRM mod 00 rm 101. The kernel's per-CPU accesses: the
+		 * sum wraps to the variable's offset in the per-CPU area.
+		 */
+		int32_t d = (int32_t)((uint32_t)b[i + 2] | (uint32_t)b[i + 3] << 8 | (uint32_t)b[i + 4] << 16 |
+				      (uint32_t)b[i + 5] << 24);
+
+		*addr = insn->addr + insn->len + (uint64_t)(int64_t)d;
+		return 1;
+	}
+	if (b[i] == 0x89 && i + 7 <= insn->len && (b[i + 1] & 0xc7) == 0x04 && b[i + 2] == 0x25 && !(rex & 2)) {
+		/* mov r64, %gs:disp32: ModRM mod 00 rm 100, SIB without base or index */
+		int32_t d = (int32_t)((uint32_t)b[i + 3] | (uint32_t)b[i + 4] << 8 | (uint32_t)b[i + 5] << 16 |
+				      (uint32_t)b[i + 6] << 24);
+
+		*addr = (uint64_t)(int64_t)d;
+		return 1;
+	}
+	if (b[i] == 0xa3 && i + 9 <= insn->len) {	/* mov %rax, %gs:moffs64 */
+		uint64_t a = 0;
+		int k;
+
+		for (k = 8; k >= 1; k--)
+			a = a << 8 | b[i + k];
+		*addr = a;
+		return 1;
+	}
+	return 0;
+}
+
 int kinstr_x86__falls_through(const struct kinstr_x86_insn *insn)
 {
 	switch (insn->flow) {

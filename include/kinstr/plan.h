@@ -127,7 +127,18 @@ struct kinstr_callsite {
 	const struct kinstr_func *callee;	/* NULL: indirect (register, memory, retpoline thunk) */
 	unsigned int timer;
 	bool timed;				/* false: the call or the next instruction is not probeable */
+	/*
+	 * the callee switches threads (kinstr_plan__switch_at): the call returns when this thread
+	 * runs again, so its time is the time the thread was switched out
+	 */
+	bool switches;
 };
+/*
+ * Where f switches the CPU to another thread (a store to the per-CPU current-task pointer; with
+ * tail_calls, also in a function f tail-calls, up to 3 deep): that instruction's address, or 0
+ * (also when the pointer's address is unknown, as in a snapshot).
+ */
+uint64_t kinstr_plan__switch_at(struct kinstr_plan *pl, const struct kinstr_func *f, bool tail_calls);
 /* Timers for f's call sites, numbered from *ntimers on; fills sites[max]; returns how many. */
 unsigned int kinstr_plan__time_calls(struct kinstr_plan *pl, const struct kinstr_func *f, unsigned int *ntimers,
 				     struct kinstr_callsite *sites, unsigned int max);

@@ -19,6 +19,7 @@ extern "C" {
 struct kinstr_callee_time {
 	const struct kinstr_func *callee;
 	uint64_t calls, wall_ns;
+	bool switches;		/* the callee switches threads: wall_ns is time switched out */
 };
 /*
  * sites[n] (kinstr_plan__time_calls') summed by callee with their timers' stats st, most time

@@ -109,6 +109,13 @@ const char *kinstr_x86__mnemonic_name(const struct kinstr_x86_insn *insn);
 /* Lower-case register name for a KINSTR_X86_* number ("rax" .. "r15", "flags"). */
 const char *kinstr_x86__reg_name(unsigned int reg);
 
+/*
+ * Is it a 64-bit store of a register to a %gs-relative address (a per-CPU variable: the kernel's
+ * `mov %reg, %gs:disp32(%rip)`, whose sum wraps to the variable's per-CPU offset, `mov %reg,
+ * %gs:disp32` or `mov %rax, %gs:moffs64`)? 1 with *addr set, else 0.
+ */
+int kinstr_x86__gs_store64(const struct kinstr_x86_insn *insn, uint64_t *addr);
+
 /* Does control reach the next instruction (FLOW_NEXT/JCC/CALL/CALL_IND/UD2)? */
 int kinstr_x86__falls_through(const struct kinstr_x86_insn *insn);
 

@@ -112,6 +112,30 @@ static void t_falls_through(void)
 	CHECK(DEC("\xff\xe0", &in) == 0 && !kinstr_x86__falls_through(&in), "jmp *%%rax");
 }
 
+static void t_gs_store64(void)
+{
+	struct kinstr_x86_insn in;
+	uint64_t a = 0;
+
+	/* 6.1's __switch_to: this_cpu_write(current_task, next_p) */
+	CHECK(DEC("\x65\x48\x89\x1c\x25\x80\xfb\x01\x00", &in) == 0 && kinstr_x86__gs_store64(&in, &a) &&
+	      a == 0x1fb80, "mov %%rbx, %%gs:0x1fb80: %#llx", (unsigned long long)a);
+	CHECK(DEC("\x65\x4c\x89\x24\x25\x00\x00\x00\x00", &in) == 0 && kinstr_x86__gs_store64(&in, &a) && a == 0,
+	      "mov %%r12, %%gs:0");
+	CHECK(DEC("\x65\x48\xa3\x88\x77\x66\x55\x44\x33\x22\x11", &in) == 0 && kinstr_x86__gs_store64(&in, &a) &&
+	      a == 0x1122334455667788ull, "mov %%rax, %%gs:moffs64");
+	CHECK(DEC("\x65\x48\x8b\x1c\x25\x80\xfb\x01\x00", &in) == 0 && !kinstr_x86__gs_store64(&in, &a),
+	      "a load is no store");
+	CHECK(DEC("\x65\x89\x1c\x25\x80\xfb\x01\x00", &in) == 0 && !kinstr_x86__gs_store64(&in, &a), "32-bit");
+	CHECK(DEC("\x48\x89\x1c\x25\x80\xfb\x01\x00", &in) == 0 && !kinstr_x86__gs_store64(&in, &a), "no %%gs");
+	CHECK(DEC("\x65\x48\x89\x1c\x24", &in) == 0 && !kinstr_x86__gs_store64(&in, &a), "%%gs:(%%rsp) has a base");
+	/* 6.1's __switch_to+0x124 at 0xffffffffb1a311a4: mov %rbx, %gs:0x4e5ee9d4(%rip), which wraps to 0x1fb80 */
+	CHECK(kinstr_x86__decode("\x65\x48\x89\x1d\xd4\xe9\x5e\x4e", 8, 0xffffffffb1a311a4ull, &in) == 0 &&
+	      kinstr_x86__gs_store64(&in, &a) && a == 0x1fb80, "RIP-relative: %#llx", (unsigned long long)a);
+	CHECK(kinstr_x86__decode("\x48\x89\x1d\xd4\xe9\x5e\x4e", 7, 0xffffffffb1a311a4ull, &in) == 0 &&
+	      !kinstr_x86__gs_store64(&in, &a), "RIP-relative without %%gs");
+}
+
 static void t_rip_relative(void)
 {
 	struct kinstr_x86_insn in;
@@ -280,6 +304,7 @@ int main(void)
 	RUN(t_knc_is_not_code);
 	RUN(t_falls_through);
 	RUN(t_rip_relative);
+	RUN(t_gs_store64);
 	RUN(t_register_sets);
 	RUN(t_errors);
 	RUN(t_names_and_format);

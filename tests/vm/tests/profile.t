@@ -84,6 +84,26 @@ EXPECT ^split hrtimer_nanosleep: self
 EXPECT ^hottest chain: hrtimer_nanosleep > do_nanosleep > schedule$
 EXPECT ^splits add up$
 
+NAME profile and drill across a context switch: __switch_to (it stores the CPU's current task) is refused by its rule; __switch_to_asm is timed per thread within duration x CPUs; drill marks __schedule's call to it as time switched out, and every split adds up
+SETUP insmod kmod/kinstr.ko
+RUN build/kinstr profile -d 1 __switch_to; echo "rc=$?"; \
+	build/kinstr profile --json -o /tmp/p.json -c 'stress-ng --switch 1 -t 3 -q' __switch_to_asm 'finish_task_switch*'; echo "rc=$?"; \
+	python3 -c 'import json, os; d=json.load(open("/tmp/p.json")); cap=d["seconds"]*1e9*os.cpu_count(); \
+	[print(f["function"], "calls>1000", f["calls"] > 1000, "within", f["wall_ns"] <= cap, "unmatched<10", f["unmatched"] < 10) for f in d["functions"]]'; \
+	build/kinstr drill --json -i 1 -D 2 -c 'build/tests/vm/progs/cover_workload 3000' __schedule > /tmp/d.json; echo "rc=$?"; \
+	python3 tests/vm/progs/check_drill.py /tmp/d.json; \
+	python3 -c 'import json; d=json.load(open("/tmp/d.json"))["root"]; \
+	k=[c for c in d["callees"] if c["function"] == "__switch_to_asm"]; \
+	print("switched out:", k[0]["note"] if k else "no __switch_to_asm", "measured", k[0]["measured"] if k else None, "share>0.5", k[0]["share_of_parent"] > 0.5 if k else None)'
+TIMEOUT 180
+EXPECT ^kinstr: __switch_to\+0x[0-9a-f]+: switches threads \(stores the CPU's current task\): entered in one thread, it returns in another, which per-thread timers cannot pair$
+EXPECT ^rc=1$
+EXPECT ^rc=0$
+EXPECT ^__switch_to_asm calls>1000 True within True unmatched<10 True$
+EXPECT ^finish_task_switch[.a-z0-9]* calls>1000 True within True unmatched<10 True$
+EXPECT ^splits add up$
+EXPECT ^switched out: switched out: the call returns when this thread runs again measured False share>0.5 True$
+
 NAME profile --folded: paths of timed functions with their own time, for flame graphs; they add up to the outermost's time
 SETUP insmod kmod/kinstr.ko
 RUN build/kinstr profile --folded -o /tmp/f -c 'sleep 0.3' hrtimer_nanosleep do_nanosleep schedule __schedule; echo "rc=$?"; \
