@@ -84,6 +84,15 @@ EXPECT ^split hrtimer_nanosleep: self
 EXPECT ^hottest chain: hrtimer_nanosleep > do_nanosleep > schedule$
 EXPECT ^splits add up$
 
+NAME the functions that switch threads, found from the code: a linear scan of every core-kernel function for a store to the per-CPU current-task pointer finds __switch_to alone, and the planner's rule finds the same store
+SETUP insmod kmod/kinstr.ko
+RUN build/tests/vm/progs/switchers; echo "rc=$?"
+TIMEOUT 240
+EXPECT ^current_task 0x[0-9a-f]+$
+EXPECT ^switches __switch_to\+0x[0-9a-f]+ plan agrees$
+EXPECT ^functions [0-9]{5,} scanned, 1 switch$
+EXPECT ^rc=0$
+
 NAME profile and drill across a context switch: __switch_to (it stores the CPU's current task) is refused by its rule; __switch_to_asm is timed per thread within duration x CPUs; drill marks __schedule's call to it as time switched out, and every split adds up
 SETUP insmod kmod/kinstr.ko
 RUN build/kinstr profile -d 1 __switch_to; echo "rc=$?"; \
