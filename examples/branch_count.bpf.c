@@ -4,9 +4,10 @@
  * instruction a branch jumps to and at the one it falls through to (or at any sites): each SPEC's
  * hits land in @hits[SPEC's index], summed over CPUs when printed.
  *
- *   kinstr disasm urandom_read_iter          # a jcc (Debian's 6.1: +0x43 jle +0x61), its fall-through +0x45
- *   kinstr attach build/examples/branch_count.bpf.o urandom_read_iter+0x61 urandom_read_iter+0x45 \
- *       -c 'dd if=/dev/urandom of=/dev/null bs=16 count=1000'
+ *   kinstr disasm get_random_bytes_user      # a jbe (Debian's 6.1: +0x77 jbe +0x13e), its fall-through +0x7d
+ *   kinstr attach build/examples/branch_count.bpf.o get_random_bytes_user+0x13e get_random_bytes_user+0x7d -c 'dd if=/dev/urandom of=/dev/null bs=16 count=1000; dd if=/dev/urandom of=/dev/null bs=512 count=1000'
+ *
+ * (examples/README.md; on 6.12 +0x13d and +0x7c)
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>

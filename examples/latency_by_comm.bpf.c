@@ -5,7 +5,7 @@
  * interval lands in @usecs[{comm, log2 bucket}] (bucket b: [2^(b-1), 2^b) microseconds, 0 for
  * under 1 us), and @calls[comm] counts them.
  *
- *   kinstr attach build/examples/latency_by_comm.bpf.o 'vfs_read+0x1b' 'vfs_read%return' -d 5
+ *   kinstr attach build/examples/latency_by_comm.bpf.o 'vfs_read+0x3c' 'vfs_read%return' -d 5   (6.12: +0x40)
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
