@@ -58,7 +58,9 @@ static void count_usage(FILE *f)
 		   "                      spec's first VALUE, as kinstr trace takes them: 'vfs_read(count)');\n"
 		   "                      a string value is a row per whole string as recorded (string[N]:\n"
 		   "                      N - 1 characters; one that filled them is marked [full]), printed\n"
-		   "                      last, with the last hit's comm;\n"
+		   "                      last; COMM is the hits' command name, or (several) when\n"
+		   "                      more than one command hit that value (JSON: the last hit's\n"
+		   "                      comm, and comm_several);\n"
 		   "                      the hits go through the trace buffers, so a hit they had no room\n"
 		   "                      for is counted as lost, one past the table's 65,536 rows as\n"
 		   "                      overflow (both printed)\n"
@@ -124,9 +126,12 @@ static void by_print(const struct kinstr_tally *ta, const struct kinstr_trace_ev
 				cli_json_str(r->str ? r->str : "");
 				printf(",\"value_full\":%s,\"comm\":", r->str_full ? "true" : "false");
 				cli_json_str(r->comm);
+				printf(",\"comm_several\":%s", r->comm_several ? "true" : "false");
 			} else if (key != KINSTR_TALLY_COMM) {
 				printf(",\"%s\":%llu,\"comm\":", kinstr_tally_key__str(key), (unsigned long long)r->key);
 				cli_json_str(r->comm);
+				if (key == KINSTR_TALLY_VALUE)
+					printf(",\"comm_several\":%s", r->comm_several ? "true" : "false");
 			} else {
 				printf(",\"comm\":");
 				cli_json_str(r->comm);
@@ -153,7 +158,8 @@ static void by_print(const struct kinstr_tally *ta, const struct kinstr_trace_ev
 		char k[64];
 
 		if (r->str) {
-			printf("%-40s %-16s %12llu  %s%s\n", ev[r->event].name, r->comm, (unsigned long long)r->hits,
+			printf("%-40s %-16s %12llu  %s%s\n", ev[r->event].name, r->comm_several ? "(several)" : r->comm,
+			       (unsigned long long)r->hits,
 			       r->str, r->str_full ? " [full]" : "");
 			full += r->str_full;
 			continue;
@@ -164,8 +170,8 @@ static void by_print(const struct kinstr_tally *ta, const struct kinstr_trace_ev
 			snprintf(k, sizeof(k), "%llu (0x%llx)", (unsigned long long)r->key, (unsigned long long)r->key);
 		else
 			snprintf(k, sizeof(k), "%llu", (unsigned long long)r->key);
-		printf("%-40s %-20s %-16s %12llu\n", ev[r->event].name, k, key == KINSTR_TALLY_COMM ? "" : r->comm,
-		       (unsigned long long)r->hits);
+		printf("%-40s %-20s %-16s %12llu\n", ev[r->event].name, k, key == KINSTR_TALLY_COMM ? "" :
+		       r->comm_several ? "(several)" : r->comm, (unsigned long long)r->hits);
 	}
 	if (full)
 		fprintf(stderr, "kinstr: %zu values [full]: they filled the string's bound (string[N] records N - 1 "

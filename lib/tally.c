@@ -127,6 +127,8 @@ static void add(struct kinstr_tally *ta, unsigned int event, uint64_t key, const
 		if (r->event == event && r->key == key && (str ? r->str && !strcmp(r->str, str) :
 							   !r->str && (!by_comm || !strcmp(r->comm, name)))) {
 			r->hits++;
+			if (ta->key == KINSTR_TALLY_VALUE && strcmp(r->comm, name))
+				r->comm_several = true;
 			memcpy(r->comm, name, sizeof(name));	/* a process's or thread's latest name */
 			return;
 		}

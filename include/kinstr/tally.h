@@ -37,6 +37,8 @@ struct kinstr_tally_row {
 	unsigned int event;	/* the probe's trace event (an index of the events given) */
 	uint64_t key;		/* PID, TID, VALUE: the number */
 	char comm[16];		/* COMM: the name (also kept for the others: the last hit's) */
+	/* VALUE: hits under more than one comm (comm is then only the last hit's) */
+	bool comm_several;
 	uint64_t hits;
 	/*
 	 * VALUE of a string: the whole string as recorded (the key), owned by the tally; NULL for

@@ -331,6 +331,25 @@ EXPECT ^text row: /lib/x86_64-linux-gnu/libc\.so\.6$
 EXPECT ^kfree rows 1 whole hex 1$
 TIMEOUT 240
 
+NAME count --by value of a string against the kernel's own kprobe event: the do_filp_open paths of sh -c '/bin/ls /' (the shell, then ls in its place), each string with its count, the same as a kprobe's +0(+0(%si)):string records for that process
+SETUP insmod kmod/kinstr.ko
+RUN T=/sys/kernel/tracing; build/kinstr count --by value --json -c '/bin/ls /' 'do_filp_open(path=+0(pathname):string)' > /tmp/bv.json 2>/dev/null; echo "rc $?"; \
+	echo 'p:kinstr_fo do_filp_open path=+0(+0(%si)):string' > $T/kprobe_events && echo > $T/trace && \
+	echo 1 > $T/events/kprobes/kinstr_fo/enable && sh -c '/bin/ls /' | cat > /dev/null; echo 0 > $T/events/kprobes/kinstr_fo/enable; \
+	cp $T/trace /tmp/ref.txt; echo > $T/kprobe_events; \
+	python3 -c 'import json, collections, re; rows=json.load(open("/tmp/bv.json"))["rows"]; \
+	k=collections.Counter(); [k.update({r["value"]: r["hits"]}) for r in rows]; \
+	ev=[m.groups() for m in (re.search(r"^\s*(\S+)-(\d+)\s.*path=\"([^\"]*)\"", l) for l in open("/tmp/ref.txt")) if m]; \
+	pid=[p for c, p, v in ev if c == "ls"][0]; ref=collections.Counter(v for c, p, v in ev if p == pid); \
+	print("kinstr", sum(k.values()), "strings", len(k), "kprobe", sum(ref.values()), "strings", len(ref), "same", k == ref, \
+	"" if k == ref else sorted((k - ref).items())[:3] + sorted((ref - k).items())[:3]); \
+	print("/ listed by ls alone:", [(r["comm"], r["comm_several"]) for r in rows if r["value"] == "/"])'
+CLEANUP echo 0 > /sys/kernel/tracing/events/kprobes/kinstr_fo/enable 2>/dev/null; echo > /sys/kernel/tracing/kprobe_events; true
+TIMEOUT 120
+EXPECT ^rc 0$
+EXPECT ^kinstr ([1-9][0-9]*) strings ([1-9][0-9]*) kprobe \1 strings \2 same True $
+EXPECT ^/ listed by ls alone: \[\('ls', False\)\]$
+
 NAME count --by stack at the test module's nested functions: one stack per path, the site first, its frames those /proc/PID/stack gives the writer sleeping under the same call (function and offset); --folded root first; at the inner function the outer one calls it
 SETUP insmod kmod/kinstr.ko && insmod tests/vm/modules/kinstr_test_timing.ko
 CLEANUP i=0; until rmmod kinstr_test_timing 2>/dev/null; do i=$((i + 1)); [ $i -lt 50 ] || exit 1; sleep 0.2; done
