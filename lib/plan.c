@@ -405,6 +405,39 @@ uint64_t kinstr_plan__switch_at(struct kinstr_plan *pl, const struct kinstr_func
 }
 
 /*
+ * A conditional jump to a GCC .cold fragment is the function's own rarely run code placed apart
+ * (a debug build's lockdep and RCU checks put one in most functions): not an exit when every way
+ * out of the fragment is a jump back into f. Anything else (a return, an indirect jump, a jump
+ * elsewhere, code that does not decode) and it is an exit, which cannot be timed.
+ */
+static bool cold_comes_back(struct kinstr_plan *pl, const struct kinstr_func *f, uint64_t target)
+{
+	const struct kinstr_func *c = kinstr_kernel__func_at(pl->k, target);
+	const struct kinstr_fn *fn;
+	const struct kinstr_cfg *cfg;
+	size_t i;
+
+	if (!c || c == f || !strstr(c->name, ".cold") || c->module != f->module)
+		return false;
+	fn = kinstr_probeset__analysis(pl->ps, c);
+	if (!fn)
+		return false;
+	cfg = kinstr_fn__cfg(fn);
+	for (i = 0; i < kinstr_cfg__insn_cnt(cfg); i++) {
+		const struct kinstr_cfg_insn *in = kinstr_cfg__insn(cfg, i);
+
+		if (in->flags & KINSTR_CFG_I_PADDING)
+			continue;
+		if ((in->flags & (KINSTR_CFG_I_RETURN | KINSTR_CFG_I_INVALID)) || in->x.flow == KINSTR_X86_FLOW_JMP_IND ||
+		    in->x.flow == KINSTR_X86_FLOW_RET || in->x.flow == KINSTR_X86_FLOW_EXIT)
+			return false;
+		if ((in->flags & KINSTR_CFG_I_TAIL_CALL) && (in->x.target < f->addr || in->x.target >= f->addr + f->size))
+			return false;
+	}
+	return true;
+}
+
+/*
  * A function that switches threads is entered in one and returns in another (on that one's
  * stack, to its caller): per-thread timers cannot pair the two. A conditional exit (jcc out of
  * the function) cannot be timed: the stop would also run when the branch is not taken. Nor an
@@ -437,6 +470,8 @@ int kinstr_plan__time_func(struct kinstr_plan *pl, const struct kinstr_func *f, 
 		const struct kinstr_cfg_insn *in = kinstr_cfg__insn(cfg, i);
 
 		if ((in->flags & (KINSTR_CFG_I_TAIL_CALL | KINSTR_CFG_I_RETURN)) && in->x.flow == KINSTR_X86_FLOW_JCC) {
+			if ((in->flags & KINSTR_CFG_I_TAIL_CALL) && cold_comes_back(pl, f, in->x.target))
+				continue;
 			snprintf(err, sizeof(err), "%s+0x%llx: a conditional %s: exits there cannot be timed", f->name,
 				 (unsigned long long)(in->x.addr - f->addr),
 				 in->flags & KINSTR_CFG_I_RETURN ? "return" : "tail call");
@@ -466,6 +501,8 @@ int kinstr_plan__time_func(struct kinstr_plan *pl, const struct kinstr_func *f, 
 
 		if (!(in->flags & (KINSTR_CFG_I_RETURN | KINSTR_CFG_I_TAIL_CALL)))
 			continue;
+		if (in->x.flow == KINSTR_X86_FLOW_JCC)
+			continue;	/* into its .cold fragment, which comes back (above) */
 		where = in->x.addr;
 		ret = kinstr_probeset__add(pl->ps, f, in->x.addr, err, sizeof(err));
 		++*exits;
