@@ -331,7 +331,7 @@ EXPECT ^text row: /lib/x86_64-linux-gnu/libc\.so\.6$
 EXPECT ^kfree rows 1 whole hex 1$
 TIMEOUT 240
 
-NAME count --by value of a string against the kernel's own kprobe event: the do_filp_open paths of sh -c '/bin/ls /' (the shell, then ls in its place), each string with its count, the same as a kprobe's +0(+0(%si)):string records for that process
+NAME count --by value of a string against the kernel's own kprobe event: the do_filp_open paths of sh -c '/bin/ls /' (the shell, then ls in its place), each string with its count, the same as a kprobe's +0(+0(%si)):string records for that process; with string[8] the same hits, exactly the 7-character values marked [full]
 SETUP insmod kmod/kinstr.ko
 RUN T=/sys/kernel/tracing; build/kinstr count --by value --json -c '/bin/ls /' 'do_filp_open(path=+0(pathname):string)' > /tmp/bv.json 2>/dev/null; echo "rc $?"; \
 	echo 'p:kinstr_fo do_filp_open path=+0(+0(%si)):string' > $T/kprobe_events && echo > $T/trace && \
@@ -343,12 +343,20 @@ RUN T=/sys/kernel/tracing; build/kinstr count --by value --json -c '/bin/ls /' '
 	pid=[p for c, p, v in ev if c == "ls"][0]; ref=collections.Counter(v for c, p, v in ev if p == pid); \
 	print("kinstr", sum(k.values()), "strings", len(k), "kprobe", sum(ref.values()), "strings", len(ref), "same", k == ref, \
 	"" if k == ref else sorted((k - ref).items())[:3] + sorted((ref - k).items())[:3]); \
-	print("/ listed by ls alone:", [(r["comm"], r["comm_several"]) for r in rows if r["value"] == "/"])'
+	print("/ listed by ls alone:", [(r["comm"], r["comm_several"]) for r in rows if r["value"] == "/"])'; \
+	build/kinstr count --by value --json -c '/bin/ls /' 'do_filp_open(path=+0(pathname):string[8])' > /tmp/b8.json 2>/dev/null; \
+	python3 -c 'import json; rows=json.load(open("/tmp/b8.json"))["rows"]; whole=json.load(open("/tmp/bv.json"))["rows"]; \
+	print("string[8]: hits", sum(r["hits"] for r in rows) == sum(r["hits"] for r in whole), \
+	"full marks right", all(r["value_full"] == (len(r["value"]) == 7) for r in rows), \
+	"some full", any(r["value_full"] for r in rows), "some not", any(not r["value_full"] for r in rows))'; \
+	build/kinstr count --by value -c '/bin/ls /' 'do_filp_open(path=+0(pathname):string[8])' 2>/dev/null | grep -c ' \[full\]$' | sed 's/^[1-9][0-9]*$/text marks [full]/'
 CLEANUP echo 0 > /sys/kernel/tracing/events/kprobes/kinstr_fo/enable 2>/dev/null; echo > /sys/kernel/tracing/kprobe_events; true
 TIMEOUT 120
 EXPECT ^rc 0$
 EXPECT ^kinstr ([1-9][0-9]*) strings ([1-9][0-9]*) kprobe \1 strings \2 same True $
 EXPECT ^/ listed by ls alone: \[\('ls', False\)\]$
+EXPECT ^string\[8\]: hits True full marks right True some full True some not True$
+EXPECT ^text marks \[full\]$
 
 NAME count --by stack at the test module's nested functions: one stack per path, the site first, its frames those /proc/PID/stack gives the writer sleeping under the same call (function and offset); --folded root first; at the inner function the outer one calls it
 SETUP insmod kmod/kinstr.ko && insmod tests/vm/modules/kinstr_test_timing.ko
