@@ -84,6 +84,20 @@ EXPECT ^split hrtimer_nanosleep: self
 EXPECT ^hottest chain: hrtimer_nanosleep > do_nanosleep > schedule$
 EXPECT ^splits add up$
 
+NAME profile through a .cold fragment (Debian's 6.1: 2,621 functions jump conditionally into their GCC .cold part, 2,198 of which come back and are timed; 6.12 has none): alloc_fd and seq_read_iter are timed, and under 1,000 opens and reads calls == starts, none unmatched
+KERNEL 6.1
+SETUP insmod kmod/kinstr.ko
+RUN build/tests/vm/progs/cold_parts alloc_fd seq_read_iter > /tmp/cold.txt; tail -1 /tmp/cold.txt; \
+	f=$(awk '$1 == "cold" && $3 == "timed" { print $2; exit }' /tmp/cold.txt); echo "picked ${f:+one}"; \
+	build/kinstr profile --json -o /tmp/p.json -c "python3 -c 'for _ in range(1000): open(\"/proc/self/stat\").read()'" "$f"; echo "rc=$?"; \
+	python3 -c 'import json; f=json.load(open("/tmp/p.json"))["functions"][0]; \
+	print("calls>=1000", f["calls"] >= 1000, "calls==starts", f["calls"] == f["starts"], "unmatched", f["unmatched"])'
+TIMEOUT 240
+EXPECT ^functions 2 jump into a \.cold fragment, 2 timed$
+EXPECT ^picked one$
+EXPECT ^rc=0$
+EXPECT ^calls>=1000 True calls==starts True unmatched 0$
+
 NAME the functions that switch threads, found from the code: a linear scan of every core-kernel function for a store to the per-CPU current-task pointer finds __switch_to alone, and the planner's rule finds the same store
 SETUP insmod kmod/kinstr.ko
 RUN build/tests/vm/progs/switchers; echo "rc=$?"
