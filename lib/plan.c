@@ -408,11 +408,13 @@ uint64_t kinstr_plan__switch_at(struct kinstr_plan *pl, const struct kinstr_func
  * A conditional jump to a GCC .cold fragment is the function's own rarely run code placed apart
  * (a debug build's lockdep and RCU checks put one in most functions): not an exit when every way
  * out of the fragment is a jump back into f. Anything else (a return, an indirect jump, a jump
- * elsewhere, code that does not decode) and it is an exit, which cannot be timed.
+ * elsewhere, code that does not decode, a last instruction that runs on past the fragment) and it
+ * is an exit, which cannot be timed.
  */
 static bool cold_comes_back(struct kinstr_plan *pl, const struct kinstr_func *f, uint64_t target)
 {
 	const struct kinstr_func *c = kinstr_kernel__func_at(pl->k, target);
+	const struct kinstr_cfg_insn *last = NULL;
 	const struct kinstr_fn *fn;
 	const struct kinstr_cfg *cfg;
 	size_t i;
@@ -428,13 +430,15 @@ static bool cold_comes_back(struct kinstr_plan *pl, const struct kinstr_func *f,
 
 		if (in->flags & KINSTR_CFG_I_PADDING)
 			continue;
+		last = in;
 		if ((in->flags & (KINSTR_CFG_I_RETURN | KINSTR_CFG_I_INVALID)) || in->x.flow == KINSTR_X86_FLOW_JMP_IND ||
 		    in->x.flow == KINSTR_X86_FLOW_RET || in->x.flow == KINSTR_X86_FLOW_EXIT)
 			return false;
 		if ((in->flags & KINSTR_CFG_I_TAIL_CALL) && (in->x.target < f->addr || in->x.target >= f->addr + f->size))
 			return false;
 	}
-	return true;
+	/* nor may it run on past its end, into code of no one's (or another fragment's) */
+	return last && !kinstr_x86__falls_through(&last->x);
 }
 
 /*

@@ -84,7 +84,7 @@ EXPECT ^split hrtimer_nanosleep: self
 EXPECT ^hottest chain: hrtimer_nanosleep > do_nanosleep > schedule$
 EXPECT ^splits add up$
 
-NAME profile through a .cold fragment (Debian's 6.1: 2,621 functions jump conditionally into their GCC .cold part, 2,198 of which come back and are timed; 6.12 has none): alloc_fd and seq_read_iter are timed, and under 1,000 opens and reads calls == starts, none unmatched
+NAME profile through a .cold fragment (Debian's 6.1: 2,621 functions jump conditionally into their GCC .cold part, 1,835 of which come back and are timed; 6.12 has none): alloc_fd and seq_read_iter are timed, and under 1,000 opens and reads calls == starts, none unmatched
 KERNEL 6.1
 SETUP insmod kmod/kinstr.ko
 RUN build/tests/vm/progs/cold_parts alloc_fd seq_read_iter > /tmp/cold.txt; tail -1 /tmp/cold.txt; \
