@@ -15,20 +15,23 @@
 #include <kinstr/plan.h>
 #include <kinstr/probe.h>
 
+#include "live_plan.h"
+
 int main(int argc, char **argv)
 {
-	struct kinstr_dev *dev = kinstr_dev__open(NULL);
-	struct kinstr_kernel *k = dev ? kinstr_kernel__open_live(dev) : NULL;
-	struct kinstr_probeset *ps = k ? kinstr_probeset__new(dev, k) : NULL;
-	struct kinstr_plan *pl = ps ? kinstr_plan__new(ps, NULL) : NULL;
+	struct live_plan v;
+	struct kinstr_kernel *k;
+	struct kinstr_probeset *ps;
+	struct kinstr_plan *pl;
 	bool all = argc > 1 && !strcmp(argv[1], "-a");
 	unsigned long long last = 0;
 	size_t i, j, n = 0, timed = 0;
 
-	if (!pl) {
-		perror("cold_parts: open");
+	if (live_plan_open(&v, "cold_parts: open"))
 		return 1;
-	}
+	k = v.k;
+	ps = v.ps;
+	pl = v.pl;
 	for (i = 0; i < kinstr_kernel__func_cnt(k); i++) {
 		const struct kinstr_func *f = kinstr_kernel__func(k, i);
 		const struct kinstr_fn *fn;
@@ -67,9 +70,6 @@ int main(int argc, char **argv)
 			printf("cold %s %s%s\n", f->name, a ? "refused: " : "timed", a ? why.msg : "");
 	}
 	printf("functions %zu jump into a .cold fragment, %zu timed\n", n, timed);
-	kinstr_plan__free(pl);
-	kinstr_probeset__free(ps);
-	kinstr_kernel__close(k);
-	kinstr_dev__close(dev);
+	live_plan_close(&v);
 	return 0;
 }

@@ -16,19 +16,20 @@
 #include <kinstr/probe.h>
 #include <kinstr/x86.h>
 
+#include "live_plan.h"
+
 int main(void)
 {
-	struct kinstr_dev *dev = kinstr_dev__open(NULL);
-	struct kinstr_kernel *k = dev ? kinstr_kernel__open_live(dev) : NULL;
-	struct kinstr_probeset *ps = k ? kinstr_probeset__new(dev, k) : NULL;
-	struct kinstr_plan *pl = ps ? kinstr_plan__new(ps, NULL) : NULL;
+	struct live_plan v;
+	struct kinstr_kernel *k;
+	struct kinstr_plan *pl;
 	unsigned long long cur, last = 0;
 	size_t i, scanned = 0, found = 0;
 
-	if (!pl) {
-		perror("switchers: open");
+	if (live_plan_open(&v, "switchers: open"))
 		return 1;
-	}
+	k = v.k;
+	pl = v.pl;
 	cur = kinstr_kernel__current_task(k);
 	printf("current_task %#llx\n", cur);
 	if (!cur)
@@ -61,9 +62,6 @@ int main(void)
 		}
 	}
 	printf("functions %zu scanned, %zu switch\n", scanned, found);
-	kinstr_plan__free(pl);
-	kinstr_probeset__free(ps);
-	kinstr_kernel__close(k);
-	kinstr_dev__close(dev);
+	live_plan_close(&v);
 	return 0;
 }
