@@ -17,10 +17,11 @@ WARN      := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wstrict-proto
 CPPFLAGS  += -Iinclude -I. -D_GNU_SOURCE -DKINSTR_VERSION='"$(VERSION)"'
 ALLCFLAGS  = $(CPPFLAGS) $(WARN) $(CFLAGS) -MMD -MP
 
-LIB_SRCS  := $(wildcard lib/*.c) ring/ring.c
+# lib/ is in folders by layer (docs/design.md's map; tests/unit/test_layers.sh checks the order)
+LIB_SRCS  := $(filter-out %.bpf.c,$(wildcard lib/*/*.c)) ring/ring.c
 CLI_SRCS  := $(wildcard cli/*.c)
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
-LIB_OBJS  := $(LIB_SRCS:%.c=$(B)/%.o) $(B)/lib/stack_obj.o $(B)/lib/report_assets.o
+LIB_OBJS  := $(LIB_SRCS:%.c=$(B)/%.o) $(B)/lib/bpf/stack_obj.o $(B)/lib/report/report_assets.o
 CLI_OBJS  := $(CLI_SRCS:%.c=$(B)/%.o)
 UNIT_BINS := $(UNIT_SRCS:%.c=$(B)/%)
 PROG_SRCS := $(wildcard tests/vm/progs/*.c)
@@ -50,12 +51,12 @@ $(B)/%.o: %.c
 	$(CC) $(ALLCFLAGS) -c -o $@ $<
 
 # count --by stack's BPF program, inside the library
-$(B)/lib/stack_obj.o: lib/stack_obj.S $(B)/lib/bpf/stack.bpf.o
+$(B)/lib/bpf/stack_obj.o: lib/bpf/stack_obj.S $(B)/lib/bpf/stack.bpf.o
 	@mkdir -p $(dir $@)
 	$(CC) -DSTACK_OBJ='"$(B)/lib/bpf/stack.bpf.o"' -c -o $@ $<
 
 # kinstr report --html's libraries, from the npm registry at build time (versions pinned), inlined
-# into every page with lib/report/ by lib/report_assets.S
+# into every page with lib/report/ by lib/report/report_assets.S
 NPM_DIR   := $(B)/npm
 NPM_PKGS  := d3@7.9.0 d3-flame-graph@4.1.3
 $(NPM_DIR)/.installed:
@@ -66,7 +67,7 @@ REPORT_ASSETS := -DREPORT_JS='"lib/report/report.js"' -DREPORT_CSS='"lib/report/
 	-DD3_JS='"$(NPM_DIR)/node_modules/d3/dist/d3.min.js"' \
 	-DFLAME_JS='"$(NPM_DIR)/node_modules/d3-flame-graph/dist/d3-flamegraph.min.js"' \
 	-DFLAME_CSS='"$(NPM_DIR)/node_modules/d3-flame-graph/dist/d3-flamegraph.css"'
-$(B)/lib/report_assets.o: lib/report_assets.S lib/report/report.js lib/report/report.css $(NPM_DIR)/.installed
+$(B)/lib/report/report_assets.o: lib/report/report_assets.S lib/report/report.js lib/report/report.css $(NPM_DIR)/.installed
 	@mkdir -p $(dir $@)
 	$(CC) $(REPORT_ASSETS) -c -o $@ $<
 

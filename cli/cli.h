@@ -75,8 +75,11 @@ void cli_trace__capped(struct kinstr_recording *rec);
 void cli_trace__summary(const struct kinstr_rec_cpu *cpus, const struct kinstr_trace_stats *st, unsigned int nr_cpus,
 			const char *dir, uint64_t missed);
 int cmd_batch(int argc, char **argv);
-/* main.c's dispatch of one command line, argv[0] the subcommand (or -l). */
-int cli_dispatch(int argc, char **argv);
+/*
+ * The dispatch of one command line, argv[0] the subcommand (or -l): main.c's, set before it runs a
+ * command (a callback, so that batch, which main.c dispatches to, does not call back into main.c).
+ */
+extern int (*cli_batch_dispatch)(int argc, char **argv);
 /*
  * kinstr batch: cli_open_kernel() opens the live kernel once and hands every later caller the
  * same view (with a device of its own); cli_close_kernel() then closes only the device.
@@ -187,7 +190,7 @@ void cli_run__watch(struct cli_run *r, int fd, void (*on_ready)(void *ctx), void
 
 /*
  * A metrics endpoint (cli/metrics.c): GET /metrics on ADDR:PORT answered with what write() puts
- * in Prometheus's text format (lib/prom.c); connections served side by side (libmicrohttpd), an
+ * in Prometheus's text format (lib/results/prom.c); connections served side by side (libmicrohttpd), an
  * idle one closed after CLI_METRICS_TIMEOUT seconds, at most CLI_METRICS_CONNECTIONS at once.
  */
 #define CLI_METRICS_DEFAULT "127.0.0.1:9464"

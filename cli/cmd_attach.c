@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* kinstr attach OBJ[:PROG] SPEC...: a BPF program of kprobe type run at kinstr's probes (lib/bpf.c). */
+/* kinstr attach OBJ[:PROG] SPEC...: a BPF program of kprobe type run at kinstr's probes (lib/bpf/bpf.c). */
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>

@@ -128,7 +128,7 @@ static int run_keeping_stdout(int nw, char **words)
 	fflush(stdout);
 	/* close-on-exec: a command's -c CMD must not inherit it (the cover sweep's reference saw its close()s) */
 	saved = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 0);
-	rc = cli_dispatch(nw, words);
+	rc = cli_batch_dispatch(nw, words);
 	fflush(stdout);
 	if (saved >= 0) {
 		if (dup2(saved, STDOUT_FILENO) < 0) {

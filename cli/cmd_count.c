@@ -241,7 +241,7 @@ static void stacks_print(const struct kinstr_probeset *ps, const struct kinstr_k
 }
 
 /*
- * --by stack: kinstr's stack program (lib/stacks.c) at every probe of the specs, its maps read
+ * --by stack: kinstr's stack program (lib/results/stacks.c) at every probe of the specs, its maps read
  * once the probes are out.
  */
 static int count_by_stack(int n, char **specs, const struct kinstr_plan_opts *popts, const char *command,

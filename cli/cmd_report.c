@@ -94,7 +94,7 @@ static bool is_dir(const char *path)
 	return !stat(path, &st) && S_ISDIR(st.st_mode);
 }
 
-/* A trace directory as the page's time line input (lib/report_trace.c), or NULL (printed). */
+/* A trace directory as the page's time line input (lib/report/report_trace.c), or NULL (printed). */
 static char *trace_data(const char *dir, const char *name, size_t *len)
 {
 	char *buf = NULL, err[512] = "";

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* kinstr span A B: the time from a hit at A to the next hit at B of the same key (lib/span.c). */
+/* kinstr span A B: the time from a hit at A to the next hit at B of the same key (lib/results/span.c). */
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -129,7 +129,7 @@ static void span_print(const struct kinstr_spanner *s, const char *a, const char
 		hist_print(&r->total);
 }
 
-/* What a scrape reads: the spans settled so far (lib/span.c). */
+/* What a scrape reads: the spans settled so far (lib/results/span.c). */
 struct span_metrics {
 	struct kinstr_dev *dev;
 	struct kinstr_spanner *sp;

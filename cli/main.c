@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: GPL-2.0
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -39,35 +38,8 @@ static void usage(FILE *f)
 		   "module loaded (insmod kmod/kinstr.ko).\n");
 }
 
-void cli_err(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("kinstr: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
-void cli_json_str(const char *s)
-{
-	putchar('"');
-	for (; *s; s++) {
-		unsigned char c = *s;
-
-		if (c == '"' || c == '\\')
-			printf("\\%c", c);
-		else if (c < 0x20)
-			printf("\\u%04x", c);
-		else
-			putchar(c);
-	}
-	putchar('"');
-}
-
 /* Run one command line (argv[0] the subcommand, or -l): main's dispatch, also for kinstr batch. */
-int cli_dispatch(int argc, char **argv)
+static int dispatch(int argc, char **argv)
 {
 	size_t i;
 
@@ -94,5 +66,6 @@ int main(int argc, char **argv)
 		printf("kinstr %s\n", kinstr__version());
 		return CLI_OK;
 	}
-	return cli_dispatch(argc - 1, argv + 1);
+	cli_batch_dispatch = dispatch;
+	return dispatch(argc - 1, argv + 1);
 }

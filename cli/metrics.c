@@ -2,7 +2,7 @@
 /*
  * A metrics endpoint (kinstr serve, and --metrics on count, profile and span): libmicrohttpd on a
  * socket bound before anything is patched, driven from the run's wait (cli_run__watch on its epoll
- * fd); GET /metrics answered with the exposition its owner writes (lib/prom.c formats).
+ * fd); GET /metrics answered with the exposition its owner writes (lib/results/prom.c formats).
  */
 #include <errno.h>
 #include <netdb.h>

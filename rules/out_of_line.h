@@ -2,7 +2,7 @@
 /*
  * Which x86-64 instructions never run out of line: in a probe's slot, displaced by its jmp or
  * stepped over by its int3. One rule, in one place, built into the module's verifier
- * (kmod/verify.c) and the library's site selection (lib/x86.c, lib/sites.c), so that user space
+ * (kmod/verify.c) and the library's site selection (lib/isa/x86.c, lib/analysis/sites.c), so that user space
  * never offers a site the module refuses and the module never accepts what user space would not
  * offer. tests/unit/test_rules.c walks every opcode map, mandatory prefix, opcode and ModRM byte
  * and checks this rule against Zydis's reading of each instruction.

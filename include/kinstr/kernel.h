@@ -61,7 +61,7 @@ const struct kinstr_layout *kinstr_kernel__layout(const struct kinstr_kernel *k)
 /*
  * The per-CPU address of the running task's pointer (kallsyms' current_task, or pcpu_hot whose
  * first member it is; 0 when unknown, as in a snapshot): a function storing there switches
- * threads (lib/plan.c).
+ * threads (lib/plan/plan.c).
  */
 unsigned long long kinstr_kernel__current_task(const struct kinstr_kernel *k);
 /* The return thunk (0 if the kernel has none): `jmp` to it is a return. */

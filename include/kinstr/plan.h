@@ -144,7 +144,7 @@ unsigned int kinstr_plan__time_calls(struct kinstr_plan *pl, const struct kinstr
 				     struct kinstr_callsite *sites, unsigned int max);
 
 /*
- * What a trace probe records (lib/values.c): VALUE[:TYPE],... where VALUE is a register (%rdi,
+ * What a trace probe records (lib/plan/values.c): VALUE[:TYPE],... where VALUE is a register (%rdi,
  * %rip), an argument's name at FUNC's entry (from BTF: proto, may be NULL), ret at FUNC%return,
  * or +OFF(X) memory at X + OFF; NAME=VALUE names the field; TYPE is u8..u64, s8..s64, x8..x64
  * or string[N] (default KINSTR_VALUE_STR_DEFAULT bytes).

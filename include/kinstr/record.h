@@ -82,7 +82,7 @@ int kinstr_recorder__finish_cpu(struct kinstr_recorder *rec, unsigned int cpu, c
 				uint64_t now_ns, struct kinstr_rec_cpu *out);
 
 /*
- * A recording (lib/recording.c): the trace channel on a device, the CTF trace in a folder and a
+ * A recording (lib/trace/recording.c): the trace channel on a device, the CTF trace in a folder and a
  * recorder between them, run until asked to stop, then drained. Every failure comes back as
  * -errno with a sentence in err.
  */

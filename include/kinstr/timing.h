@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /*
- * What timers measured, read into results a tool prints (lib/timing.c): call sites summed by
+ * What timers measured, read into results a tool prints (lib/results/timing.c): call sites summed by
  * callee, the paths of nested timed calls merged over CPUs with each one's own time (folded
  * stacks), and the keys a table sorts by.
  */

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * kinstr count --by stack (lib/stacks.c): at each hit, the kernel stack from the site's pt_regs
+ * kinstr count --by stack (lib/results/stacks.c): at each hit, the kernel stack from the site's pt_regs
  * (bpf_get_stackid: the kernel's unwinder, no trap), counted per probe (the attach cookie) and
- * stack. Built into libkinstr (lib/stack_obj.S).
+ * stack. Built into libkinstr (lib/bpf/stack_obj.S).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>

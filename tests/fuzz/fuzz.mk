@@ -1,7 +1,7 @@
 # Fuzz targets (included by the top Makefile): `make fuzz` builds build/fuzz/fuzz_analyze, a
 # libFuzzer target for decode + CFG + sites + relocation, with ASan and UBSan. The library's
 # sources are compiled here again with clang and the sanitizers (not the gcc-built
-# libkinstr.a), so that coverage and the sanitizers reach into lib/*.c.
+# libkinstr.a), so that coverage and the sanitizers reach into lib/*/*.c.
 # Needs clang-14 and libclang-rt-14-dev (libFuzzer, ASan and UBSan runtimes).
 # Run it with tests/unit/test_fuzz.sh (bounded), or by hand:
 #   build/fuzz/fuzz_analyze -max_len=4096 -rss_limit_mb=2048 CORPUS_COPY tests/fuzz/corpus
@@ -9,7 +9,7 @@
 FUZZ_CC     ?= $(firstword $(shell command -v clang clang-14 2>/dev/null) clang)
 FUZZ_SAN    := -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
 FUZZ_CFLAGS := -g -O1 $(FUZZ_SAN) $(filter-out -Werror,$(WARN))
-FUZZ_OBJS   := $(LIB_SRCS:%.c=$(B)/fuzz/%.o) $(B)/fuzz/tests/fuzz/fuzz_analyze.o $(B)/lib/stack_obj.o $(B)/lib/report_assets.o
+FUZZ_OBJS   := $(LIB_SRCS:%.c=$(B)/fuzz/%.o) $(B)/fuzz/tests/fuzz/fuzz_analyze.o $(B)/lib/bpf/stack_obj.o $(B)/lib/report/report_assets.o
 
 .PHONY: fuzz
 fuzz: $(B)/fuzz/fuzz_analyze

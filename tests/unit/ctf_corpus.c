@@ -4,7 +4,7 @@
  *
  *   ctf_corpus OUT N SEED
  *
- * writes a valid trace with lib/ctf.c into OUT/base (three CPUs, integer, signed, hex, char[16]
+ * writes a valid trace with lib/trace/ctf.c into OUT/base (three CPUs, integer, signed, hex, char[16]
  * and string fields, compact and extended event headers, discarded counts), then N mutated copies
  * OUT/case_00000 ... each with one to three mutations of its metadata or stream files: a
  * truncation, bit flips, a packet header/context field overwritten with an edge value, a run of

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A damaged trace is an error, never a changed number: every field of the CTF packet header and
 # context (magic, uuid, stream_id, timestamp_begin/_end, content_size, packet_size,
-# packet_seq_num, events_discarded, cpu_id; and the CRC-32 in the packet's last 4 bytes) of every packet of a trace lib/ctf.c
+# packet_seq_num, events_discarded, cpu_id; and the CRC-32 in the packet's last 4 bytes) of every packet of a trace lib/trace/ctf.c
 # writes (tests/unit/ctf_corpus.c's base: 3 CPUs, 4 packets each), zeroed, with a bit flipped
 # (lowest, middle, highest), and shifted (a byte inserted before it, its first byte deleted);
 # then whole-file damage: 64 zero bytes at offset 100 (the case that once read as 102 calls and a

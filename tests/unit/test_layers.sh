@@ -1,15 +1,32 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# The module's files, and the library's, call down a DAG: from the built objects (nm), file A calls file B when A
-# uses a symbol B defines; no two files may reach each other. Prints the graph's edges. And no subcommand file of
-# the CLI (cli/cmd_*.c) calls a function another one defines: what two subcommands need lives in the library or
-# in a shared file of cli/ (run.c, kview.c, parse.c, main.c).
-# Run from the top of the tree after the build (make all).
+# The layers, read from the built objects (nm): file A calls file B when A uses a symbol B defines.
+#  - kmod/, lib/ and cli/ each call down a DAG: no two files reach each other (a cycle fails).
+#  - lib/'s folders are layers, bottom to top in LIB_LAYERS: a file calls only its own folder or a folder
+#    of a lower layer; an arrow up, or sideways between two folders of one layer, fails. Every folder of
+#    lib/ must have a layer.
+#  - no subcommand file of the CLI (cli/cmd_*.c) calls a function another one defines: what two
+#    subcommands need lives in the library or in a shared file of cli/.
+#  - the checks themselves can fail: each is run again on the real graph with a cycle or an upward
+#    arrow planted, and must fail there.
+# Prints the graphs' edges. Run from the top of the tree after the build (make all).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 
 python3 - <<'EOF'
 import glob, os, subprocess, sys
+
+# lib/'s layers, lowest first; folders on one line form one layer (they may not call each other)
+LIB_LAYERS = [
+    ["isa"],                        # x86 decoding, relocation
+    ["kernel"],                     # the device, the kernel view, BTF, DWARF lines
+    ["analysis", "bpf", "trace"],   # CFG and sites; BPF programs; trace writing
+    ["plan", "traceread"],          # specs, planning, probes; trace reading
+    ["cache"],                      # the code cache
+    ["results"],                    # tallies, spans, timing, stacks, lcov, Prometheus
+    ["report"],                     # kinstr report
+]
+RANK = {f: i for i, layer in enumerate(LIB_LAYERS) for f in layer}
 
 def syms(o):
     out = subprocess.run(["nm", o], capture_output=True, text=True, check=True).stdout
@@ -22,14 +39,10 @@ def syms(o):
             u.add(p[1])
     return d, u
 
-def check(name, pattern, skip):
-    objs = sorted(o for o in glob.glob(pattern) if os.path.basename(o) not in skip)
-    if len(objs) < 3:
-        print("FAIL %s: only %d objects in %s: build first" % (name, len(objs), pattern))
-        return False
-    s = {os.path.basename(o)[:-2]: syms(o) for o in objs}
-    edges = {a: sorted(b for b in s if b != a and s[a][1] & s[b][0]) for a in s}
-    # a cycle: depth-first search with colours
+def graph(s):
+    return {a: sorted(b for b in s if b != a and s[a][1] & s[b][0]) for a in s}
+
+def find_cycle(edges):
     colour, stack, cycle = {}, [], []
 
     def dfs(a):
@@ -43,34 +56,107 @@ def check(name, pattern, skip):
         stack.pop()
         colour[a] = 2
 
-    for a in sorted(s):
+    for a in sorted(edges):
         if a not in colour:
             dfs(a)
+    return cycle
+
+def upward(edges):
+    """lib's arrows that do not run down: [(a, b, why)]"""
+    bad = []
     for a in sorted(edges):
-        if edges[a]:
-            print("     %s -> %s" % (a, " ".join(edges[a])))
-    if cycle:
-        print("FAIL %s: a cycle: %s" % (name, " -> ".join(cycle)))
+        fa = a.split("/")[0]
+        for b in edges[a]:
+            fb = b.split("/")[0]
+            if fa == fb:
+                continue
+            if fa not in RANK or fb not in RANK:
+                bad.append((a, b, "folder %s has no layer in LIB_LAYERS" % (fa if fa not in RANK else fb)))
+            elif RANK[fb] > RANK[fa]:
+                bad.append((a, b, "runs up from layer %d to %d" % (RANK[fa], RANK[fb])))
+            elif RANK[fb] == RANK[fa]:
+                bad.append((a, b, "runs sideways within layer %d" % RANK[fa]))
+    return bad
+
+def load(pattern, root, skip=()):
+    objs = sorted(o for o in glob.glob(pattern, recursive=True)
+                  if os.path.basename(o) not in skip and not o.endswith(".bpf.o"))  # BPF programs link nothing
+    return {os.path.relpath(o, root)[:-2]: syms(o) for o in objs}
+
+def check(name, s, layered=False, quiet=False):
+    if len(s) < 3:
+        print("FAIL %s: only %d objects: build first" % (name, len(s)))
         return False
-    print("PASS %s: %d files, %d calls between them, no cycle" % (name, len(s), sum(map(len, edges.values()))))
+    edges = graph(s)
+    if not quiet:
+        for a in sorted(edges):
+            if edges[a]:
+                print("     %s -> %s" % (a, " ".join(edges[a])))
+    cycle = find_cycle(edges)
+    if cycle:
+        if not quiet:
+            print("FAIL %s: a cycle: %s" % (name, " -> ".join(cycle)))
+        return False
+    if layered:
+        bad = upward(edges)
+        if bad:
+            if not quiet:
+                print("FAIL %s: %s" % (name, "; ".join("%s -> %s %s" % x for x in bad)))
+            return False
+    if not quiet:
+        print("PASS %s: %d files, %d calls between them, no cycle%s" % (
+            name, len(s), sum(map(len, edges.values())),
+            ", every arrow down the layers %s" % " < ".join("+".join(l) for l in LIB_LAYERS) if layered else ""))
     return True
 
-def subcommands_apart():
-    objs = sorted(glob.glob("build/cli/cmd_*.o"))
-    if len(objs) < 5:
-        print("FAIL cli_subcommands_call_no_other: only %d cmd_*.o: build first" % len(objs))
+def subcommands_apart(s):
+    cmds = {a: v for a, v in s.items() if a.startswith("cmd_")}
+    if len(cmds) < 5:
+        print("FAIL cli_subcommands_call_no_other: only %d cmd_*.o: build first" % len(cmds))
         return False
-    s = {os.path.basename(o)[:-2]: syms(o) for o in objs}
-    bad = ["%s calls %s of %s" % (a, " ".join(sorted(s[a][1] & s[b][0])), b)
-           for a in sorted(s) for b in sorted(s) if a != b and s[a][1] & s[b][0]]
+    bad = ["%s calls %s of %s" % (a, " ".join(sorted(cmds[a][1] & cmds[b][0])), b)
+           for a in sorted(cmds) for b in sorted(cmds) if a != b and cmds[a][1] & cmds[b][0]]
     if bad:
         print("FAIL cli_subcommands_call_no_other: " + "; ".join(bad))
         return False
-    print("PASS cli_subcommands_call_no_other: %d subcommand files, none calls another" % len(s))
+    print("PASS cli_subcommands_call_no_other: %d subcommand files, none calls another" % len(cmds))
     return True
 
-ok = check("kmod_calls_down_a_dag", "kmod/*.o", {"kinstr.o", "kinstr.mod.o"})
-ok = check("lib_calls_down_a_dag", "build/lib/*.o", set()) and ok
-ok = subcommands_apart() and ok
+def planted(name, s, a, b, layered):
+    """the check on s with a call from a to b added must fail"""
+    t = {k: (set(v[0]), set(v[1])) for k, v in s.items()}
+    sym = sorted(t[b][0])[0]
+    t[a][1].add(sym)
+    if check(name, t, layered, quiet=True):
+        print("FAIL %s_planted: a call %s -> %s (%s) was not caught" % (name, a, b, sym))
+        return False
+    print("PASS %s_planted: a call %s -> %s (%s) planted in the real graph fails it" % (name, a, b, sym))
+    return True
+
+kmod = load("kmod/*.o", "kmod", {"kinstr.o", "kinstr.mod.o"})
+lib = load("build/lib/**/*.o", "build/lib")
+cli = load("build/cli/*.o", "build/cli")
+ok = check("kmod_calls_down_a_dag", kmod)
+ok = check("lib_calls_down_its_layers", lib, layered=True) and ok
+folders = sorted({a.split("/")[0] for a in lib})
+missing = [f for f in folders if f not in RANK]
+if missing or any("/" not in a for a in lib):
+    print("FAIL lib_every_file_in_a_layer: %s" % (", ".join(missing) or "a file at lib/'s top"))
+    ok = False
+else:
+    print("PASS lib_every_file_in_a_layer: %d folders: %s" % (len(folders), " ".join(folders)))
+ok = check("cli_calls_down_a_dag", cli) and ok
+ok = subcommands_apart(cli) and ok
+# the checks can disagree: a cycle in kmod and cli, an arrow up and one sideways in lib
+if all(k in kmod for k in ("main", "verify")):
+    ok = planted("kmod_calls_down_a_dag", kmod, "verify", "main", False) and ok
+if all(k in lib for k in ("isa/x86", "plan/plan", "trace/ctf", "analysis/cfg")):
+    ok = planted("lib_calls_down_its_layers", lib, "isa/x86", "plan/plan", True) and ok
+    ok = planted("lib_calls_down_its_layers", lib, "analysis/cfg", "trace/ctf", True) and ok
+else:
+    print("FAIL lib_planted: isa/x86, plan/plan, trace/ctf or analysis/cfg not built")
+    ok = False
+if all(k in cli for k in ("util", "main")):
+    ok = planted("cli_calls_down_a_dag", cli, "util", "main", False) and ok
 sys.exit(0 if ok else 1)
 EOF

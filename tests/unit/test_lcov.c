@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Block coverage as an lcov tracefile (lib/lcov.c), checked by its real consumer: the copies of
+ * Block coverage as an lcov tracefile (lib/results/lcov.c), checked by its real consumer: the copies of
  * every function of the 6.1 snapshot that the code cache takes, with made-up block counts (some
  * zero), written with their listings and rendered by Debian's genhtml, which must say nothing but
  * its summary, and whose line and function totals must be the blocks and functions we counted.

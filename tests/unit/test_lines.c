@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Source lines from DWARF (lib/lines.c) on an object the test compiles with gcc -g, relocatable
+ * Source lines from DWARF (lib/kernel/lines.c) on an object the test compiles with gcc -g, relocatable
  * as a kernel module is: every offset of a function maps to a line of that function's source,
  * its first to the function's opening, the body's to more than one line; the refusals: a file
  * without DWARF, no file, a function the file lacks, a module with no file given.

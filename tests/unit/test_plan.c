@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The planner (lib/plan.c): the spec grammar and its messages, then specs, entries and timing
+ * The planner (lib/plan/plan.c): the spec grammar and its messages, then specs, entries and timing
  * planned over the shipped snapshot of live kernel functions (tests/data/sample-*.snap) into a
  * probe set that is never installed, each checked against the function's own analysis.
  */

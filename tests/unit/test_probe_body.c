@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Slot bodies (lib/probe.c) of jump probes that displace a direct call, over the shipped snapshots
+ * Slot bodies (lib/plan/probe.c) of jump probes that displace a direct call, over the shipped snapshots
  * of live kernel functions (tests/data/sample-*.snap): what runs before the call moves relocated,
  * instruction for instruction; the call itself becomes `push $return; jmp callee`, the return
  * address being the first byte after the patched ones, so that the callee returns to the kernel's

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The recorder (lib/record.c): synthetic trace sub-buffers, as the module's ring delivers them,
+ * The recorder (lib/trace/record.c): synthetic trace sub-buffers, as the module's ring delivers them,
  * into a CTF trace, read back with the CTF reader (and with babeltrace2 by the VM tests): each
  * event with its values narrowed to their types, every loss in the packets' discarded counts
  * (before a CPU's first packet and after its last), the size cap counted as lost, bad records

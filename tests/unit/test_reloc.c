@@ -265,7 +265,7 @@ static const ZydisDecodedOperand *rip_mem(const ZydisDecodedInstruction *insn,
 }
 
 /*
- * Independent of lib/reloc.c: which errno relocating s must give, at a near place and a far
+ * Independent of lib/isa/reloc.c: which errno relocating s must give, at a near place and a far
  * one, and which arena bytes it may touch. Returns -1 if the bytes do not decode.
  */
 static int analyse(struct seq *s)

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# 'kinstr report' and the CTF reader (lib/ctf_read.c) under AddressSanitizer + UndefinedBehavior-
+# 'kinstr report' and the CTF reader (lib/traceread/ctf_read.c) under AddressSanitizer + UndefinedBehavior-
 # Sanitizer, over a corpus of corrupted traces. Builds the whole CLI again with clang-14 and
 # -fsanitize=address,undefined into build/asan/ (make B=build/asan), writes a valid trace with
-# lib/ctf.c and KINSTR_CORPUS_N (default 2500) mutated copies of it (tests/unit/ctf_corpus.c:
+# lib/trace/ctf.c and KINSTR_CORPUS_N (default 2500) mutated copies of it (tests/unit/ctf_corpus.c:
 # truncations, bit flips, packet fields and metadata numbers set to edge values, dropped metadata
 # lines; seed KINSTR_CORPUS_SEED, default fixed), and runs 'kinstr report' on each (and
 # 'kinstr report --json', 'kinstr report --html' of the trace's time line and 'kinstr report

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Latency between two points (lib/span.c) from sub-buffers of records: each stop pairs with its
+ * Latency between two points (lib/results/span.c) from sub-buffers of records: each stop pairs with its
  * key's last start in time order, whatever order the CPUs' buffers are read in; threads never
  * pair with each other; a start replaced or left open and a stop with no start are counted; a
  * pointer key pairs across CPUs; the histogram's buckets; the bound counts overflow.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Hits by key (lib/tally.c) from sub-buffers of records as the module writes them: by comm, by
+ * Hits by key (lib/results/tally.c) from sub-buffers of records as the module writes them: by comm, by
  * pid and by an integer value, each hit in its probe's row for its key; rows by probe, then most
  * hits first; past the table's bound a hit is overflow, not a row; a damaged record refuses.
  */

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Timing results (lib/timing.c): call sites summed by callee, and the table's sort keys. */
+/* Timing results (lib/results/timing.c): call sites summed by callee, and the table's sort keys. */
 #include <string.h>
 
 #include <kinstr/timing.h>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The trace value grammar (lib/values.c): registers, BTF arguments by name, ret, +OFF(X)
+ * The trace value grammar (lib/plan/values.c): registers, BTF arguments by name, ret, +OFF(X)
  * memory, :TYPE, NAME=, the field names made from them, and every refusal's sentence.
  */
 #include <errno.h>

@@ -15,7 +15,7 @@
 
 #include <Zydis/Zydis.h>
 
-#include "zydis_rules.h"
+#include "lib/isa/zydis_rules.h"
 
 #include <kinstr/reloc.h>
 

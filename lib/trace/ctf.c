@@ -20,8 +20,8 @@
 
 #include <kinstr/ctf.h>
 #include <kinstr/kinstr.h>
-#include "ctf_priv.h"
-#include "opts.h"
+#include "lib/trace/ctf_priv.h"
+#include "lib/opts.h"
 
 struct wclass {
 	char *name;

@@ -368,7 +368,7 @@ static int plan_insn(const struct kinstr_kernel *k, const struct kinstr_cfg *cfg
 	} else if (x->flow == KINSTR_X86_FLOW_RET && x->len == 1) {
 		unsigned long long to;
 
-		/* a bare ret moves as the kernel's patch_return() would write it there (lib/probe.c too) */
+		/* a bare ret moves as the kernel's patch_return() would write it there (lib/plan/probe.c too) */
 		if (kinstr_kernel__ret_relocation(k, &to))
 			return refuse(r, KINSTR_CACHE_R_RETURN, x->addr, 0, "a bare ret that cannot move (%s)",
 				      kinstr_kernel__ret_relocation(k, &to) == -EPERM ?

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
- * Reader of the CTF 1.8 traces lib/ctf.c writes. The metadata parser knows the subset kinstr
+ * Reader of the CTF 1.8 traces lib/trace/ctf.c writes. The metadata parser knows the subset kinstr
  * emits (any whitespace, comments and statement order): the trace, env, clock and stream blocks,
  * the packet context and event header structs by their member names, and event classes whose
  * fields are 8..64-bit byte-aligned integers, UTF-8 char arrays and strings. Every packet is
@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include <kinstr/ctf.h>
-#include "ctf_priv.h"
+#include "lib/trace/ctf_priv.h"
 
 #define MAX_METADATA	(16u << 20)
 #define MAX_CLASSES	(1u << 20)

@@ -13,7 +13,7 @@
 #include <Zydis/Zydis.h>
 #include <kinstr/reloc.h>
 #include <kinstr/sites.h>
-#include "zalloc.h"
+#include "lib/zalloc.h"
 
 #define JMP_LEN 5
 
@@ -78,7 +78,7 @@ static bool has_addr32_prefix(const struct kinstr_x86_insn *x)
  * relative branch operand (direct jmp/jcc/call, and xbegin, whose flow the decoder leaves as
  * NEXT), no RIP- or EIP-relative operand, not one of the int/ud family it refuses by mnemonic.
  * A run of these always relocates, so the relocator need not decode it again. This mirrors
- * the relocator's rules (lib/reloc.c, classify()): a new refusal there must be added here.
+ * the relocator's rules (lib/isa/reloc.c, classify()): a new refusal there must be added here.
  */
 static bool plain_copy(const struct kinstr_cfg_insn *in)
 {

@@ -8,7 +8,7 @@
 #include <time.h>
 
 #include <kinstr/record.h>
-#include "opts.h"
+#include "lib/opts.h"
 
 struct kinstr_recording {
 	struct kinstr_dev *dev;

@@ -10,7 +10,7 @@
 #include <sys/mman.h>
 
 #include <kinstr/trace.h>
-#include "opts.h"
+#include "lib/opts.h"
 
 struct kinstr_trace {
 	struct kinstr_dev *dev;

@@ -12,7 +12,7 @@
 #include <kinstr/probe.h>
 #include <kinstr/stacks.h>
 
-/* lib/stack_obj.S: lib/bpf/stack.bpf.o's bytes */
+/* lib/bpf/stack_obj.S: lib/bpf/stack.bpf.o's bytes */
 extern const char kinstr_stack_bpf_obj[], kinstr_stack_bpf_obj_end[];
 
 struct kinstr_stacks {

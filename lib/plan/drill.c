@@ -7,7 +7,7 @@
 
 #include <kinstr/drill.h>
 #include <kinstr/plan.h>
-#include "opts.h"
+#include "lib/opts.h"
 
 #define MAX_SITES 512
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
-/* What kinstr report --html inlines into every page (lib/report.c): our drawing code, d3, d3-flame-graph. */
+/* What kinstr report --html inlines into every page (lib/report/report.c): our drawing code, d3, d3-flame-graph. */
 	.section .rodata
 #define ASSET(sym, path) \
 	.globl sym; .globl sym##_end; sym: .incbin path; sym##_end: .byte 0

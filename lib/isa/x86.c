@@ -7,7 +7,7 @@
 
 #include <kinstr/x86.h>
 #include "rules/out_of_line.h"
-#include "zydis_rules.h"
+#include "lib/isa/zydis_rules.h"
 
 #define STATUS_FLAGS (ZYDIS_CPUFLAG_CF | ZYDIS_CPUFLAG_PF | ZYDIS_CPUFLAG_AF | \
 		      ZYDIS_CPUFLAG_ZF | ZYDIS_CPUFLAG_SF | ZYDIS_CPUFLAG_OF)

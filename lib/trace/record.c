@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include <kinstr/record.h>
-#include "opts.h"
+#include "lib/opts.h"
 
 struct rec_cpu {
 	uint64_t recorded, last_discarded, last_ts, cut;

@@ -6,8 +6,8 @@
 #include <string.h>
 
 #include <kinstr/cfg.h>
-#include "opts.h"
-#include "zalloc.h"
+#include "lib/opts.h"
+#include "lib/zalloc.h"
 
 #define REG(r)		KINSTR_X86_REG(KINSTR_X86_##r)
 #define ALL		KINSTR_X86_REGS_ALL

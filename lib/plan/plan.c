@@ -9,7 +9,7 @@
 
 #include <kinstr/plan.h>
 #include <uapi/linux/kinstr.h>
-#include "opts.h"
+#include "lib/opts.h"
 
 struct kinstr_plan {
 	struct kinstr_probeset *ps;
