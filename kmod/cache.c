@@ -452,7 +452,7 @@ static int check_exits(struct cc *x, u32 i)
 
 /*
  * Only zero bytes from a to end: the fill after the last function of a module's text, which
- * kallsyms counts into that function (lib/kernel/kernel.c sizes it without).
+ * kallsyms counts into that function (lib/kernel/live.c sizes it without).
  */
 static bool zero_fill(unsigned long a, unsigned long end)
 {
