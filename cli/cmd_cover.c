@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * kinstr cover FUNC|GLOB...: block coverage through the code cache (lib/cache/cache.c, lib/cache/cacheset.c):
+ * kinstr cover FUNC|GLOB...: block coverage through the code cache (lib/cache/build.c, lib/cache/cacheset.c):
  * each function runs as an instrumented copy with a counter per basic block, entered through
  * splices at its entry and its re-entry points; the module proves each copy first. --dry-run
  * prints the plan (blocks, forms, re-entry points, or why a function is refused).

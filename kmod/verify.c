@@ -140,7 +140,7 @@ static bool unsafe_insn(const struct insn *insn, unsigned long addr)
 /*
  * Does this instruction overwrite all six status flags without reading any (add, or, and, sub,
  * xor, cmp, test)? Then the flags are dead just before it, and a probe placed there may clobber
- * them: the rule lib/cache/cache.c applies too (rules/flags.h), on the decoded bytes.
+ * them: the rule lib/cache/place.c applies too (rules/flags.h), on the decoded bytes.
  */
 static bool kills_flags(const struct insn *insn, unsigned long addr)
 {

@@ -5,7 +5,7 @@
  * which read CF; not inc/dec, which keep CF). Just before such an instruction the flags are
  * dead, so code placed there may clobber them: a probe's inline counter, a code-cache block
  * counter. One rule for the module's verifier (kmod/verify.c) and the library's builders
- * (lib/cache/cache.c); tests/unit/test_rules.c walks every one-byte opcode, prefix and ModRM byte and
+ * (lib/cache/place.c); tests/unit/test_rules.c walks every one-byte opcode, prefix and ModRM byte and
  * checks it against Zydis's reading of each instruction's flags.
  *
  * It reads raw bytes (the instruction as either side's decoder found its length).

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The code cache's builder (lib/cache/cache.c) over every function of the shipped snapshots of live
+ * The code cache's builder (lib/cache/build.c, place.c, emit.c) over every function of the shipped snapshots of live
  * kernels (tests/data/sample-*.snap), each copy read back with Zydis, independently of the
  * library: the copy is exactly its blocks' counters and its instructions' counterparts, back to
  * back; a copied instruction has the original's bytes; a re-aimed one the original's mnemonic and

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <kinstr/cache.h>
 #include <kinstr/cfg.h>
 #include <kinstr/ctf.h>
 #include <kinstr/trace.h>
@@ -29,6 +30,7 @@ struct bigger {
 		struct kinstr_recorder_opts rec;
 		struct kinstr_recording_opts recording;
 		struct kinstr_drill_opts drill;
+		struct kinstr_cache_opts cache;
 	} o;
 	unsigned char tail[64];
 };
@@ -211,6 +213,51 @@ static void t_drill_opts(void)
 	kinstr_kernel__close(k);
 }
 
+/* The code cache's builder: vfs_read's copy (a snapshot has no jump label facts: the first such site refuses it,
+ * so a function without one is taken: the first of a few names that builds with no options at all). */
+static void t_cache_opts(void)
+{
+	static const char *const names[] = { "vfs_read", "ksys_lseek", "__x64_sys_getppid", "do_sys_open", "vfs_write" };
+	struct kinstr_kernel *k = NULL;
+	const struct kinstr_func *f = NULL;
+	struct kinstr_cache_fn *c;
+	enum shape sh;
+	size_t i;
+	glob_t g;
+
+	if (glob("tests/data/sample-*.snap", 0, NULL, &g) == 0 && g.gl_pathc) {
+		k = kinstr_kernel__open_snapshot(g.gl_pathv[0]);
+		globfree(&g);
+	}
+	for (i = 0; k && !f && i < sizeof(names) / sizeof(names[0]); i++) {
+		f = kinstr_kernel__find_func(k, names[i]);
+		c = f ? kinstr_cache_fn__build(k, f, 0xffffffffc0000000ull, NULL, NULL) : NULL;
+		if (!c)
+			f = NULL;
+		kinstr_cache_fn__free(c);
+	}
+	CHECK(f, "no snapshot with a function the cache builds without options");
+	if (!f)
+		goto out;
+	for (sh = SHORTER; sh <= TOO_SMALL; sh++) {
+		struct bigger b;
+
+		memset(&b, 0, sizeof(b));
+		/* shorter: through counters, the first version's one field */
+		shape_it(&b, sizeof(b.o.cache), offsetof(struct kinstr_cache_opts, counters) + sizeof(uint64_t), sh);
+		b.o.cache.counters = 0x1000;
+		errno = 0;
+		c = kinstr_cache_fn__build(k, f, 0xffffffffc0000000ull, &b.o.cache, NULL);
+		if (sh == SHORTER || sh == TAIL_ZERO)
+			CHECK(c && kinstr_cache_fn__block_cnt(c) > 0, "%s (%s): %s", shape_name[sh], f->name, strerror(errno));
+		else
+			CHECK(!c && errno == EINVAL, "%s (%s): %p, errno %d", shape_name[sh], f->name, (void *)c, errno);
+		kinstr_cache_fn__free(c);
+	}
+out:
+	kinstr_kernel__close(k);
+}
+
 int main(void)
 {
 	RUN(t_cfg_opts);
@@ -219,5 +266,6 @@ int main(void)
 	RUN(t_recorder_opts);
 	RUN(t_recording_opts);
 	RUN(t_drill_opts);
+	RUN(t_cache_opts);
 	return check_done();
 }
