@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
-/* The CTF layout kinstr writes (lib/trace/ctf.c) and reads back (lib/traceread/ctf_read.c). */
+/* The CTF layout kinstr writes (lib/trace/ctf.c) and reads back (lib/traceread/metadata.c, streams.c). */
 #ifndef KINSTR_LIB_CTF_PRIV_H
 #define KINSTR_LIB_CTF_PRIV_H
 

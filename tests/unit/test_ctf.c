@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The CTF writer and reader (lib/trace/ctf.c, lib/traceread/ctf_read.c) and `kinstr report`: traces with every
+ * The CTF writer and reader (lib/trace/ctf.c, lib/traceread/metadata.c, streams.c) and `kinstr report`: traces with every
  * field type, several CPUs, many packets, compact and extended event headers and lost events
  * are read back by babeltrace2 (the real consumer) and by our reader, exactly; damaged traces
  * give clear errors and never a crash. Runs from the repository's top directory.

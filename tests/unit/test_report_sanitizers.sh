@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# 'kinstr report' and the CTF reader (lib/traceread/ctf_read.c) under AddressSanitizer + UndefinedBehavior-
+# 'kinstr report' and the CTF reader (lib/traceread/metadata.c, streams.c) under AddressSanitizer + UndefinedBehavior-
 # Sanitizer, over a corpus of corrupted traces. Builds the whole CLI again with clang-14 and
 # -fsanitize=address,undefined into build/asan/ (make B=build/asan), writes a valid trace with
 # lib/trace/ctf.c and KINSTR_CORPUS_N (default 2500) mutated copies of it (tests/unit/ctf_corpus.c:
