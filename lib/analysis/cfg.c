@@ -396,6 +396,10 @@ static int ends_block(const struct kinstr_cfg_insn *in)
 	case KINSTR_X86_FLOW_NEXT:
 	case KINSTR_X86_FLOW_CALL_IND:
 		return 0;
+#ifdef KINSTR_PLANT_ENDS_BLOCK	/* never on: tests/unit/test_fuzz.sh's planted bug, which the fuzz oracle must catch */
+	case KINSTR_X86_FLOW_UD2:
+		return 0;
+#endif
 	case KINSTR_X86_FLOW_CALL:
 		return in->target_insn != KINSTR_CFG_NONE;
 	default:

@@ -22,6 +22,15 @@ $(B)/fuzz/%.o: %.c
 $(B)/fuzz/fuzz_analyze: $(FUZZ_OBJS)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $(FUZZ_OBJS) $(LIBS)
 
+# The same target with a bug planted in lib/analysis/cfg.c (KINSTR_PLANT_ENDS_BLOCK: a ud2 ends no
+# block), which the fuzz oracle, written apart from the library, must catch (tests/unit/test_fuzz.sh).
+FUZZ_PLANT_OBJS := $(filter-out $(B)/fuzz/lib/analysis/cfg.o,$(FUZZ_OBJS)) $(B)/fuzz-plant/lib/analysis/cfg.o
+$(B)/fuzz-plant/lib/analysis/cfg.o: lib/analysis/cfg.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(CPPFLAGS) -DKINSTR_PLANT_ENDS_BLOCK $(FUZZ_CFLAGS) -MMD -MP -c -o $@ $<
+$(B)/fuzz/fuzz_analyze_plant: $(FUZZ_PLANT_OBJS)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $(FUZZ_PLANT_OBJS) $(LIBS)
+
 -include $(FUZZ_OBJS:.o=.d)
 
 # The seed cutter for tests/fuzz/mkcorpus.sh (an ordinary gcc build against libkinstr.a).

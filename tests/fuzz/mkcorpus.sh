@@ -76,6 +76,12 @@ seed xbegin 0 '
 	xend
 1:	xabort $1
 	ret'
+# a ud2 (BUG, WARN) followed by code: the block after it starts there (test_fuzz.sh's planted bug)
+seed ud2-then-code 0 '
+	xor %eax, %eax
+	ud2
+	mov $1, %eax
+	ret'
 seed bad-target 0 '
 	jmp 1f+1
 1:	mov $0x12345678, %eax

@@ -5,6 +5,8 @@
 #   PASS fuzz_analyze: N runs, M coverage ...
 #   FAIL fuzz_analyze: <what broke> (reproduce: build/fuzz/fuzz_analyze ARTIFACT)
 #   SKIP fuzz_analyze: <what is missing>     only without clang or its libFuzzer runtime
+# then, after a pass, whether the CFG oracle catches a planted bug:
+#   PASS fuzz_oracle_planted: ...   or   FAIL fuzz_oracle_planted: ...
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 
@@ -53,10 +55,33 @@ corp=$(grep -oE 'corp: [0-9]+' "$run/log" | tail -n1 | cut -d' ' -f2)
 took=$(sed -n 's/^Done [0-9]* runs in \([0-9]*\) second.*/\1/p' "$run/log" | tail -n1)
 seed=$(sed -n 's/^INFO: Seed: //p' "$run/log" | head -n1)
 
+# The oracle can disagree: with a bug planted in lib/analysis/cfg.c (a ud2 ends no block), the
+# committed corpus alone (h-ud2-then-code) must fail the CFG's leader check.
+planted() {
+	local log=build/fuzz/plant.log
+	if ! make -s build/fuzz/fuzz_analyze_plant FUZZ_CC="$cc" >"$log" 2>&1; then
+		echo "FAIL fuzz_oracle_planted: make build/fuzz/fuzz_analyze_plant failed"
+		tail -n 10 "$log" | sed 's/^/  /'
+		return 1
+	fi
+	rm -rf build/fuzz/plant && mkdir -p build/fuzz/plant/corpus build/fuzz/plant/art
+	find tests/fuzz/corpus -maxdepth 1 -type f ! -name README -exec cp {} build/fuzz/plant/corpus/ \;
+	timeout 120 build/fuzz/fuzz_analyze_plant -runs=0 -artifact_prefix=build/fuzz/plant/art/ \
+		build/fuzz/plant/corpus >>"$log" 2>&1
+	if grep -q 'invariant violated: .*KINSTR_CFG_I_LEADER' "$log" && grep -q 'flow 9$' "$log"; then
+		echo "PASS fuzz_oracle_planted: a ud2 that ends no block (planted in lib/analysis/cfg.c) fails the" \
+			"oracle's leader check on the committed corpus: $(grep -m1 'insn at' "$log" | sed 's/^ *//')"
+		return 0
+	fi
+	echo "FAIL fuzz_oracle_planted: the planted bug was not caught (log $log)"
+	return 1
+}
+
 if [ $rc -eq 0 ] && [ -n "$runs" ] && [ "${runs:-0}" -gt 0 ]; then
 	echo "PASS fuzz_analyze: ${runs} runs, ${cov:-?} coverage (${ft:-?} features, corpus ${corp:-?}," \
 		"${took:-$secs} s, $((runs / (${took:-$secs} > 0 ? ${took:-$secs} : 1))) exec/s)"
-	exit 0
+	planted
+	exit $?
 fi
 what=$(grep -m1 -E 'invariant violated|^SUMMARY: |ERROR: libFuzzer: |==ERROR: ' "$run/log" | sed 's/^ *//')
 artifact=$(sed -n "s/.*Test unit written to \(.*\)$/\1/p" "$run/log" | tail -n1)
