@@ -10,6 +10,8 @@
 #include <sys/stat.h>
 
 #include <kinstr/ctf.h>
+#include <kinstr/ctf_pairs.h>
+#include <kinstr/ctf_read.h>
 #include <kinstr/report.h>
 #include <kinstr/tracedat.h>
 #include "cli.h"

@@ -225,7 +225,7 @@ void kinstr_limits_init(void);
 /* policy.c: the site-safety predicates, each one rule. */
 u32 kinstr_policy_check(unsigned long addr, unsigned int len);
 long kinstr_ioctl_check(void __user *uarg);
-/* KINSTR_IOC_HELD (patch.c): what every session holds now. */
+/* KINSTR_IOC_HELD (patch/protocol.c): what every session holds now. */
 long kinstr_ioctl_held(void __user *uarg);
 
 /* verify.c: one probe request against the kernel's decoder and the site-safety rules. */
@@ -253,7 +253,7 @@ unsigned long kinstr_fentry_of(unsigned long start);
 bool kinstr_flags_dead_at(unsigned long site);
 bool kinstr_flags_dead_by_abi(unsigned long site);
 
-/* session.c: sessions (one per open file) and their ioctls; patch.c does the patching. */
+/* session.c: sessions (one per open file) and their ioctls; patch/ does the patching. */
 struct kinstr_session;
 struct kinstr_session *kinstr_session_new(void);
 void kinstr_session_free(struct kinstr_session *s);

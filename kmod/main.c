@@ -18,7 +18,7 @@
 #include <linux/utsname.h>
 
 #include <uapi/linux/kinstr.h>
-#include "bpf.h"
+#include "actions/bpf.h"
 #include "kinstr.h"
 #include "abi.h"
 

@@ -2,7 +2,7 @@
 /*
  * Sessions: what one open /dev/kinstr holds (its areas of probes, its trace channel, its timers)
  * and the ioctls on it. Everything a file descriptor installed goes away when it closes; the
- * patching itself is patch.c's.
+ * patching itself is patch/'s.
  */
 #include <linux/mutex.h>
 #include <linux/percpu.h>
@@ -14,8 +14,8 @@
 #include <uapi/linux/kinstr.h>
 #include "kinstr.h"
 #include "abi.h"
-#include "hit.h"
-#include "patch.h"
+#include "actions/hit.h"
+#include "patch/patch.h"
 
 struct kinstr_session {
 	struct mutex lock;

@@ -5,7 +5,7 @@
  * seals it to at boot when objtool found nothing taking its address. The fentry NOP, ftrace's
  * site, follows it (ftrace_location(f) == f + 4); elsewhere it is the function's first
  * instruction. An indirect call lands on the ENDBR, so it is never displaced and never
- * trapped (KINSTR_R_ENDBR). One rule for the module (kmod/policy.c, kmod/verify.c) and the
+ * trapped (KINSTR_R_ENDBR). One rule for the module (kmod/check/policy.c, kmod/check/verify.c) and the
  * library (lib/kernel/view.c); tests/unit/test_rules.c walks every 4-byte pattern it could confuse.
  */
 #ifndef KINSTR_RULES_ENTRY_H

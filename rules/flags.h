@@ -4,7 +4,7 @@
  * any: add, or, and, sub, xor, cmp and test in all their one-byte-opcode forms (not adc/sbb,
  * which read CF; not inc/dec, which keep CF). Just before such an instruction the flags are
  * dead, so code placed there may clobber them: a probe's inline counter, a code-cache block
- * counter. One rule for the module's verifier (kmod/verify.c) and the library's builders
+ * counter. One rule for the module's verifier (kmod/check/verify.c) and the library's builders
  * (lib/cache/place.c); tests/unit/test_rules.c walks every one-byte opcode, prefix and ModRM byte and
  * checks it against Zydis's reading of each instruction's flags.
  *

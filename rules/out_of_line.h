@@ -2,7 +2,7 @@
 /*
  * Which x86-64 instructions never run out of line: in a probe's slot, displaced by its jmp or
  * stepped over by its int3. One rule, in one place, built into the module's verifier
- * (kmod/verify.c) and the library's site selection (lib/isa/x86.c, lib/analysis/sites.c), so that user space
+ * (kmod/check/verify.c) and the library's site selection (lib/isa/x86.c, lib/analysis/sites.c), so that user space
  * never offers a site the module refuses and the module never accepts what user space would not
  * offer. tests/unit/test_rules.c walks every opcode map, mandatory prefix, opcode and ModRM byte
  * and checks this rule against Zydis's reading of each instruction.
@@ -24,7 +24,7 @@ enum kinstr_ool {
 	KINSTR_OOL_TRAP,	/* int3, int n, into, int1: someone else's trap */
 	KINSTR_OOL_UD,		/* ud0, ud1, ud2: BUG()/WARN(), found by address */
 	KINSTR_OOL_IF,		/* cli, sti, popf: the interrupt flag */
-	KINSTR_OOL_LEAVES,	/* iret, sysret, sysexit, syscall, sysenter, far jmp/call/ret, ret imm16 */
+	KINSTR_OOL_LEAVES,	/* iret, sysret, sysexit, syscall, sysenter, rsm, far jmp/call/ret, ret imm16 */
 	KINSTR_OOL_SYSTEM,	/* CPL0 and system state: groups 6/7, cr/dr, msr, cache, VMX, hlt, ... */
 };
 
@@ -59,6 +59,7 @@ static inline enum kinstr_ool kinstr_ool_0f(uint8_t op, int modrm, uint8_t pfx)
 	case 0x0b: case 0xb9: case 0xff:
 		return KINSTR_OOL_UD;
 	case 0x05: case 0x07: case 0x34: case 0x35:
+	case 0xaa:					/* rsm: back to the state SMM saved */
 		return KINSTR_OOL_LEAVES;
 	case 0x00: case 0x01:				/* groups 6 and 7: lgdt, ltr, swapgs, clac, ... */
 	case 0x06: case 0x08: case 0x09:		/* clts, invd, wbinvd */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * Functions refused whole by their symbol's name, one rule for the module (kmod/policy.c) and
+ * Functions refused whole by their symbol's name, one rule for the module (kmod/check/policy.c) and
  * the library (lib/kernel/reserve.c); tests/unit/test_rules.c walks the names it could confuse.
  *  - __cfi_NAME, __pfx_NAME (KINSTR_R_CFI_SYMBOL): the padding and CFI preambles before a
  *    function, never code of its own.

@@ -39,6 +39,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <kinstr/edge.h>
 #include <kinstr/x86.h>
 
 #ifdef __cplusplus
@@ -60,11 +61,6 @@ extern "C" {
 /* A tail call to a SysV function: its arguments, plus what our own caller expects. */
 #define KINSTR_CFG_LIVE_TAIL	(KINSTR_CFG_LIVE_CALL | KINSTR_CFG_LIVE_RET)
 
-/* A control transfer the instruction bytes do not show (see kinstr_cfg_opts.edges). */
-struct kinstr_cfg_edge {
-	uint64_t from;		/* an address inside the instruction control leaves */
-	uint64_t to;		/* where control may go */
-};
 
 struct kinstr_cfg_opts {
 	size_t sz;			/* sizeof(struct kinstr_cfg_opts) */

@@ -17,8 +17,7 @@
  * later leaves a readable trace of the packets it completed. Timestamps are u64 nanoseconds of
  * the trace's clock; within a CPU they must not go backwards.
  *
- * Reader: opens traces kinstr wrote, validates every packet, and iterates the events stream by
- * stream (CPU by CPU in ascending order, each in file order).
+ * The reader is ctf_read.h's; calls paired from a trace, ctf_pairs.h's.
  */
 #ifndef KINSTR_CTF_H
 #define KINSTR_CTF_H
@@ -107,79 +106,6 @@ int kinstr_ctf__packet_cancel(struct kinstr_ctf *w, unsigned int cpu);
 /* End open packets (at their last timestamp), write the metadata if no packet did, free w.
  * Returns the first error met (w is freed anyway). */
 int kinstr_ctf__close(struct kinstr_ctf *w);
-
-/* ---- reader ---- */
-
-struct kinstr_ctf_reader;
-
-struct kinstr_ctf_class {
-	const char *name;
-	unsigned int id;
-	const struct kinstr_ctf_field *fields;
-	unsigned int nfields;
-};
-
-struct kinstr_ctf_stream_info {
-	const char *file;		/* "stream_1" */
-	unsigned int cpu;		/* cpu_id of its packets */
-	uint64_t packets;
-	uint64_t events_discarded;	/* the last packet's running total */
-	uint64_t ts_begin, ts_end;	/* first packet's begin, last packet's end */
-};
-
-struct kinstr_ctf_event {
-	unsigned int class_id;
-	unsigned int cpu;
-	unsigned int stream;	/* index for kinstr_ctf_reader__stream() */
-	uint64_t ts;
-	/* one per field of the class; strings are NUL-terminated and valid until the next call */
-	const union kinstr_ctf_value *values;
-	unsigned int nvalues;
-};
-
-/*
- * Open the trace in dir: parse its metadata and check every packet's header and context against
- * the file sizes. NULL with errno on failure, and a sentence naming the file and offset in err
- * (e.g. "t/stream_1: truncated packet at offset 8192 (packet_size says 4096 bytes, 1200 left)").
- */
-struct kinstr_ctf_reader *kinstr_ctf_reader__open(const char *dir, char *err, size_t errlen);
-void kinstr_ctf_reader__close(struct kinstr_ctf_reader *r);
-
-/* 1 and *ev filled, 0 at the end, or a negative errno with the reason in err (-EBADMSG for a
- * malformed event). */
-int kinstr_ctf_reader__next(struct kinstr_ctf_reader *r, struct kinstr_ctf_event *ev, char *err, size_t errlen);
-
-unsigned int kinstr_ctf_reader__class_cnt(const struct kinstr_ctf_reader *r);
-const struct kinstr_ctf_class *kinstr_ctf_reader__class(const struct kinstr_ctf_reader *r, unsigned int id);
-unsigned int kinstr_ctf_reader__stream_cnt(const struct kinstr_ctf_reader *r);
-const struct kinstr_ctf_stream_info *kinstr_ctf_reader__stream(const struct kinstr_ctf_reader *r, unsigned int i);
-/* An env entry's value as written (integers as decimal text), or NULL. */
-const char *kinstr_ctf_reader__env(const struct kinstr_ctf_reader *r, const char *key);
-/* The trace's uuid (36 characters), clock name, and the clock's offset from realtime in ns. */
-const char *kinstr_ctf_reader__uuid(const struct kinstr_ctf_reader *r);
-const char *kinstr_ctf_reader__clock_name(const struct kinstr_ctf_reader *r);
-int64_t kinstr_ctf_reader__clock_offset_ns(const struct kinstr_ctf_reader *r);
-
-/*
- * Calls paired from a trace (kinstr report): for each probe NAME traced with NAME%return too, its
- * events matched per thread (the tid field) in time order across CPUs, nested calls on a stack;
- * per function the calls, min/mean/max from entry to return, and the events left unpaired.
- */
-struct kinstr_call_pairs;
-struct kinstr_call_latency {
-	const char *function;		/* NAME (the entry's class name) */
-	uint64_t calls, min_ns, max_ns, sum_ns;
-	uint64_t unmatched_entries, unmatched_returns;
-};
-/* NULL with errno (ENOMEM); a trace without such pairs gives an empty result. */
-struct kinstr_call_pairs *kinstr_call_pairs__new(const struct kinstr_ctf_reader *r);
-/* Each event as read (any order of CPUs): 0 or -ENOMEM. */
-int kinstr_call_pairs__add(struct kinstr_call_pairs *p, const struct kinstr_ctf_event *ev);
-/* After the last event: sort and pair. 0 or -ENOMEM. */
-int kinstr_call_pairs__finish(struct kinstr_call_pairs *p);
-size_t kinstr_call_pairs__cnt(const struct kinstr_call_pairs *p);
-const struct kinstr_call_latency *kinstr_call_pairs__get(const struct kinstr_call_pairs *p, size_t i);
-void kinstr_call_pairs__free(struct kinstr_call_pairs *p);
 
 #ifdef __cplusplus
 }

@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <kinstr/kinstr.h>
-#include <kinstr/cfg.h>
+#include <kinstr/edge.h>
 
 #ifdef __cplusplus
 extern "C" {

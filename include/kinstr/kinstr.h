@@ -26,6 +26,8 @@ struct kinstr_dev;
 struct kinstr_dev *kinstr_dev__open(const char *path);
 void kinstr_dev__close(struct kinstr_dev *dev);
 int kinstr_dev__fd(const struct kinstr_dev *dev);
+/* Every ioctl of the library goes through here: 0, or -errno (errno left as the ioctl set it). */
+int kinstr_dev__ioctl(struct kinstr_dev *dev, unsigned long cmd, void *arg);
 
 /* One line telling a person why opening the device failed with errno err and what to do. */
 const char *kinstr_dev__open_hint(int err);
@@ -81,6 +83,20 @@ int kinstr_dev__check_only(struct kinstr_dev *dev, struct kinstr_check_range *ra
 const char *kinstr_site_reason__str(unsigned int reason);
 /* The short identifier of one reason, e.g. "ftrace", for --json output. */
 const char *kinstr_site_reason__id(unsigned int reason);
+
+/*
+ * The device's timers (include/uapi/linux/kinstr.h, "Timers"): count of them, for the threads of
+ * process tgid only (0: every thread and interrupt context); flags KINSTR_TIMERS_F_*. Once per
+ * device.
+ */
+struct kinstr_timer_stats;
+struct kinstr_timer_path;
+int kinstr_timers__create(struct kinstr_dev *dev, uint32_t count, uint32_t tgid, uint32_t flags);
+/* One CPU's paths (KINSTR_TIMERS_F_PATHS): -ENOSPC if count is too small, -EINVAL past the last CPU. */
+int kinstr_timers__paths(struct kinstr_dev *dev, unsigned int cpu, struct kinstr_timer_path *paths,
+			 uint32_t count, uint32_t *found, uint64_t *dropped, uint64_t *truncated);
+/* Statistics of timers [first, first + count), summed over CPUs. */
+int kinstr_timers__read(struct kinstr_dev *dev, uint32_t first, uint32_t count, struct kinstr_timer_stats *out);
 
 #ifdef __cplusplus
 }

@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <kinstr/btf.h>
 #include <kinstr/ctf.h>
+#include <kinstr/event.h>
 #include <kinstr/probe.h>
 
 #ifdef __cplusplus
@@ -143,34 +144,6 @@ uint64_t kinstr_plan__switch_at(struct kinstr_plan *pl, const struct kinstr_func
 unsigned int kinstr_plan__time_calls(struct kinstr_plan *pl, const struct kinstr_func *f, unsigned int *ntimers,
 				     struct kinstr_callsite *sites, unsigned int max);
 
-/*
- * What a trace probe records (lib/plan/values.c): VALUE[:TYPE],... where VALUE is a register (%rdi,
- * %rip), an argument's name at FUNC's entry (from BTF: proto, may be NULL), ret at FUNC%return,
- * or +OFF(X) memory at X + OFF; NAME=VALUE names the field; TYPE is u8..u64, s8..s64, x8..x64
- * or string[N] (default KINSTR_VALUE_STR_DEFAULT bytes).
- */
-#define KINSTR_VALUE_STR_DEFAULT 64
-struct kinstr_value {
-	char name[64];			/* the event field's name: distinct, not pid/tid/comm */
-	struct kinstr_trace_val v;	/* what the module reads */
-	enum kinstr_ctf_type type;	/* how the trace stores it */
-	bool hex;
-};
-/*
- * list (NULL or empty: none; at a return, ret) into vals[KINSTR_TRACE_MAX_VALS], *nvals of them:
- * 0, or -errno with the reason in err.
- */
-int kinstr_values__parse(const char *list, const struct kinstr_proto *proto, bool at_entry, bool at_return,
-			 const char *func, struct kinstr_value *vals, unsigned int *nvals, char *err, size_t errlen);
-
-/* An event class of a trace: what the hits of one probe spec's probes record. */
-struct kinstr_trace_event {
-	char name[192];			/* FUNC, FUNC+0xOFF or FUNC%return */
-	unsigned int nvals;
-	struct kinstr_value vals[KINSTR_TRACE_MAX_VALS];
-	uint64_t count;			/* events written (the recorder's) */
-	int class_id;			/* the trace's class (the recorder's) */
-};
 /*
  * A trace spec, SPEC or SPEC(VALUE,...), into probes of the set that record into event classes:
  * one per FUNC, FUNC+0xOFF or FUNC%return named (ev[*nev], at most max, made once each) with the

@@ -88,19 +88,6 @@ int kinstr_probeset__set_trace(struct kinstr_probeset *ps, size_t i, const struc
 /* Make probe i start (or stop) timer `timer` of the device's timers (kinstr_timers__create). */
 int kinstr_probeset__set_timer(struct kinstr_probeset *ps, size_t i, bool start, uint32_t timer);
 
-/*
- * The device's timers (include/uapi/linux/kinstr.h, "Timers"): count of them, for the threads of
- * process tgid only (0: every thread and interrupt context); flags KINSTR_TIMERS_F_*. Once per
- * device.
- */
-struct kinstr_timer_stats;
-struct kinstr_timer_path;
-int kinstr_timers__create(struct kinstr_dev *dev, uint32_t count, uint32_t tgid, uint32_t flags);
-/* One CPU's paths (KINSTR_TIMERS_F_PATHS): -ENOSPC if count is too small, -EINVAL past the last CPU. */
-int kinstr_timers__paths(struct kinstr_dev *dev, unsigned int cpu, struct kinstr_timer_path *paths,
-			 uint32_t count, uint32_t *found, uint64_t *dropped, uint64_t *truncated);
-/* Statistics of timers [first, first + count), summed over CPUs. */
-int kinstr_timers__read(struct kinstr_dev *dev, uint32_t first, uint32_t count, struct kinstr_timer_stats *out);
 /* Reserve slots, relocate, install every probe. On refusal, err names the probe and the rule. */
 int kinstr_probeset__install(struct kinstr_probeset *ps, char *err, size_t errlen);
 /*

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <kinstr/ctf.h>
-#include <kinstr/plan.h>
+#include <kinstr/event.h>
 #include <kinstr/trace.h>
 
 #ifdef __cplusplus

@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <ring/ring_abi.h>
-#include <kinstr/plan.h>
+#include <kinstr/event.h>
 #include <kinstr/tally.h>
 #include <kinstr/trace.h>
 

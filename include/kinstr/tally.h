@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <kinstr/kinstr.h>
-#include <kinstr/plan.h>
+#include <kinstr/event.h>
 #include <kinstr/trace.h>
 
 #ifdef __cplusplus

@@ -80,7 +80,7 @@ static int has_cold_part(const struct kinstr_kernel *k, const struct kinstr_func
 /*
  * Does control fall off the function's last instruction into whatever follows (an asm function
  * whose next label is a symbol of its own: __put_user_1 into __put_user_nocheck_1)? The
- * module's rule (kmod/cache.c, check_function): the code ends on a ret, a jmp, an indirect
+ * module's rule (kmod/check/cache.c, check_function): the code ends on a ret, a jmp, an indirect
  * branch, an int3, a call (noreturn) or a BUG's ud2.
  */
 static int runs_off_end(const struct kinstr_x86_insn *x)

@@ -236,11 +236,10 @@ int kinstr_cacheset__install(struct kinstr_cacheset *cs, unsigned int flags, siz
 	uint8_t *bytes = NULL;
 	uint32_t counters = 0;
 	size_t i, j, nmap = 0, nreq = 0;
-	int fd, ret;
+	int ret;
 
 	if (!cs->dev || !cs->n || cs->area)
 		return -EINVAL;
-	fd = kinstr_dev__fd(cs->dev);
 	/* ascending addresses, as the module wants the map; no copy's counters across two chunks */
 	qsort(cs->fns, cs->n, sizeof(*cs->fns), cmp_fn);
 	for (i = 0; i < cs->n; i++) {
@@ -275,7 +274,7 @@ int kinstr_cacheset__install(struct kinstr_cacheset *cs, unsigned int flags, siz
 	al.cache_size = size;
 	al.cache_counters = counters;
 	al.cache_chunks = (uintptr_t)chunks;
-	if (ioctl(fd, KINSTR_IOC_ALLOC, &al) < 0) {
+	if (kinstr_dev__ioctl(cs->dev, KINSTR_IOC_ALLOC, &al) < 0) {
 		ret = -errno;
 		snprintf(err, errlen, "cannot reserve a code cache of %llu bytes and %u counters: %s%s",
 			 (unsigned long long)size, counters, strerror(-ret),
@@ -358,7 +357,7 @@ int kinstr_cacheset__install(struct kinstr_cacheset *cs, unsigned int flags, siz
 	in.flags = flags;
 	in.probes = (uintptr_t)req;
 	in.cache = (uintptr_t)&img;
-	if (ioctl(fd, KINSTR_IOC_INSTALL, &in) < 0) {
+	if (kinstr_dev__ioctl(cs->dev, KINSTR_IOC_INSTALL, &in) < 0) {
 		ret = -errno;
 		if (in.refusal) {
 			refusal_msg(cs, &in, map, nmap, req, nreq, err, errlen);
@@ -389,7 +388,7 @@ undo:
 	free(req);
 	free(chunks);
 	rm.area = al.area;
-	ioctl(fd, KINSTR_IOC_REMOVE, &rm);
+	kinstr_dev__ioctl(cs->dev, KINSTR_IOC_REMOVE, &rm);
 	return ret;
 }
 
@@ -408,7 +407,7 @@ int kinstr_cacheset__read(struct kinstr_cacheset *cs)
 	cc.first = 0;
 	cc.count = cs->ncounters;
 	cc.counts = (uintptr_t)counts;
-	return ioctl(kinstr_dev__fd(cs->dev), KINSTR_IOC_CACHE_COUNTS, &cc) < 0 ? -errno : 0;
+	return kinstr_dev__ioctl(cs->dev, KINSTR_IOC_CACHE_COUNTS, &cc);
 }
 
 int kinstr_cacheset__set_flags(struct kinstr_cacheset *cs, unsigned int flags)
@@ -463,5 +462,5 @@ int kinstr_cacheset__remove(struct kinstr_cacheset *cs)
 		return 0;
 	rm.area = cs->area;
 	cs->area = 0;
-	return ioctl(kinstr_dev__fd(cs->dev), KINSTR_IOC_REMOVE, &rm) < 0 ? -errno : 0;
+	return kinstr_dev__ioctl(cs->dev, KINSTR_IOC_REMOVE, &rm);
 }

@@ -144,6 +144,8 @@ static void classify_flow(struct kinstr_x86_insn *insn, const ZydisDecodedInstru
 	case ZYDIS_MNEMONIC_IRETQ:
 	case ZYDIS_MNEMONIC_SYSRET:
 	case ZYDIS_MNEMONIC_SYSEXIT:
+	case ZYDIS_MNEMONIC_UIRET:	/* a user interrupt's return */
+	case ZYDIS_MNEMONIC_RSM:	/* back from system management mode */
 		insn->flow = KINSTR_X86_FLOW_EXIT;
 		break;
 	case ZYDIS_MNEMONIC_INT3:

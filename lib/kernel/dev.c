@@ -68,7 +68,7 @@ const char *kinstr_dev__open_hint(int err)
 	}
 }
 
-static int dev_ioctl(struct kinstr_dev *dev, unsigned long cmd, void *arg)
+int kinstr_dev__ioctl(struct kinstr_dev *dev, unsigned long cmd, void *arg)
 {
 	if (ioctl(dev->fd, cmd, arg) < 0)
 		return -errno;
@@ -79,14 +79,14 @@ int kinstr_dev__version(struct kinstr_dev *dev, struct kinstr_version *v)
 {
 	memset(v, 0, sizeof(*v));
 	v->size = sizeof(*v);
-	return dev_ioctl(dev, KINSTR_IOC_VERSION, v);
+	return kinstr_dev__ioctl(dev, KINSTR_IOC_VERSION, v);
 }
 
 int kinstr_dev__debug_info(struct kinstr_dev *dev, struct kinstr_debug_info *d)
 {
 	memset(d, 0, sizeof(*d));
 	d->size = sizeof(*d);
-	return dev_ioctl(dev, KINSTR_IOC_DEBUG_INFO, d);
+	return kinstr_dev__ioctl(dev, KINSTR_IOC_DEBUG_INFO, d);
 }
 
 int kinstr_dev__read(struct kinstr_dev *dev, unsigned long long addr, void *buf, size_t len)
@@ -98,14 +98,14 @@ int kinstr_dev__read(struct kinstr_dev *dev, unsigned long long addr, void *buf,
 		.buf = (unsigned long)buf,
 	};
 
-	return dev_ioctl(dev, KINSTR_IOC_READ, &r);
+	return kinstr_dev__ioctl(dev, KINSTR_IOC_READ, &r);
 }
 
 int kinstr_dev__layout(struct kinstr_dev *dev, struct kinstr_layout *l)
 {
 	memset(l, 0, sizeof(*l));
 	l->size = sizeof(*l);
-	return dev_ioctl(dev, KINSTR_IOC_LAYOUT, l);
+	return kinstr_dev__ioctl(dev, KINSTR_IOC_LAYOUT, l);
 }
 
 int kinstr_dev__module(struct kinstr_dev *dev, unsigned long long addr, struct kinstr_module_info *mi)
@@ -113,7 +113,7 @@ int kinstr_dev__module(struct kinstr_dev *dev, unsigned long long addr, struct k
 	memset(mi, 0, sizeof(*mi));
 	mi->size = sizeof(*mi);
 	mi->addr = addr;
-	return dev_ioctl(dev, KINSTR_IOC_MODULE, mi);
+	return kinstr_dev__ioctl(dev, KINSTR_IOC_MODULE, mi);
 }
 
 bool kinstr_dev__has(struct kinstr_dev *dev, uint64_t feature)
@@ -148,7 +148,7 @@ struct kinstr_span64 *kinstr_dev__hit_path(struct kinstr_dev *dev, size_t *n, bo
 	*incomplete = false;
 	for (;;) {	/* ask for the count, then for that many (it is fixed after load) */
 		h.spans = (uintptr_t)spans;
-		err = dev_ioctl(dev, KINSTR_IOC_HIT_PATH, &h);
+		err = kinstr_dev__ioctl(dev, KINSTR_IOC_HIT_PATH, &h);
 		if (err) {
 			free(spans);
 			errno = -err;
@@ -178,7 +178,7 @@ struct kinstr_held_range *kinstr_dev__held(struct kinstr_dev *dev, size_t *n)
 	*n = 0;
 	for (;;) {	/* ask for the count, then for that many (more if it grew meanwhile) */
 		h.ranges = (uintptr_t)r;
-		err = dev_ioctl(dev, KINSTR_IOC_HELD, &h);
+		err = kinstr_dev__ioctl(dev, KINSTR_IOC_HELD, &h);
 		if (err) {
 			free(r);
 			errno = -err;
@@ -201,14 +201,14 @@ int kinstr_dev__limits(struct kinstr_dev *dev, struct kinstr_limits *l)
 {
 	memset(l, 0, sizeof(*l));
 	l->size = sizeof(*l);
-	return dev_ioctl(dev, KINSTR_IOC_LIMITS, l);
+	return kinstr_dev__ioctl(dev, KINSTR_IOC_LIMITS, l);
 }
 
 int kinstr_dev__sync(struct kinstr_dev *dev)
 {
 	struct kinstr_sync sy = { .size = sizeof(sy) };
 
-	return dev_ioctl(dev, KINSTR_IOC_SYNC, &sy);
+	return kinstr_dev__ioctl(dev, KINSTR_IOC_SYNC, &sy);
 }
 
 int kinstr_dev__check_flags(struct kinstr_dev *dev, struct kinstr_check_range *ranges, unsigned int count,
@@ -221,7 +221,7 @@ int kinstr_dev__check_flags(struct kinstr_dev *dev, struct kinstr_check_range *r
 		.count = count,
 	};
 
-	return dev_ioctl(dev, KINSTR_IOC_CHECK, &c);
+	return kinstr_dev__ioctl(dev, KINSTR_IOC_CHECK, &c);
 }
 
 int kinstr_dev__check_only(struct kinstr_dev *dev, struct kinstr_check_range *ranges, unsigned int count,
@@ -236,7 +236,7 @@ int kinstr_dev__check_only(struct kinstr_dev *dev, struct kinstr_check_range *ra
 
 	if (!kinstr_dev__has(dev, KINSTR_FEAT_CHECK_ONLY))
 		return -EOPNOTSUPP;
-	return dev_ioctl(dev, KINSTR_IOC_CHECK, &c);
+	return kinstr_dev__ioctl(dev, KINSTR_IOC_CHECK, &c);
 }
 
 int kinstr_dev__check(struct kinstr_dev *dev, struct kinstr_check_range *ranges, unsigned int count)
@@ -278,4 +278,33 @@ const char *kinstr_site_reason__str(unsigned int reason)
 const char *kinstr_site_reason__id(unsigned int reason)
 {
 	return reason < KINSTR_R_NR && reasons[reason].id ? reasons[reason].id : "unknown";
+}
+
+/* The device's timers (include/uapi/linux/kinstr.h, "Timers"). */
+int kinstr_timers__create(struct kinstr_dev *dev, uint32_t count, uint32_t tgid, uint32_t flags)
+{
+	struct kinstr_timers_create tc = { .size = sizeof(tc), .count = count, .tgid = tgid, .flags = flags };
+
+	return kinstr_dev__ioctl(dev, KINSTR_IOC_TIMERS_CREATE, &tc);
+}
+
+int kinstr_timers__read(struct kinstr_dev *dev, uint32_t first, uint32_t count, struct kinstr_timer_stats *out)
+{
+	struct kinstr_timers_read rd = { .size = sizeof(rd), .first = first, .count = count,
+					 .stats = (uintptr_t)out };
+
+	return kinstr_dev__ioctl(dev, KINSTR_IOC_TIMERS_READ, &rd);
+}
+
+int kinstr_timers__paths(struct kinstr_dev *dev, unsigned int cpu, struct kinstr_timer_path *paths,
+			 uint32_t count, uint32_t *found, uint64_t *dropped, uint64_t *truncated)
+{
+	struct kinstr_timer_paths tp = { .size = sizeof(tp), .cpu = cpu, .count = count, .paths = (uintptr_t)paths };
+
+	if (kinstr_dev__ioctl(dev, KINSTR_IOC_TIMER_PATHS, &tp) < 0)
+		return -errno;
+	*found = tp.found;
+	*dropped = tp.dropped;
+	*truncated = tp.truncated;
+	return 0;
 }

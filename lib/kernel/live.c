@@ -15,6 +15,7 @@
 
 #include <bpf/btf.h>
 #include <kinstr/kernel.h>
+#include <kinstr/x86.h>
 #include "rules/entry.h"
 #include "rules/symbols.h"
 #include "lib/kernel/kernel_priv.h"

@@ -474,7 +474,7 @@ static int pset_install(struct kinstr_probeset *ps, bool verify_only, size_t *re
 	struct kinstr_bpf_attach *bpf = NULL;
 	struct kinstr_probe *req;
 	size_t i;
-	int ret = 0, fd;
+	int ret = 0;
 
 	if (!ps->dev || !ps->n || ps->area)
 		return -EINVAL;
@@ -482,9 +482,8 @@ static int pset_install(struct kinstr_probeset *ps, bool verify_only, size_t *re
 		snprintf(err, errlen, "%zu probes: at most %d in one batch", ps->n, KINSTR_AREA_MAX_PROBES);
 		return -E2BIG;
 	}
-	fd = kinstr_dev__fd(ps->dev);
 	al.count = ps->n;
-	if (ioctl(fd, KINSTR_IOC_ALLOC, &al) < 0) {
+	if (kinstr_dev__ioctl(ps->dev, KINSTR_IOC_ALLOC, &al) < 0) {
 		ret = -errno;
 		snprintf(err, errlen, "cannot reserve patch space for %zu probes: %s%s", ps->n, strerror(-ret),
 			 ret == -EPERM ? " (kernel lockdown?)" :
@@ -541,7 +540,7 @@ static int pset_install(struct kinstr_probeset *ps, bool verify_only, size_t *re
 		ret = -EOPNOTSUPP;
 		goto undo;
 	}
-	if (ioctl(fd, KINSTR_IOC_INSTALL, &in) < 0) {
+	if (kinstr_dev__ioctl(ps->dev, KINSTR_IOC_INSTALL, &in) < 0) {
 		ret = -errno;
 		if (in.refusal && in.refused_index < ps->n) {
 			const struct pset_probe *p = &ps->probes[in.refused_index];
@@ -592,7 +591,7 @@ static int pset_install(struct kinstr_probeset *ps, bool verify_only, size_t *re
 		struct kinstr_counts c = { .size = sizeof(c), .area = ps->area, .count = ps->n,
 					   .counts = (uintptr_t)counts, .flags = (uintptr_t)flags };
 
-		if (flags && counts && ioctl(fd, KINSTR_IOC_COUNTS, &c) == 0)
+		if (flags && counts && kinstr_dev__ioctl(ps->dev, KINSTR_IOC_COUNTS, &c) == 0)
 			for (i = 0; i < ps->n; i++) {
 				ps->probes[i].info.inline_count = flags[i] & KINSTR_PROBE_F_INLINE;
 				ps->probes[i].info.saves_flags = flags[i] & KINSTR_PROBE_F_SAVES_FLAGS;
@@ -606,7 +605,7 @@ undo:
 	free(specs);
 	free(bpf);
 	rm.area = al.area;
-	ioctl(fd, KINSTR_IOC_REMOVE, &rm);
+	kinstr_dev__ioctl(ps->dev, KINSTR_IOC_REMOVE, &rm);
 	return ret;
 }
 
@@ -638,7 +637,7 @@ int kinstr_probeset__counts_missed(struct kinstr_probeset *ps, uint64_t *counts,
 		c.size = KINSTR_COUNTS_SIZE_VER0;
 		c.missed = 0;
 	}
-	return ioctl(kinstr_dev__fd(ps->dev), KINSTR_IOC_COUNTS, &c) < 0 ? -errno : 0;
+	return kinstr_dev__ioctl(ps->dev, KINSTR_IOC_COUNTS, &c);
 }
 
 int kinstr_probeset__set_trace(struct kinstr_probeset *ps, size_t i, const struct kinstr_trace_spec *spec)
@@ -691,34 +690,6 @@ int kinstr_probeset__set_timer(struct kinstr_probeset *ps, size_t i, bool start,
 	return 0;
 }
 
-int kinstr_timers__create(struct kinstr_dev *dev, uint32_t count, uint32_t tgid, uint32_t flags)
-{
-	struct kinstr_timers_create tc = { .size = sizeof(tc), .count = count, .tgid = tgid, .flags = flags };
-
-	return ioctl(kinstr_dev__fd(dev), KINSTR_IOC_TIMERS_CREATE, &tc) < 0 ? -errno : 0;
-}
-
-int kinstr_timers__read(struct kinstr_dev *dev, uint32_t first, uint32_t count, struct kinstr_timer_stats *out)
-{
-	struct kinstr_timers_read rd = { .size = sizeof(rd), .first = first, .count = count,
-					 .stats = (uintptr_t)out };
-
-	return ioctl(kinstr_dev__fd(dev), KINSTR_IOC_TIMERS_READ, &rd) < 0 ? -errno : 0;
-}
-
-int kinstr_timers__paths(struct kinstr_dev *dev, unsigned int cpu, struct kinstr_timer_path *paths,
-			 uint32_t count, uint32_t *found, uint64_t *dropped, uint64_t *truncated)
-{
-	struct kinstr_timer_paths tp = { .size = sizeof(tp), .cpu = cpu, .count = count, .paths = (uintptr_t)paths };
-
-	if (ioctl(kinstr_dev__fd(dev), KINSTR_IOC_TIMER_PATHS, &tp) < 0)
-		return -errno;
-	*found = tp.found;
-	*dropped = tp.dropped;
-	*truncated = tp.truncated;
-	return 0;
-}
-
 int kinstr_probeset__disarm(struct kinstr_probeset *ps, const uint32_t *idx, size_t n, size_t *disarmed)
 {
 	struct kinstr_disarm d = { .size = sizeof(d), .area = ps->area, .count = (uint32_t)n,
@@ -726,7 +697,7 @@ int kinstr_probeset__disarm(struct kinstr_probeset *ps, const uint32_t *idx, siz
 
 	if (!ps->area || !n || n > KINSTR_DISARM_MAX)
 		return -EINVAL;
-	if (ioctl(kinstr_dev__fd(ps->dev), KINSTR_IOC_DISARM, &d) < 0)
+	if (kinstr_dev__ioctl(ps->dev, KINSTR_IOC_DISARM, &d) < 0)
 		return -errno;
 	if (disarmed)
 		*disarmed = d.disarmed;
@@ -758,7 +729,7 @@ int kinstr_probeset__remove(struct kinstr_probeset *ps)
 
 	if (!ps->area)
 		return 0;
-	ret = ioctl(kinstr_dev__fd(ps->dev), KINSTR_IOC_REMOVE, &rm) < 0 ? -errno : 0;
+	ret = kinstr_dev__ioctl(ps->dev, KINSTR_IOC_REMOVE, &rm);
 	ps->area = 0;
 	return ret;
 }

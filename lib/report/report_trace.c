@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include <kinstr/ctf.h>
+#include <kinstr/ctf_read.h>
 #include <kinstr/report.h>
 
 #define MAX_CPUS 8192

@@ -53,7 +53,7 @@ struct kinstr_trace *kinstr_trace__create(struct kinstr_dev *dev, const struct k
 	tc.num_subbufs = KINSTR_OPTS_GET(opts, num_subbufs, 0) ?: 16;
 	tc.mode = KINSTR_OPTS_GET(opts, overwrite, false) ? KINSTR_TRACE_OVERWRITE : KINSTR_TRACE_DISCARD;
 	tc.flags = KINSTR_OPTS_GET(opts, local_clock, false) ? KINSTR_TRACE_F_LOCAL_CLOCK : 0;
-	if (ioctl(fd, KINSTR_IOC_TRACE_CREATE, &tc) < 0)
+	if (kinstr_dev__ioctl(dev, KINSTR_IOC_TRACE_CREATE, &tc) < 0)
 		return NULL;
 	t = calloc(1, sizeof(*t));
 	if (!t)
@@ -104,7 +104,6 @@ uint64_t kinstr_trace__now(const struct kinstr_trace *t)
 
 int kinstr_trace__consume_max(struct kinstr_trace *t, kinstr_trace_subbuf_fn fn, void *ctx, unsigned int max_per_cpu)
 {
-	int fd = kinstr_dev__fd(t->dev);
 	unsigned int cpu, round, busy;
 
 	/*
@@ -118,7 +117,7 @@ int kinstr_trace__consume_max(struct kinstr_trace *t, kinstr_trace_subbuf_fn fn,
 			const struct kr_subbuf_hdr *h;
 			int ret = 0;
 
-			if (ioctl(fd, KINSTR_IOC_TRACE_GET, &sb) < 0) {
+			if (kinstr_dev__ioctl(t->dev, KINSTR_IOC_TRACE_GET, &sb) < 0) {
 				if (errno == EAGAIN)
 					continue;
 				return -errno;
@@ -134,7 +133,7 @@ int kinstr_trace__consume_max(struct kinstr_trace *t, kinstr_trace_subbuf_fn fn,
 			else
 				ret = fn(ctx, cpu, h, (const unsigned char *)h + h->hdr_size);
 			sb.offset = 0;
-			if (ioctl(fd, KINSTR_IOC_TRACE_PUT, &sb) < 0 && !ret)
+			if (kinstr_dev__ioctl(t->dev, KINSTR_IOC_TRACE_PUT, &sb) < 0 && !ret)
 				ret = -errno;
 			if (ret)
 				return ret;
@@ -154,7 +153,7 @@ int kinstr_trace__flush(struct kinstr_trace *t)
 {
 	struct kinstr_trace_flush fl = { .size = sizeof(fl) };
 
-	return ioctl(kinstr_dev__fd(t->dev), KINSTR_IOC_TRACE_FLUSH, &fl) < 0 ? -errno : 0;
+	return kinstr_dev__ioctl(t->dev, KINSTR_IOC_TRACE_FLUSH, &fl);
 }
 
 int kinstr_trace__poll(struct kinstr_trace *t, int timeout_ms)
@@ -184,5 +183,5 @@ int kinstr_trace__stats(struct kinstr_trace *t, unsigned int cpu, struct kinstr_
 	memset(st, 0, sizeof(*st));
 	st->size = sizeof(*st);
 	st->cpu = cpu;
-	return ioctl(kinstr_dev__fd(t->dev), KINSTR_IOC_TRACE_STATS, st) < 0 ? -errno : 0;
+	return kinstr_dev__ioctl(t->dev, KINSTR_IOC_TRACE_STATS, st);
 }

@@ -5,6 +5,8 @@
 #include <string.h>
 
 #include <kinstr/ctf.h>
+#include <kinstr/ctf_pairs.h>
+#include <kinstr/ctf_read.h>
 
 struct pev {
 	uint64_t ts;

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include <kinstr/ctf.h>
+#include <kinstr/ctf_read.h>
 #include "lib/trace/ctf_priv.h"
 
 #define MAX_METADATA	(16u << 20)

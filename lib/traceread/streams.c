@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include <kinstr/ctf.h>
+#include <kinstr/ctf_read.h>
 #include "lib/trace/ctf_priv.h"
 #include "lib/traceread/ctf_read_priv.h"
 

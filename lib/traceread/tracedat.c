@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include <kinstr/ctf.h>
+#include <kinstr/ctf_read.h>
 #include <kinstr/tracedat.h>
 
 #define PAGE 4096

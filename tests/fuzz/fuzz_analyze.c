@@ -29,6 +29,7 @@
 #include <kinstr/reloc.h>
 #include <kinstr/sites.h>
 #include <kinstr/x86.h>
+#include "oracle_flow.h"
 
 #define HDR		8
 #define JMP_LEN		5
@@ -482,18 +483,11 @@ struct edges {
 
 /*
  * Does the instruction end its block (before the padding/int3-run merges)? The oracle for
- * lib/analysis/cfg.c's rule, written from what Zydis itself says of the bytes, not from
- * kinstr_x86's flow classes, so that the two can disagree: control leaves the straight line where
- * the instruction writes RIP (Zydis lists it as an operand written, or conditionally written: jmp,
- * jcc, loop, jrcxz, ret, iret, sysret, far calls and jumps), has a relative target, or is in one of
- * Zydis's branch categories (conditional, unconditional, return), except
- *  - a near call, which comes back: it ends a block only when it enters the function itself (its
- *    target an instruction of the function other than the first: a recursive call is a call);
- *  - the instructions that trap and come back to the next one (syscall, sysenter, int n, into,
- *    int1): the kernel resumes after them; and xabort (see below);
- * and besides, where the kernel's conventions say so: ud2 (BUG and WARN) and int3 (padding or a
- * breakpoint) end one. The inputs the CFG was given count as facts: an instruction it could not
- * decode (INVALID) or one with an edge from the kernel's tables (EXTRA_EDGE) ends its block.
+ * lib/analysis/cfg.c's rule (oracle_flow.h: from Zydis's own reading, not kinstr_x86's flow classes);
+ * a near call ends one only when it enters the function itself (its target an instruction of the
+ * function other than the first: a recursive call is a call). The inputs the CFG was given count as
+ * facts: an instruction it could not decode (INVALID) or one with an edge from the kernel's tables
+ * (EXTRA_EDGE) ends its block.
  */
 static int leaves_line(const struct kinstr_cfg *cfg, const struct kinstr_cfg_insn *in, const uint8_t *code,
 		       size_t size, uint64_t start)
@@ -502,53 +496,24 @@ static int leaves_line(const struct kinstr_cfg *cfg, const struct kinstr_cfg_ins
 	ZydisDecodedInstruction zi;
 	ZydisDecoder dec;
 	size_t off = in->x.addr - start;
-	unsigned int i;
-	int writes_rip = 0;
+	uint64_t t;
 
 	if (in->flags & (KINSTR_CFG_I_INVALID | KINSTR_CFG_I_EXTRA_EDGE))
 		return 1;
 	ZydisDecoderInit(&dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64);
 	if (off >= size || !ZYAN_SUCCESS(ZydisDecoderDecodeFull(&dec, code + off, size - off, &zi, ops)))
 		return 1;
-	switch (zi.mnemonic) {
-	case ZYDIS_MNEMONIC_UD2:
-	case ZYDIS_MNEMONIC_INT3:
-		return 1;
-	case ZYDIS_MNEMONIC_SYSCALL:
-	case ZYDIS_MNEMONIC_SYSENTER:
-	case ZYDIS_MNEMONIC_INT:
-	case ZYDIS_MNEMONIC_INTO:
-	case ZYDIS_MNEMONIC_INT1:
-	/* outside a transaction a nop; inside one the abort rolls back all the block did and goes
-	 * where xbegin's edge already goes */
-	case ZYDIS_MNEMONIC_XABORT:
+	switch (oracle_flow(&zi, ops)) {
+	case ORACLE_NEXT:
 		return 0;
-	default:
-		break;
-	}
-	for (i = 0; i < zi.operand_count; i++)
-		if ((ops[i].type == ZYDIS_OPERAND_TYPE_REGISTER &&
-		     (ops[i].reg.value == ZYDIS_REGISTER_RIP || ops[i].reg.value == ZYDIS_REGISTER_EIP ||
-		      ops[i].reg.value == ZYDIS_REGISTER_IP) &&	/* sysret to 32-bit code writes eip */
-		     (ops[i].actions & ZYDIS_OPERAND_ACTION_MASK_WRITE)) ||
-		    (ops[i].type == ZYDIS_OPERAND_TYPE_IMMEDIATE && ops[i].imm.is_relative))
-			writes_rip = 1;
-	/* Zydis's branch categories: xend (COND_BR: a failed commit goes to the fallback) and xabort
-	 * (UNCOND_BR) list no RIP operand */
-	if (zi.meta.category == ZYDIS_CATEGORY_COND_BR || zi.meta.category == ZYDIS_CATEGORY_UNCOND_BR ||
-	    zi.meta.category == ZYDIS_CATEGORY_RET)
-		writes_rip = 1;
-	if (!writes_rip)
-		return 0;
-	if (zi.meta.category == ZYDIS_CATEGORY_CALL && zi.meta.branch_type != ZYDIS_BRANCH_TYPE_FAR) {
-		uint64_t t;
-
+	case ORACLE_NEAR_CALL:
 		if (!(ops[0].type == ZYDIS_OPERAND_TYPE_IMMEDIATE && ops[0].imm.is_relative))
 			return 0;
 		t = in->x.addr + zi.length + (uint64_t)ops[0].imm.value.s;
 		return t != start && t - start < size && kinstr_cfg__find_insn(cfg, t) >= 0;
+	default:
+		return 1;
 	}
-	return 1;
 }
 
 static int falls(const struct kinstr_cfg *cfg, size_t i)

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include <kinstr/ctf.h>
+#include <kinstr/ctf_read.h>
 #include <kinstr/report.h>
 #include "check.h"
 

@@ -2,6 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # The layers, read from the built objects (nm): file A calls file B when A uses a symbol B defines.
 #  - kmod/, lib/ and cli/ each call down a DAG: no two files reach each other (a cycle fails).
+#  - kmod/'s parts are layers too (KMOD_LAYERS: its top's low files, actions/ and check/, patch/,
+#    then main and session), with the same rule as lib/'s.
 #  - lib/'s folders are layers, bottom to top in LIB_LAYERS: a file calls only its own folder or a folder
 #    of a lower layer; an arrow up, or sideways between two folders of one layer, fails. Every folder of
 #    lib/ must have a layer.
@@ -27,6 +29,14 @@ LIB_LAYERS = [
     ["report"],                     # kinstr report
 ]
 RANK = {f: i for i, layer in enumerate(LIB_LAYERS) for f in layer}
+# kmod/'s layers, lowest first: folders (NAME/) and the files at kmod/'s top by name
+KMOD_LAYERS = [
+    ["abi", "compat", "ksym", "limits", "text_end"],  # the ABI's size rules, kernel differences, symbols
+    ["actions/", "check/"],                          # what probes do; what may be patched
+    ["patch/"],                                      # areas, the protocol, slots, entry stubs
+    ["main", "session"],                             # the device, its ioctls, a session's state
+]
+KRANK = {f.rstrip("/"): i for i, layer in enumerate(KMOD_LAYERS) for f in layer}
 
 def syms(o):
     out = subprocess.run(["nm", o], capture_output=True, text=True, check=True).stdout
@@ -61,21 +71,22 @@ def find_cycle(edges):
             dfs(a)
     return cycle
 
-def upward(edges):
-    """lib's arrows that do not run down: [(a, b, why)]"""
+def upward(edges, rank=RANK, what="LIB_LAYERS"):
+    """the arrows that do not run down the layers: [(a, b, why)]; a node's unit is its folder, or at
+    the top its own name (kmod/'s top holds both the lowest files and the highest)"""
     bad = []
     for a in sorted(edges):
         fa = a.split("/")[0]
         for b in edges[a]:
             fb = b.split("/")[0]
-            if fa == fb:
+            if fa == fb or ("/" not in a and "/" not in b and rank.get(fa) == rank.get(fb)):
                 continue
-            if fa not in RANK or fb not in RANK:
-                bad.append((a, b, "folder %s has no layer in LIB_LAYERS" % (fa if fa not in RANK else fb)))
-            elif RANK[fb] > RANK[fa]:
-                bad.append((a, b, "runs up from layer %d to %d" % (RANK[fa], RANK[fb])))
-            elif RANK[fb] == RANK[fa]:
-                bad.append((a, b, "runs sideways within layer %d" % RANK[fa]))
+            if fa not in rank or fb not in rank:
+                bad.append((a, b, "%s has no layer in %s" % (fa if fa not in rank else fb, what)))
+            elif rank[fb] > rank[fa]:
+                bad.append((a, b, "runs up from layer %d to %d" % (rank[fa], rank[fb])))
+            elif rank[fb] == rank[fa]:
+                bad.append((a, b, "runs sideways within layer %d" % rank[fa]))
     return bad
 
 def has_source(o, root, src):
@@ -89,7 +100,7 @@ def load(pattern, root, skip=(), src=None):
                   and (src is None or has_source(o, root, src)))
     return {os.path.relpath(o, root)[:-2]: syms(o) for o in objs}
 
-def check(name, s, layered=False, quiet=False):
+def check(name, s, layered=None, quiet=False):
     if len(s) < 3:
         print("FAIL %s: only %d objects: build first" % (name, len(s)))
         return False
@@ -104,7 +115,7 @@ def check(name, s, layered=False, quiet=False):
             print("FAIL %s: a cycle: %s" % (name, " -> ".join(cycle)))
         return False
     if layered:
-        bad = upward(edges)
+        bad = upward(edges, layered[0], layered[1])
         if bad:
             if not quiet:
                 print("FAIL %s: %s" % (name, "; ".join("%s -> %s %s" % x for x in bad)))
@@ -112,7 +123,7 @@ def check(name, s, layered=False, quiet=False):
     if not quiet:
         print("PASS %s: %d files, %d calls between them, no cycle%s" % (
             name, len(s), sum(map(len, edges.values())),
-            ", every arrow down the layers %s" % " < ".join("+".join(l) for l in LIB_LAYERS) if layered else ""))
+            ", every arrow down the layers %s" % " < ".join("+".join(l) for l in layered[2]) if layered else ""))
     return True
 
 def subcommands_apart(s):
@@ -139,11 +150,13 @@ def planted(name, s, a, b, layered):
     print("PASS %s_planted: a call %s -> %s (%s) planted in the real graph fails it" % (name, a, b, sym))
     return True
 
-kmod = load("kmod/*.o", "kmod", {"kinstr.o", "kinstr.mod.o"})
+kmod = load("kmod/**/*.o", "kmod", {"kinstr.o", "kinstr.mod.o"}, src="kmod")
+LIB = (RANK, "LIB_LAYERS", LIB_LAYERS)
+KMOD = (KRANK, "KMOD_LAYERS", KMOD_LAYERS)
 lib = load("build/lib/**/*.o", "build/lib", src="lib")
 cli = load("build/cli/*.o", "build/cli", src="cli")
-ok = check("kmod_calls_down_a_dag", kmod)
-ok = check("lib_calls_down_its_layers", lib, layered=True) and ok
+ok = check("kmod_calls_down_its_layers", kmod, layered=KMOD)
+ok = check("lib_calls_down_its_layers", lib, layered=LIB) and ok
 folders = sorted({a.split("/")[0] for a in lib})
 missing = [f for f in folders if f not in RANK]
 if missing or any("/" not in a for a in lib):
@@ -154,15 +167,20 @@ else:
 ok = check("cli_calls_down_a_dag", cli) and ok
 ok = subcommands_apart(cli) and ok
 # the checks can disagree: a cycle in kmod and cli, an arrow up and one sideways in lib
-if all(k in kmod for k in ("main", "verify")):
-    ok = planted("kmod_calls_down_a_dag", kmod, "verify", "main", False) and ok
+if all(k in kmod for k in ("main", "check/verify", "actions/hit", "patch/slot", "ksym")):
+    ok = planted("kmod_calls_down_its_layers", kmod, "check/verify", "main", KMOD) and ok
+    ok = planted("kmod_calls_down_its_layers", kmod, "actions/hit", "check/verify", KMOD) and ok
+    ok = planted("kmod_calls_down_its_layers", kmod, "ksym", "patch/slot", KMOD) and ok
+else:
+    print("FAIL kmod_planted: main, check/verify, actions/hit, patch/slot or ksym not built")
+    ok = False
 if all(k in lib for k in ("isa/x86", "plan/plan", "trace/ctf", "analysis/cfg")):
-    ok = planted("lib_calls_down_its_layers", lib, "isa/x86", "plan/plan", True) and ok
-    ok = planted("lib_calls_down_its_layers", lib, "analysis/cfg", "trace/ctf", True) and ok
+    ok = planted("lib_calls_down_its_layers", lib, "isa/x86", "plan/plan", LIB) and ok
+    ok = planted("lib_calls_down_its_layers", lib, "analysis/cfg", "trace/ctf", LIB) and ok
 else:
     print("FAIL lib_planted: isa/x86, plan/plan, trace/ctf or analysis/cfg not built")
     ok = False
 if all(k in cli for k in ("util", "main")):
-    ok = planted("cli_calls_down_a_dag", cli, "util", "main", False) and ok
+    ok = planted("cli_calls_down_a_dag", cli, "util", "main", None) and ok
 sys.exit(0 if ok else 1)
 EOF

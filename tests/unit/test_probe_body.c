@@ -4,7 +4,7 @@
  * of live kernel functions (tests/data/sample-*.snap): what runs before the call moves relocated,
  * instruction for instruction; the call itself becomes `push $return; jmp callee`, the return
  * address being the first byte after the patched ones, so that the callee returns to the kernel's
- * own code. The module checks the same shape with its own decoder (kmod/verify.c) before patching.
+ * own code. The module checks the same shape with its own decoder (kmod/check/verify.c) before patching.
  */
 #include <errno.h>
 #include <glob.h>

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <kinstr/ctf_read.h>
 #include <kinstr/record.h>
 #include "check.h"
 

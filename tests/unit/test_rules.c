@@ -18,6 +18,7 @@
 #include "rules/flags.h"
 #include "rules/symbols.h"
 #include "check.h"
+#include "../fuzz/oracle_flow.h"
 
 /* Zydis misses lgdt's privilege (it has lidt's); groups 6 and 7 by name, as Zydis 4 decodes them. */
 static const ZydisMnemonic by_meaning[] = {
@@ -25,7 +26,7 @@ static const ZydisMnemonic by_meaning[] = {
 	ZYDIS_MNEMONIC_UD0, ZYDIS_MNEMONIC_UD1, ZYDIS_MNEMONIC_UD2,
 	ZYDIS_MNEMONIC_CLI, ZYDIS_MNEMONIC_STI, ZYDIS_MNEMONIC_POPF, ZYDIS_MNEMONIC_POPFD, ZYDIS_MNEMONIC_POPFQ,
 	ZYDIS_MNEMONIC_IRET, ZYDIS_MNEMONIC_IRETD, ZYDIS_MNEMONIC_IRETQ, ZYDIS_MNEMONIC_SYSCALL,
-	ZYDIS_MNEMONIC_SYSENTER, ZYDIS_MNEMONIC_SYSRET, ZYDIS_MNEMONIC_SYSEXIT, ZYDIS_MNEMONIC_HLT,
+	ZYDIS_MNEMONIC_SYSENTER, ZYDIS_MNEMONIC_SYSRET, ZYDIS_MNEMONIC_SYSEXIT, ZYDIS_MNEMONIC_RSM, ZYDIS_MNEMONIC_HLT,
 	/* group 6 */
 	ZYDIS_MNEMONIC_SLDT, ZYDIS_MNEMONIC_STR, ZYDIS_MNEMONIC_LLDT, ZYDIS_MNEMONIC_LTR, ZYDIS_MNEMONIC_VERR,
 	ZYDIS_MNEMONIC_VERW,
@@ -73,6 +74,7 @@ struct walk {
 	size_t decoded, unsafe, disagree;
 	size_t by_class[KINSTR_OOL_SYSTEM + 1];
 	size_t flags_killed, flags_disagree;
+	size_t flow_checked, flow_disagree;
 };
 
 #define STATUS_FLAGS (ZYDIS_CPUFLAG_CF | ZYDIS_CPUFLAG_PF | ZYDIS_CPUFLAG_AF | ZYDIS_CPUFLAG_ZF | \
@@ -143,6 +145,21 @@ static void walk_one(ZydisDecoder *dec, struct walk *w, unsigned int mi, uint8_t
 		return;
 	}
 	lib = kinstr_x86__out_of_line(&x);
+	/* where control goes: kinstr_x86's flow classes against Zydis's reading (oracle_flow.h) */
+	{
+		enum oracle_flow of = oracle_flow(&zi, ops);
+		int leaves = !(x.flow == KINSTR_X86_FLOW_NEXT || x.flow == KINSTR_X86_FLOW_CALL ||
+			       x.flow == KINSTR_X86_FLOW_CALL_IND);
+
+		w->flow_checked++;
+		if (of == ORACLE_NEAR_CALL ? !(x.flow == KINSTR_X86_FLOW_CALL || x.flow == KINSTR_X86_FLOW_CALL_IND)
+					   : leaves != (of == ORACLE_LEAVES)) {
+			if (w->flow_disagree++ < 30)
+				CHECK(0, "flow: %02x %02x %02x %02x (mnemonic %s): library flow %u, Zydis %s", b[0], b[1],
+				      b[2], b[3], ZydisMnemonicGetString(zi.mnemonic), x.flow,
+				      of == ORACLE_LEAVES ? "leaves" : of == ORACLE_NEAR_CALL ? "near call" : "next");
+		}
+	}
 	if (rule) {
 		w->unsafe++;
 		w->by_class[rule]++;
@@ -175,6 +192,7 @@ static void t_every_encoding(void)
 	/* the walk reached the instructions it is about */
 	CHECK(w.decoded > 100000, "only %zu encodings decoded", w.decoded);
 	CHECK(w.flags_disagree == 0, "%zu encodings disagree on the flags rule", w.flags_disagree);
+	CHECK(w.flow_disagree == 0, "%zu encodings disagree on where control goes", w.flow_disagree);
 	CHECK(w.flags_killed > 10000, "the flags rule said killed only %zu times", w.flags_killed);
 	CHECK(w.by_class[KINSTR_OOL_TRAP] && w.by_class[KINSTR_OOL_UD] && w.by_class[KINSTR_OOL_IF] &&
 	      w.by_class[KINSTR_OOL_LEAVES] && w.by_class[KINSTR_OOL_SYSTEM], "a class was never reached");

@@ -48,14 +48,14 @@ rcu_suspicious|WARNING: suspicious RCU usage
 rcu_stall|rcu: INFO: rcu_preempt detected stalls on CPUs/tasks:
 atomic_sleep|BUG: sleeping function called from invalid context at kernel/locking/mutex.c:580
 preempt_smp_processor_id|BUG: using smp_processor_id() in preemptible [00000000] code: kinstr/231
-ubsan_shift|UBSAN: shift-out-of-bounds in kmod/ring.c:120:22
+ubsan_shift|UBSAN: shift-out-of-bounds in kmod/actions/ring.c:120:22
 ubsan_bounds|UBSAN: array-index-out-of-bounds in kmod/site.c:88:9
 list_add|list_add corruption. prev->next should be next (ffff888004a1c200), but was ffff888004a1c2c0. (prev=ffff888004a1c200).
 list_del|list_del corruption, ffff888004a1c200->next is LIST_POISON1 (dead000000000100)
 kmemleak|unreferenced object 0xffff888004a1c200 (size 64):
 hung_task|INFO: task kinstr:231 blocked for more than 120 seconds.
 soft_lockup|watchdog: BUG: soft lockup - CPU#1 stuck for 26s! [kinstr:312]
-warn|WARNING: CPU: 1 PID: 231 at kmod/patch.c:410 kinstr_install+0x1f0/0x400 [kinstr]
+warn|WARNING: CPU: 1 PID: 231 at kmod/patch/patch.c:410 kinstr_install+0x1f0/0x400 [kinstr]
 oops|Oops: 0003 [#1] PREEMPT SMP KASAN PTI
 gpf|general protection fault, probably for non-canonical address 0xdffffc0000000001: 0000 [#1] PREEMPT SMP KASAN PTI
 panic|Kernel panic - not syncing: Fatal exception

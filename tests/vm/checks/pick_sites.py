@@ -11,7 +11,7 @@ Kinds:
   call       a jump site whose displaced bytes end with a direct call (the slot emulates it: push
              the return address, jmp to the callee)
   jump-dead  a jump site where the module will count inline: its instruction writes the flags
-             without reading them (add/or/and/sub/xor/cmp/test, as kmod/verify.c's kills_flags()),
+             without reading them (add/or/and/sub/xor/cmp/test, as kmod/check/verify.c's kills_flags()),
              or it is a return, and the analysis has the flags dead there (for bench/run-splice)
   jump-live  a jump site where the analysis has the flags live (the probe must save them)
 With several FUNCs, each kind comes from the first FUNC that has it (a FUNC the kernel does not
@@ -29,7 +29,7 @@ PREFIXES = {0x66, 0x67, 0xf2, 0xf3, 0x2e, 0x3e, 0x26, 0x36, 0x64, 0x65, 0xf0}
 
 
 def kills_flags(hexbytes):
-    """kmod/verify.c's kills_flags(): writes every flag without reading one."""
+    """kmod/check/verify.c's kills_flags(): writes every flag without reading one."""
     b = bytes.fromhex(hexbytes)
     i = 0
     while i < len(b) and b[i] in PREFIXES:

@@ -2,7 +2,7 @@
 /*
  * User space must never offer a code-cache copy the module then refuses, as verify_agree shows
  * for probes: libkinstr's builder (Zydis, the CFG, the kernel view's reservations) and the
- * module's check (kmod/cache.c: the kernel's decoder, its own reading of the kernel's tables)
+ * module's check (kmod/check/cache.c: the kernel's decoder, its own reading of the kernel's tables)
  * decide independently, and the builder must be at least as strict. For every STRIDE-th function
  * of the kernel (every one with -a; a seeded random sample of N with --sample N --seed S), builds
  * the copy `kinstr cover` would offer and has the module verify it without installing

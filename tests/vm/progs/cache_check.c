@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The module's check of code-cache copies (kmod/cache.c), from user space, like bad_requests
+ * The module's check of code-cache copies (kmod/check/cache.c), from user space, like bad_requests
  * for probes. `cache_check accept GLOB...`: every function the builder can copy is handed to
  * the module one at a time, verify-only: each must be accepted. `cache_check mutate FUNC...`:
  * the copies of FUNCs, installed verify-only with one kind of damage each (a copied byte, a

@@ -17,8 +17,8 @@
 #include <uapi/linux/kinstr.h>
 #include "kinstr.h"
 #include "abi.h"
-#include "../rules/entry.h"
-#include "../rules/symbols.h"
+#include "rules/entry.h"
+#include "rules/symbols.h"
 
 #define R(x) (1U << KINSTR_R_##x)
 

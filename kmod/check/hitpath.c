@@ -21,7 +21,7 @@
  * kernel's int3 delivery: do_int3() -> notify_die() -> atomic_notifier_call_chain(), which takes
  * rcu_read_lock() around the die chain before kinstr's notifier runs. An int3 in __rcu_read_lock
  * would take the int3 again from there, forever, with both CPUs spinning and nothing on the
- * console (the sweep's slice of kernel/rcu). So notify_die is a root (patch.c).
+ * console (the sweep's slice of kernel/rcu). So notify_die is a root (patch/protocol.c).
  *
  * Not followed: the preemption point at the end of an action (preempt_schedule*), reached only
  * once the action's state is complete, and into a scheduler that then runs with preemption off,

@@ -10,9 +10,9 @@
 
 #include <uapi/linux/kinstr.h>
 #include "kinstr.h"
-#include "hit.h"
-#include "timing.h"
-#include "bpf.h"
+#include "actions/hit.h"
+#include "actions/timing.h"
+#include "actions/bpf.h"
 
 DEFINE_PER_CPU(u8, kinstr_in_action);
 

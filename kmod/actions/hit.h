@@ -12,7 +12,7 @@
 struct pt_regs;
 struct bpf_prog;
 
-/* One installed probe, as probe context and the patching protocol (patch.c) see it. */
+/* One installed probe, as probe context and the patching protocol (patch/) see it. */
 struct kprobe_k {
 	struct hlist_node hnode;	/* in kinstr_sites while published */
 	unsigned long site;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The patching protocol (patch.c): areas of slots, their install in phases (pin, verify, check
+ * The patching protocol (protocol.c, area.c, install.c): areas of slots, their install in phases (pin, verify, check
  * stacking, write and publish, fence, arm with int3, ftrace direct calls, queue the jumps for
  * the worker), their removal, and the worker that writes the jumps and frees slots after
  * quiescence. Sessions (session.c) own areas; nothing here knows a session.
@@ -12,9 +12,9 @@
 #include <linux/types.h>
 
 #include <uapi/linux/kinstr.h>
-#include "cache.h"
-#include "hit.h"
-#include "slot.h"
+#include "check/cache.h"
+#include "actions/hit.h"
+#include "patch/slot.h"
 
 /*
  * Probes per per-CPU allocation of counters (2 u64 each: 16 KiB, below the allocator's 32 KiB

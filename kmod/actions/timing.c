@@ -31,7 +31,7 @@
 #include <uapi/linux/kinstr.h>
 #include "kinstr.h"
 #include "abi.h"
-#include "timing.h"
+#include "actions/timing.h"
 
 #define KT_PATH_PROBES	16	/* linear probing bound in a path table */
 

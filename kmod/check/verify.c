@@ -13,9 +13,9 @@
 
 #include <uapi/linux/kinstr.h>
 #include "kinstr.h"
-#include "../rules/out_of_line.h"
-#include "../rules/entry.h"
-#include "../rules/flags.h"
+#include "rules/out_of_line.h"
+#include "rules/entry.h"
+#include "rules/flags.h"
 
 #define MAX_FUNC_SIZE (1U << 20)
 

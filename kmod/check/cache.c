@@ -18,9 +18,9 @@
 
 #include <uapi/linux/kinstr.h>
 #include "kinstr.h"
-#include "cache.h"
-#include "../rules/flags.h"
-#include "../rules/out_of_line.h"
+#include "check/cache.h"
+#include "rules/flags.h"
+#include "rules/out_of_line.h"
 
 #define COUNTER_LEN 16		/* push %rax; movabs $c, %rax; incq %gs:(%rax); pop %rax */
 #define R(x) (1U << KINSTR_R_##x)

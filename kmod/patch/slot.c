@@ -9,8 +9,8 @@
 
 #include <uapi/linux/kinstr.h>
 #include "kinstr.h"
-#include "hit.h"
-#include "slot.h"
+#include "actions/hit.h"
+#include "patch/slot.h"
 
 void kinstr_put_rel32(u8 *at, unsigned long insn_end, unsigned long target)
 {

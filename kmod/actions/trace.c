@@ -23,7 +23,7 @@
 #include <asm/ptrace.h>
 
 #include <uapi/linux/kinstr.h>
-#include "../ring/ring.h"
+#include "ring/ring.h"
 #include "kinstr.h"
 #include "compat.h"
 #include "abi.h"

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The code cache's check (cache.c): a cache image and its map, proven against the live text and
- * the kernel's tables before any splice leads into it. patch.c calls it; it calls verify.c's
+ * the kernel's tables before any splice leads into it. patch/install.c calls it; it calls verify.c's
  * decoder helpers, policy.c and ksym.c, never back.
  */
 #ifndef KINSTR_CACHE_H

@@ -12,7 +12,7 @@
 #include <uapi/linux/kinstr.h>
 #include "kinstr.h"
 #include "compat.h"
-#include "bpf.h"
+#include "actions/bpf.h"
 
 bool kinstr_bpf_available(void)
 {
