@@ -276,6 +276,33 @@ int cli_parse_double(const char *opt, const char *s, double min, double max, dou
 int cli_parse_long(const char *opt, const char *s, long min, long max, long *out);	/* [min, max], base 10 */
 /* --pid PID: a number (-EINVAL, usage) naming a live process (-ESRCH); each printed, errno set too. */
 int cli_parse_pid(const char *s, long *pid);
+/*
+ * cli/session.c: what a patching subcommand opens before its work, in order (output, metrics, the
+ * kernel and its device, the probe set and its planner), and closes with one call.
+ */
+struct cli_session {
+	int out_fd;			/* -o FILE, or -1 */
+	struct cli_metrics m;		/* m.fd -1: no endpoint */
+	struct kinstr_kernel *k;
+	struct kinstr_dev *dev;
+	struct kinstr_probeset *ps;	/* with pl: NULL unless popts was given */
+	struct kinstr_plan *pl;
+};
+struct cli_session_opts {
+	const char *output;		/* -o FILE (NULL: stdout) */
+	const char *metrics_opt;	/* the option's name in messages (NULL: --metrics) */
+	const char *metrics_at;		/* ADDR:PORT (NULL: no endpoint) */
+	int (*metrics_write)(void *ctx, FILE *out);
+	void *metrics_ctx;
+	const struct kinstr_plan_opts *popts;	/* NULL: no probe set, no planner */
+};
+/* CLI_OK, or the exit code (printed; whatever was opened is closed). */
+int cli_session__open(struct cli_session *s, const struct cli_session_opts *o);
+/* The planner and the probe set (the probes out): before what hits wrote into (a trace) is freed. */
+void cli_session__unplan(struct cli_session *s);
+/* Everything the session opened, in reverse; safe after a failed open and twice. */
+void cli_session__close(struct cli_session *s);
+
 /* Bytes with an optional K, M or G suffix (powers of 1024), in [min, max]. */
 int cli_parse_bytes(const char *opt, const char *s, unsigned long long min, unsigned long long max,
 		    unsigned long long *out);

@@ -59,6 +59,8 @@ int cmd_attach(int argc, char **argv)
 	struct kinstr_plan *pl = NULL;
 	struct kinstr_kernel *k = NULL;
 	struct kinstr_dev *dev = NULL;
+	struct cli_session se = { .out_fd = -1, .m = { .fd = -1, .listen_fd = -1 } };
+	struct cli_session_opts so;
 	const char *command = NULL, *path, *prog;
 	uint64_t *hits = NULL, *missed = NULL;
 	double duration = 0;
@@ -107,13 +109,10 @@ int cmd_attach(int argc, char **argv)
 		free(log);
 		return CLI_FAIL;
 	}
-	k = cli_open_kernel(NULL, &dev);
-	if (!k)
+	so = (struct cli_session_opts){ .popts = &popts };
+	if (cli_session__open(&se, &so) != CLI_OK)
 		goto out;
-	ps = kinstr_probeset__new(dev, k);
-	pl = ps ? kinstr_plan__new(ps, &popts) : NULL;
-	if (!pl)
-		goto out;
+	k = se.k, dev = se.dev, ps = se.ps, pl = se.pl;
 	for (i = optind + 1; i < argc; i++) {
 		size_t first = kinstr_probeset__cnt(ps), j;
 
@@ -153,10 +152,7 @@ out:
 	cli_run__cleanup(&run);
 	free(hits);
 	free(missed);
-	kinstr_plan__free(pl);
-	kinstr_probeset__free(ps);
-	if (k)
-		cli_close_kernel(k, dev);
+	cli_session__close(&se);
 	kinstr_bpf_obj__close(obj);
 	return ret;
 }

@@ -255,6 +255,8 @@ static int count_by_stack(int n, char **specs, const struct kinstr_plan_opts *po
 	struct kinstr_dev *dev;
 	int i, nrows, ret = CLI_FAIL;
 	uint64_t lost = 0;
+	struct cli_session se = { .out_fd = -1, .m = { .fd = -1, .listen_fd = -1 } };
+	struct cli_session_opts so;
 	struct cli_run run;
 	char err[512];
 
@@ -273,13 +275,10 @@ static int count_by_stack(int n, char **specs, const struct kinstr_plan_opts *po
 		cli_err("--by stack: %s", err);
 		return CLI_FAIL;
 	}
-	k = cli_open_kernel(NULL, &dev);
-	if (!k)
+	so = (struct cli_session_opts){ .popts = popts };
+	if (cli_session__open(&se, &so) != CLI_OK)
 		goto out_st;
-	ps = kinstr_probeset__new(dev, k);
-	pl = ps ? kinstr_plan__new(ps, popts) : NULL;
-	if (!pl)
-		goto out;
+	k = se.k, dev = se.dev, ps = se.ps, pl = se.pl;
 	for (i = 0; i < n; i++)
 		if (cli_add_spec(pl, specs[i]) && !keep)
 			goto out;
@@ -305,9 +304,7 @@ static int count_by_stack(int n, char **specs, const struct kinstr_plan_opts *po
 out:
 	cli_run__cleanup(&run);
 	free(rows);
-	kinstr_plan__free(pl);
-	kinstr_probeset__free(ps);
-	cli_close_kernel(k, dev);
+	cli_session__close(&se);
 out_st:
 	kinstr_stacks__free(st);
 	return ret;
@@ -330,6 +327,8 @@ static int count_by(int n, char **specs, unsigned int key, const struct kinstr_p
 	struct kinstr_kernel *k;
 	struct kinstr_dev *dev;
 	unsigned int nev = 0, i;
+	struct cli_session se = { .out_fd = -1, .m = { .fd = -1, .listen_fd = -1 } };
+	struct cli_session_opts so;
 	struct cli_run run;
 	char err[512];
 	int ret = CLI_FAIL, r;
@@ -352,16 +351,13 @@ static int count_by(int n, char **specs, unsigned int key, const struct kinstr_p
 	}
 	cli_run__init(&run, command, duration, false);
 	cli_run__json(&run, json, NULL);
-	k = cli_open_kernel(NULL, &dev);
-	if (!k) {
+	so = (struct cli_session_opts){ .popts = popts };
+	if (cli_session__open(&se, &so) != CLI_OK) {
 		free(ev);
 		return CLI_FAIL;
 	}
+	k = se.k, dev = se.dev, ps = se.ps, pl = se.pl;
 	btf = kinstr_btf__open(NULL);	/* NULL: registers only */
-	ps = kinstr_probeset__new(dev, k);
-	pl = ps ? kinstr_plan__new(ps, popts) : NULL;
-	if (!pl)
-		goto out;
 	for (i = 0; i < (unsigned int)n; i++)
 		if (cli_add_trace(pl, specs[i], btf, ev, &nev, BY_MAX_EVENTS) && !keep)
 			goto out;
@@ -392,11 +388,10 @@ static int count_by(int n, char **specs, unsigned int key, const struct kinstr_p
 out:
 	cli_run__cleanup(&run);
 	kinstr_tally__free(ta);
-	kinstr_plan__free(pl);
-	kinstr_probeset__free(ps);	/* removes the probes */
+	cli_session__unplan(&se);	/* removes the probes */
 	kinstr_trace__free(t);
 	kinstr_btf__close(btf);
-	cli_close_kernel(k, dev);
+	cli_session__close(&se);
 	free(ev);
 	return ret;
 }
@@ -441,7 +436,8 @@ int cmd_count(int argc, char **argv)
 	const char *command = NULL, *output = NULL;
 	bool json = false, dry = false, live, keep = false, every_block = false, folded = false;
 	const char *metrics_at = NULL;
-	struct cli_metrics m = { .fd = -1, .listen_fd = -1 };
+	struct cli_session se = { .out_fd = -1, .m = { .fd = -1, .listen_fd = -1 } };
+	struct cli_session_opts so;
 	struct cli_metrics_src src = { 0 };
 	struct kinstr_plan_opts popts = { .sz = sizeof(popts) };
 	struct kinstr_probeset *ps = NULL;
@@ -450,7 +446,7 @@ int cmd_count(int argc, char **argv)
 	struct kinstr_kernel *k;
 	struct kinstr_dev *dev;
 	char err[512];
-	int c, i, ret = CLI_FAIL, out_fd = -1, by = -1;
+	int c, i, ret = CLI_FAIL, by = -1;
 	struct cli_run run;
 
 	while ((c = getopt_long(argc, argv, "d:c:i:eko:h", opts, NULL)) != -1) {
@@ -524,26 +520,12 @@ int cmd_count(int argc, char **argv)
 	}
 	cli_run__init(&run, command, duration, false);
 	cli_run__json(&run, json, output);
-	/* the output first: a file that cannot be written fails before anything is patched */
-	if (output && !dry && (out_fd = cli_open_output(output)) < 0)
-		return CLI_FAIL;
-	if (metrics_at && (ret = cli_metrics__open(&m, "--metrics", metrics_at, cli_metrics__probes, &src)) != CLI_OK) {
-		if (out_fd >= 0)
-			close(out_fd);
+	so = (struct cli_session_opts){ .output = dry ? NULL : output, .metrics_at = metrics_at,
+					.metrics_write = cli_metrics__probes, .metrics_ctx = &src, .popts = &popts };
+	if ((ret = cli_session__open(&se, &so)) != CLI_OK)
 		return ret;
-	}
 	ret = CLI_FAIL;
-	k = cli_open_kernel(NULL, &dev);
-	if (!k) {
-		if (out_fd >= 0)
-			close(out_fd);
-		cli_metrics__close(&m);
-		return CLI_FAIL;
-	}
-	ps = kinstr_probeset__new(dev, k);
-	pl = ps ? kinstr_plan__new(ps, &popts) : NULL;
-	if (!pl)
-		goto out;
+	k = se.k, dev = se.dev, ps = se.ps, pl = se.pl;
 	for (i = optind; i < argc; i++)
 		if (cli_add_spec(pl, argv[i]) && !keep)
 			goto out;
@@ -558,8 +540,9 @@ int cmd_count(int argc, char **argv)
 	if (cli_run__start(&run, ps))
 		goto out;
 	if (metrics_at) {	/* the same counters, scraped while the run goes on */
-		src = (struct cli_metrics_src){ .dev = dev, .ps = ps, .ncount = kinstr_probeset__cnt(ps), .scrapes = &m.scrapes };
-		cli_run__watch(&run, m.fd, cli_metrics__ready, &m);
+		src = (struct cli_metrics_src){ .dev = dev, .ps = ps, .ncount = kinstr_probeset__cnt(ps),
+						.scrapes = &se.m.scrapes };
+		cli_run__watch(&run, se.m.fd, cli_metrics__ready, &se.m);
 	}
 	live = !json && !command && cli_term_ok();
 	{
@@ -572,7 +555,7 @@ int cmd_count(int argc, char **argv)
 		cli_err("cannot read the counters: %s", strerror(errno));
 		goto out;
 	}
-	if (cli_output_begin(out_fd, output))
+	if (cli_output_begin(se.out_fd, output))
 		goto out;
 	if (json)
 		cli_count__json(ps, hits, cli_now() - run.t0, run.status);
@@ -585,11 +568,6 @@ out:
 	cli_run__cleanup(&run);
 	free(hits);
 	free(prev);
-	kinstr_plan__free(pl);
-	kinstr_probeset__free(ps);	/* removes the probes */
-	cli_close_kernel(k, dev);
-	cli_metrics__close(&m);
-	if (out_fd >= 0)
-		close(out_fd);
+	cli_session__close(&se);	/* removes the probes */
 	return ret;
 }

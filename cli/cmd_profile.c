@@ -79,8 +79,9 @@ int cmd_profile(int argc, char **argv)
 	const char *command = NULL, *output = NULL;
 	bool json = false, hist = false, folded = false, live, show_calls = false, keep = false;
 	const char *metrics_at = NULL, **names = NULL;
-	struct cli_metrics m = { .fd = -1, .listen_fd = -1 };
 	struct cli_metrics_src src = { 0 };
+	struct cli_session se = { .out_fd = -1, .m = { .fd = -1, .listen_fd = -1 } };
+	struct cli_session_opts so;
 	const char *sort_key = "wall";
 	struct kinstr_timer_stats *st = NULL;
 	struct kinstr_plan_opts popts = { .sz = sizeof(popts) };
@@ -89,10 +90,9 @@ int cmd_profile(int argc, char **argv)
 	struct kinstr_plan *pl = NULL;
 	struct cli_pfunc *pf = NULL;
 	unsigned int n = 0, cap = 0, ntimers = 0;
-	struct kinstr_kernel *k;
 	struct kinstr_dev *dev;
 	char err[512];
-	int c, i, ret = CLI_FAIL, out_fd = -1;
+	int c, i, ret = CLI_FAIL;
 	long pid = 0;
 	struct cli_run run;
 
@@ -146,26 +146,14 @@ int cmd_profile(int argc, char **argv)
 		}
 	cli_run__init(&run, command, duration, true);
 	cli_run__json(&run, json, output);
-	/* the output first: a file that cannot be written fails before anything is patched */
-	if (output && (out_fd = cli_open_output(output)) < 0)
-		return CLI_FAIL;
-	if (metrics_at && (ret = cli_metrics__open(&m, "--metrics", metrics_at, cli_metrics__probes, &src)) != CLI_OK) {
-		if (out_fd >= 0)
-			close(out_fd);
+	so = (struct cli_session_opts){ .output = output, .metrics_at = metrics_at,
+					.metrics_write = cli_metrics__probes, .metrics_ctx = &src, .popts = &popts };
+	if ((ret = cli_session__open(&se, &so)) != CLI_OK)
 		return ret;
-	}
 	ret = CLI_FAIL;
-	k = cli_open_kernel(NULL, &dev);
-	if (!k) {
-		if (out_fd >= 0)
-			close(out_fd);
-		cli_metrics__close(&m);
-		return CLI_FAIL;
-	}
-	ps = kinstr_probeset__new(dev, k);
-	pl = ps ? kinstr_plan__new(ps, &popts) : NULL;
+	dev = se.dev, ps = se.ps, pl = se.pl;
 	timed = calloc(KINSTR_AREA_MAX_PROBES / 2, sizeof(*timed));
-	if (!pl || !timed)
+	if (!timed)
 		goto out;
 	for (i = optind; i < argc; i++) {
 		struct kinstr_why why;
@@ -233,8 +221,8 @@ int cmd_profile(int argc, char **argv)
 		for (i = 0; names && i < (int)n; i++)
 			names[i] = pf[i].f->name;
 		src = (struct cli_metrics_src){ .dev = dev, .ps = ps, .timed = names, .ntimed = names ? n : 0,
-						.scrapes = &m.scrapes };
-		cli_run__watch(&run, m.fd, cli_metrics__ready, &m);
+						.scrapes = &se.m.scrapes };
+		cli_run__watch(&run, se.m.fd, cli_metrics__ready, &se.m);
 	}
 	live = !json && !folded && !command && cli_term_ok();
 	{
@@ -249,7 +237,7 @@ int cmd_profile(int argc, char **argv)
 		cli_err("cannot read the timers: %s", strerror(errno));
 		goto out;
 	}
-	if (cli_output_begin(out_fd, output))
+	if (cli_output_begin(se.out_fd, output))
 		goto out;
 	if (folded) {
 		if (cli_profile__folded(dev, pf, n))
@@ -269,12 +257,7 @@ out:
 		free(pf[i].sites);
 	free(pf);
 	free(timed);
-	kinstr_plan__free(pl);
-	kinstr_probeset__free(ps);
-	cli_close_kernel(k, dev);
-	cli_metrics__close(&m);
+	cli_session__close(&se);
 	free(names);
-	if (out_fd >= 0)
-		close(out_fd);
 	return ret;
 }

@@ -49,11 +49,11 @@ int cmd_serve(int argc, char **argv)
 	};
 	struct kinstr_plan_opts popts = { .sz = sizeof(popts) };
 	const char *listen_at = SERVE_DEFAULT, *command = NULL, **times = NULL, **names = NULL;
-	struct cli_metrics m = { .fd = -1, .listen_fd = -1 };
+	struct cli_session se = { .out_fd = -1, .m = { .fd = -1, .listen_fd = -1 } };
+	struct cli_session_opts so;
 	struct cli_metrics_src src = { 0 };
 	struct kinstr_timed *timed = NULL;
 	struct kinstr_plan *pl = NULL;
-	struct kinstr_kernel *k = NULL;
 	int c, i, ntimes = 0, ret = CLI_FAIL;
 	double duration = 0;
 	struct cli_run run;
@@ -94,18 +94,16 @@ int cmd_serve(int argc, char **argv)
 	}
 	cli_run__init(&run, command, duration, false);
 	/* the address first: one that cannot be bound fails before anything is patched */
-	ret = cli_metrics__open(&m, "--listen", listen_at, cli_metrics__probes, &src);
+	so = (struct cli_session_opts){ .metrics_opt = "--listen", .metrics_at = listen_at,
+					.metrics_write = cli_metrics__probes, .metrics_ctx = &src, .popts = &popts };
+	ret = cli_session__open(&se, &so);
 	if (ret != CLI_OK)
 		goto out;
 	ret = CLI_FAIL;
-	k = cli_open_kernel(NULL, &src.dev);
-	if (!k)
-		goto out;
-	src.ps = kinstr_probeset__new(src.dev, k);
-	pl = src.ps ? kinstr_plan__new(src.ps, &popts) : NULL;
+	src.dev = se.dev, src.ps = se.ps, pl = se.pl;
 	timed = calloc(SERVE_MAX_TIMED, sizeof(*timed));
 	names = calloc(SERVE_MAX_TIMED, sizeof(*names));
-	if (!pl || !timed || !names)
+	if (!timed || !names)
 		goto out;
 	for (i = optind; i < argc; i++)
 		if (cli_add_spec(pl, argv[i]))
@@ -125,7 +123,7 @@ int cmd_serve(int argc, char **argv)
 	for (j = 0; j < src.ntimed; j++)
 		names[j] = timed[j].f->name;
 	src.timed = names;
-	src.scrapes = &m.scrapes;
+	src.scrapes = &se.m.scrapes;
 	if (src.ntimed) {
 		int r = kinstr_timers__create(src.dev, (uint32_t)src.ntimed, 0, 0);
 
@@ -138,17 +136,13 @@ int cmd_serve(int argc, char **argv)
 		goto out;
 	fprintf(stderr, "kinstr: serving %zu probes (%zu counted, %zu functions timed) at http://%s/metrics%s\n",
 		kinstr_probeset__cnt(src.ps), src.ncount, src.ntimed, listen_at, command || duration ? "" : "; Ctrl-C to stop");
-	cli_run__watch(&run, m.fd, cli_metrics__ready, &m);
+	cli_run__watch(&run, se.m.fd, cli_metrics__ready, &se.m);
 	cli_run__wait(&run, 1, NULL, NULL);
 	cli_run__stop(&run);
 	ret = cli_run__status(&run);
 out:
 	cli_run__cleanup(&run);
-	cli_metrics__close(&m);
-	kinstr_plan__free(pl);
-	kinstr_probeset__free(src.ps);	/* removes the probes */
-	if (k)
-		cli_close_kernel(k, src.dev);
+	cli_session__close(&se);	/* removes the probes */
 	free(timed);
 	free(names);
 	free(times);

@@ -205,10 +205,10 @@ int cmd_span(int argc, char **argv)
 	struct kinstr_trace *t = NULL;
 	struct kinstr_plan *pl = NULL;
 	struct kinstr_btf *btf = NULL;
-	struct kinstr_kernel *k = NULL;
 	struct kinstr_dev *dev = NULL;
 	const char *command = NULL, *metrics_at = NULL;
-	struct cli_metrics m = { .fd = -1, .listen_fd = -1 };
+	struct cli_session se = { .out_fd = -1, .m = { .fd = -1, .listen_fd = -1 } };
+	struct cli_session_opts so;
 	struct span_metrics sm = { 0 };
 	double duration = 0;
 	bool json = false, hist = false;
@@ -262,20 +262,22 @@ int cmd_span(int argc, char **argv)
 		cli_err("span: A and B are the same point ('%s')", argv[optind]);
 		return CLI_USAGE;
 	}
-	/* bound and listening before anything is patched */
-	if (metrics_at && (ret = cli_metrics__open(&m, "--metrics", metrics_at, span_metrics_write, &sm)) != CLI_OK)
-		return ret;
-	ret = CLI_FAIL;
 	cli_run__init(&run, command, duration, false);
 	cli_run__json(&run, json, NULL);
 	ev = calloc(SPAN_MAX_EVENTS, sizeof(*ev));
-	k = ev ? cli_open_kernel(NULL, &dev) : NULL;
-	if (!k)
-		goto out;
+	if (!ev)
+		return CLI_FAIL;
+	/* the endpoint bound and listening before anything is patched */
+	so = (struct cli_session_opts){ .metrics_at = metrics_at, .metrics_write = span_metrics_write,
+					.metrics_ctx = &sm, .popts = &popts };
+	if ((ret = cli_session__open(&se, &so)) != CLI_OK) {
+		free(ev);
+		return ret;
+	}
+	ret = CLI_FAIL;
+	dev = se.dev, ps = se.ps, pl = se.pl;
 	btf = kinstr_btf__open(NULL);
-	ps = kinstr_probeset__new(dev, k);
-	pl = ps ? kinstr_plan__new(ps, &popts) : NULL;
-	if (!pl || cli_add_trace(pl, argv[optind], btf, ev, &nev, SPAN_MAX_EVENTS))
+	if (cli_add_trace(pl, argv[optind], btf, ev, &nev, SPAN_MAX_EVENTS))
 		goto out;
 	na = nev;
 	if (cli_add_trace(pl, argv[optind + 1], btf, ev, &nev, SPAN_MAX_EVENTS))
@@ -300,7 +302,7 @@ int cmd_span(int argc, char **argv)
 		goto out;
 	if (metrics_at) {
 		sm = (struct span_metrics){ .dev = dev, .sp = sp, .a = argv[optind], .b = argv[optind + 1] };
-		cli_run__watch(&run, m.fd, cli_metrics__ready, &m);
+		cli_run__watch(&run, se.m.fd, cli_metrics__ready, &se.m);
 	}
 	cli_run__wait(&run, 0.05, span_tick, sp);
 	cli_run__stop(&run);
@@ -315,14 +317,12 @@ int cmd_span(int argc, char **argv)
 	ret = cli_run__status(&run);
 out:
 	cli_run__cleanup(&run);
-	cli_metrics__close(&m);
+	cli_metrics__close(&se.m);	/* its scrapes read the spanner */
 	kinstr_spanner__free(sp);
-	kinstr_plan__free(pl);
-	kinstr_probeset__free(ps);
+	cli_session__unplan(&se);	/* removes the probes */
 	kinstr_trace__free(t);
 	kinstr_btf__close(btf);
-	if (k)
-		cli_close_kernel(k, dev);
+	cli_session__close(&se);
 	free(ev);
 	return ret;
 }

@@ -115,7 +115,8 @@ int cmd_trace(int argc, char **argv)
 	struct kinstr_ctf_env env[1];
 	struct kinstr_probeset *ps = NULL;
 	struct kinstr_btf *btf;
-	struct kinstr_kernel *k;
+	struct cli_session se = { .out_fd = -1, .m = { .fd = -1, .listen_fd = -1 } };
+	struct cli_session_opts so;
 	struct kinstr_dev *dev;
 	int c, i, ret = CLI_FAIL, r;
 	uint64_t missed = 0;
@@ -184,16 +185,13 @@ int cmd_trace(int argc, char **argv)
 	ev = calloc(MAX_EVENTS, sizeof(*ev));
 	if (!ev)
 		return CLI_FAIL;
-	k = cli_open_kernel(NULL, &dev);
-	if (!k) {
+	so = (struct cli_session_opts){ .popts = &popts };
+	if (cli_session__open(&se, &so) != CLI_OK) {
 		free(ev);
 		return CLI_FAIL;
 	}
+	dev = se.dev, ps = se.ps, pl = se.pl;
 	btf = kinstr_btf__open(NULL);	/* NULL: registers only */
-	ps = kinstr_probeset__new(dev, k);
-	pl = ps ? kinstr_plan__new(ps, &popts) : NULL;
-	if (!pl)
-		goto out;
 	for (i = optind; i < argc; i++) {
 		if (cli_add_trace(pl, argv[i], btf, ev, &nev, MAX_EVENTS)) {
 			if (keep)
@@ -255,10 +253,8 @@ int cmd_trace(int argc, char **argv)
 out:
 	cli_run__cleanup(&run);
 	kinstr_recording__free(rec);
-	kinstr_plan__free(pl);
-	kinstr_probeset__free(ps);	/* removes the probes */
+	cli_session__close(&se);	/* removes the probes */
 	kinstr_btf__close(btf);
-	cli_close_kernel(k, dev);
 	free(ev);
 	free(cpus);
 	free(st);

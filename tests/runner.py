@@ -261,9 +261,9 @@ def split_files(files, parts, series=None):
 # TIMEOUT, and the guest its own limit.
 DEBUG_TIMEOUT_SCALE = 4
 DEBUG_VM_TIMEOUT = 1500
-# Opt-in (tests/run --debug-kernel, or --kernel 6.1-debug) until the lane has run green on the built
-# kernel; then True makes every run take it whenever the kernel is in the cache.
-DEBUG_LANE_BY_DEFAULT = False
+# Every run takes the lane whenever the kernel is in the cache (a machine without it says so and
+# skips it); False would make it opt-in again (tests/run --debug-kernel, or --kernel 6.1-debug).
+DEBUG_LANE_BY_DEFAULT = True
 # what the lane runs: the SMOKE tests of these files (count, kill -9, trace, profile, the kernel's
 # facts, BPF), not cover.t's, which take minutes each even on a stock kernel
 DEBUG_FILES = ("bpf.t", "count.t", "kernel.t", "profile.t", "trace.t")
