@@ -10,18 +10,25 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <uapi/linux/kinstr.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 #define KINSTR_X86_MAX_INSN_LEN 15
 
-/* Register numbers are the hardware encodings, so bit n of a register set is GPR n. */
+/*
+ * Register numbers are the hardware encodings, so bit n of a register set is GPR n: the ABI's
+ * enum kinstr_reg (include/uapi/linux/kinstr.h) holds that order once; the GPRs here are its.
+ */
 enum kinstr_x86_reg {
-	KINSTR_X86_RAX, KINSTR_X86_RCX, KINSTR_X86_RDX, KINSTR_X86_RBX,
-	KINSTR_X86_RSP, KINSTR_X86_RBP, KINSTR_X86_RSI, KINSTR_X86_RDI,
-	KINSTR_X86_R8,  KINSTR_X86_R9,  KINSTR_X86_R10, KINSTR_X86_R11,
-	KINSTR_X86_R12, KINSTR_X86_R13, KINSTR_X86_R14, KINSTR_X86_R15,
+	KINSTR_X86_RAX = KINSTR_REG_RAX, KINSTR_X86_RCX = KINSTR_REG_RCX, KINSTR_X86_RDX = KINSTR_REG_RDX,
+	KINSTR_X86_RBX = KINSTR_REG_RBX, KINSTR_X86_RSP = KINSTR_REG_RSP, KINSTR_X86_RBP = KINSTR_REG_RBP,
+	KINSTR_X86_RSI = KINSTR_REG_RSI, KINSTR_X86_RDI = KINSTR_REG_RDI, KINSTR_X86_R8 = KINSTR_REG_R8,
+	KINSTR_X86_R9 = KINSTR_REG_R9, KINSTR_X86_R10 = KINSTR_REG_R10, KINSTR_X86_R11 = KINSTR_REG_R11,
+	KINSTR_X86_R12 = KINSTR_REG_R12, KINSTR_X86_R13 = KINSTR_REG_R13, KINSTR_X86_R14 = KINSTR_REG_R14,
+	KINSTR_X86_R15 = KINSTR_REG_R15,
 	/*
 	 * The six status flags (CF PF AF ZF SF OF) as one unit: what an inserted add/inc/cmp
 	 * would clobber. DF/IF/AC and the other system flags are not tracked.
@@ -29,6 +36,9 @@ enum kinstr_x86_reg {
 	KINSTR_X86_FLAGS,
 	KINSTR_X86_NR_REGS,
 };
+#ifndef __cplusplus
+_Static_assert(KINSTR_X86_R15 == 15 && KINSTR_X86_FLAGS == 16, "the GPRs are the 16 hardware encodings");
+#endif
 
 #define KINSTR_X86_REG(r)	(1u << (r))
 #define KINSTR_X86_REGS_GPR	0xffffu
