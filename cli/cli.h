@@ -288,6 +288,8 @@ struct cli_session {
 	struct kinstr_probeset *ps;	/* with pl: NULL unless popts was given */
 	struct kinstr_plan *pl;
 };
+/* Nothing opened yet: what a session starts as, so that a close before any open is safe. */
+#define CLI_SESSION_INIT { .out_fd = -1, .m = { .fd = -1, .listen_fd = -1 } }
 struct cli_session_opts {
 	const char *output;		/* -o FILE (NULL: stdout) */
 	const char *metrics_opt;	/* the option's name in messages (NULL: --metrics) */

@@ -59,7 +59,7 @@ int cmd_attach(int argc, char **argv)
 	struct kinstr_plan *pl = NULL;
 	struct kinstr_kernel *k = NULL;
 	struct kinstr_dev *dev = NULL;
-	struct cli_session se = { .out_fd = -1, .m = { .fd = -1, .listen_fd = -1 } };
+	struct cli_session se = CLI_SESSION_INIT;
 	struct cli_session_opts so;
 	const char *command = NULL, *path, *prog;
 	uint64_t *hits = NULL, *missed = NULL;

@@ -255,7 +255,7 @@ static int count_by_stack(int n, char **specs, const struct kinstr_plan_opts *po
 	struct kinstr_dev *dev;
 	int i, nrows, ret = CLI_FAIL;
 	uint64_t lost = 0;
-	struct cli_session se = { .out_fd = -1, .m = { .fd = -1, .listen_fd = -1 } };
+	struct cli_session se = CLI_SESSION_INIT;
 	struct cli_session_opts so;
 	struct cli_run run;
 	char err[512];
@@ -327,7 +327,7 @@ static int count_by(int n, char **specs, unsigned int key, const struct kinstr_p
 	struct kinstr_kernel *k;
 	struct kinstr_dev *dev;
 	unsigned int nev = 0, i;
-	struct cli_session se = { .out_fd = -1, .m = { .fd = -1, .listen_fd = -1 } };
+	struct cli_session se = CLI_SESSION_INIT;
 	struct cli_session_opts so;
 	struct cli_run run;
 	char err[512];
@@ -436,7 +436,7 @@ int cmd_count(int argc, char **argv)
 	const char *command = NULL, *output = NULL;
 	bool json = false, dry = false, live, keep = false, every_block = false, folded = false;
 	const char *metrics_at = NULL;
-	struct cli_session se = { .out_fd = -1, .m = { .fd = -1, .listen_fd = -1 } };
+	struct cli_session se = CLI_SESSION_INIT;
 	struct cli_session_opts so;
 	struct cli_metrics_src src = { 0 };
 	struct kinstr_plan_opts popts = { .sz = sizeof(popts) };

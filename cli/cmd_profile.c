@@ -80,7 +80,7 @@ int cmd_profile(int argc, char **argv)
 	bool json = false, hist = false, folded = false, live, show_calls = false, keep = false;
 	const char *metrics_at = NULL, **names = NULL;
 	struct cli_metrics_src src = { 0 };
-	struct cli_session se = { .out_fd = -1, .m = { .fd = -1, .listen_fd = -1 } };
+	struct cli_session se = CLI_SESSION_INIT;
 	struct cli_session_opts so;
 	const char *sort_key = "wall";
 	struct kinstr_timer_stats *st = NULL;

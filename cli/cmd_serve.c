@@ -49,7 +49,7 @@ int cmd_serve(int argc, char **argv)
 	};
 	struct kinstr_plan_opts popts = { .sz = sizeof(popts) };
 	const char *listen_at = SERVE_DEFAULT, *command = NULL, **times = NULL, **names = NULL;
-	struct cli_session se = { .out_fd = -1, .m = { .fd = -1, .listen_fd = -1 } };
+	struct cli_session se = CLI_SESSION_INIT;
 	struct cli_session_opts so;
 	struct cli_metrics_src src = { 0 };
 	struct kinstr_timed *timed = NULL;

@@ -207,7 +207,7 @@ int cmd_span(int argc, char **argv)
 	struct kinstr_btf *btf = NULL;
 	struct kinstr_dev *dev = NULL;
 	const char *command = NULL, *metrics_at = NULL;
-	struct cli_session se = { .out_fd = -1, .m = { .fd = -1, .listen_fd = -1 } };
+	struct cli_session se = CLI_SESSION_INIT;
 	struct cli_session_opts so;
 	struct span_metrics sm = { 0 };
 	double duration = 0;

@@ -115,7 +115,7 @@ int cmd_trace(int argc, char **argv)
 	struct kinstr_ctf_env env[1];
 	struct kinstr_probeset *ps = NULL;
 	struct kinstr_btf *btf;
-	struct cli_session se = { .out_fd = -1, .m = { .fd = -1, .listen_fd = -1 } };
+	struct cli_session se = CLI_SESSION_INIT;
 	struct cli_session_opts so;
 	struct kinstr_dev *dev;
 	int c, i, ret = CLI_FAIL, r;

@@ -18,7 +18,7 @@ int cli_session__open(struct cli_session *s, const struct cli_session_opts *o)
 {
 	int ret;
 
-	*s = (struct cli_session){ .out_fd = -1, .m = { .fd = -1, .listen_fd = -1 } };
+	*s = (struct cli_session)CLI_SESSION_INIT;
 	if (o->output && (s->out_fd = cli_open_output(o->output)) < 0)
 		return CLI_FAIL;
 	if (o->metrics_at) {
@@ -62,5 +62,5 @@ void cli_session__close(struct cli_session *s)
 	cli_metrics__close(&s->m);
 	if (s->out_fd >= 0)
 		close(s->out_fd);
-	*s = (struct cli_session){ .out_fd = -1, .m = { .fd = -1, .listen_fd = -1 } };
+	*s = (struct cli_session)CLI_SESSION_INIT;
 }
