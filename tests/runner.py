@@ -264,7 +264,8 @@ DEBUG_VM_TIMEOUT = 1500
 # Every run takes the lane whenever the kernel is in the cache (a machine without it says so and
 # skips it); False would make it opt-in again (tests/run --debug-kernel, or --kernel 6.1-debug).
 DEBUG_LANE_BY_DEFAULT = True
-# what the lane runs: the SMOKE tests of these files (count, kill -9, trace, profile, the kernel's
+# what the lane runs (its line in tests/kernels says 'smoke'; 'full' runs every file, in parts, as
+# the stock kernels' full suites do: hours with one guest): the SMOKE tests of these files (count, kill -9, trace, profile, the kernel's
 # facts, BPF), not cover.t's, which take minutes each even on a stock kernel
 DEBUG_FILES = ("bpf.t", "count.t", "kernel.t", "profile.t", "trace.t")
 
@@ -387,7 +388,7 @@ def step_lanes(args, host_jobs):
             parts = split_files(vm_files(), args.parts, label) if suite == "full" and not args.k else [None]
             for i, files in enumerate(parts):
                 part = f"{i + 1}/{len(parts)}" if files else ""
-                if debug:
+                if debug and suite != "full":
                     files = [f for f in vm_files() if os.path.basename(f) in DEBUG_FILES]
                 vm_jobs.append((f"{rel} ({suite}{' ' + part if part else ''})", suite == "full" or debug,
                                 lambda label=label, rel=rel, suite=suite, cpu=cpu, files=files, part=part, once=once,
