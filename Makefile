@@ -19,7 +19,7 @@ ALLCFLAGS  = $(CPPFLAGS) $(WARN) $(CFLAGS) -MMD -MP
 
 # lib/ is in folders by layer (docs/design.md's map; tests/unit/test_layers.sh checks the order)
 LIB_SRCS  := $(filter-out %.bpf.c,$(wildcard lib/*/*.c)) ring/ring.c
-CLI_SRCS  := $(wildcard cli/*.c)
+CLI_SRCS  := $(wildcard cli/*.c cli/*/*.c)
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 LIB_OBJS  := $(LIB_SRCS:%.c=$(B)/%.o) $(B)/lib/bpf/stack_obj.o $(B)/lib/report/report_assets.o
 CLI_OBJS  := $(CLI_SRCS:%.c=$(B)/%.o)

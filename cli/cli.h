@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -45,21 +46,45 @@ int cmd_count(int argc, char **argv);
 int cmd_span(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 struct kinstr_kernel;
-/* kinstr count's printers (cli/count_out.c): the table (rates: HITS/S since prev over dt), JSON, the plan. */
+/* kinstr count's printers (cli/out/count.c): the table (rates: HITS/S since prev over dt), JSON, the plan. */
 struct kinstr_probeset;
 void cli_count__table(const struct kinstr_probeset *ps, const uint64_t *hits, const uint64_t *prev, double dt,
 		      bool rates);
 void cli_count__json(const struct kinstr_probeset *ps, const uint64_t *hits, double secs, int status);
 void cli_count__plan(const struct kinstr_probeset *ps, const struct kinstr_kernel *k);
+/* --by KEY's rows, --by stack's stacks (JSON, folded or bpftrace-like); what was lost on stderr. */
+struct kinstr_tally;
+struct kinstr_trace_event;
+struct kinstr_stack_row;
+void cli_count__by_print(const struct kinstr_tally *ta, const struct kinstr_trace_event *ev, unsigned int key,
+			 bool json, double secs, int status);
+void cli_count__stacks_print(const struct kinstr_probeset *ps, const struct kinstr_kernel *k,
+			     const struct kinstr_stack_row *rows, int n, uint64_t lost, bool json, bool folded,
+			     double secs, int status);
+/* kinstr count's --by KEY and --by stack runs (cli/count_by.c): the exit status. */
+struct cli_common;
+struct kinstr_plan_opts;
+int cli_count__by(int n, char **specs, const struct cli_common *co, const struct kinstr_plan_opts *popts,
+		  unsigned int key);
+int cli_count__by_stack(int n, char **specs, const struct cli_common *co, const struct kinstr_plan_opts *popts,
+			bool folded);
+/* Once the specs are in: none left fails, --dry-run prints the plan (CLI_OK); else CLI_GO_ON. */
+int cli_count__planned(const struct kinstr_probeset *ps, const struct kinstr_kernel *k, bool dry);
 int cmd_attach(int argc, char **argv);
-/* kinstr attach's totals (cli/count_out.c): hits and not-run per probe, then the program's maps. */
+/* kinstr span's table (or JSON) at the end (cli/out/span.c). */
+struct kinstr_spanner;
+void cli_span__print(const struct kinstr_spanner *s, const char *a, const char *b, unsigned int key, bool hist,
+		     bool json, double secs, int status);
+/* kinstr attach's totals (cli/out/count.c): hits and not-run per probe, then the program's maps. */
 struct kinstr_bpf_obj;
 void cli_attach__print(const struct kinstr_probeset *ps, const uint64_t *hits, const uint64_t *missed,
 		       const struct kinstr_bpf_obj *o, bool json, double secs, int status);
 int cmd_list(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+/* kinstr report --html (cli/report_html.c): the page of the saved outputs (or traces) files, the exit status. */
+int cli_report__html(const char *out, const char *title, int n, char **files);
 int cmd_trace(int argc, char **argv);
-/* kinstr trace's printing besides the trace (cli/trace_out.c). */
+/* kinstr trace's printing besides the trace (cli/out/trace.c). */
 struct kinstr_trace_event;
 struct kinstr_trace_rec;
 struct kinstr_trace_stats;
@@ -96,13 +121,15 @@ struct kinstr_plan;
  * why and returns -errno. A glob's refused functions are skipped and counted on stderr.
  */
 int cli_add_spec(struct kinstr_plan *pl, const char *spec);
+/* The specs' syntax (trace: with their values, SPEC(VALUE,...)) before anything is opened: 0, or -EINVAL (printed). */
+int cli_specs__check(int n, char *const *specs, bool trace);
 /* The same for a trace spec, SPEC(VALUE,...): kinstr_plan__add_trace, printing why. */
 struct kinstr_btf;
 struct kinstr_trace_event;
 int cli_add_trace(struct kinstr_plan *pl, const char *text, struct kinstr_btf *btf, struct kinstr_trace_event *ev,
 		  unsigned int *nev, unsigned int max);
 int cmd_profile(int argc, char **argv);
-/* A timed function of kinstr profile, and its printers (cli/profile_out.c). */
+/* A timed function of kinstr profile, and its printers (cli/out/profile.c). */
 #define CLI_MAX_CALLS 256
 struct kinstr_callsite;
 struct kinstr_timer_stats;
@@ -226,6 +253,15 @@ struct cli_metrics_src {
 	uint64_t *scrapes;
 };
 int cli_metrics__probes(void *src, FILE *out);
+/* kinstr span's families: what a scrape reads, the spans settled so far (lib/results/span.c). */
+struct kinstr_spanner;
+struct cli_span_metrics {
+	struct kinstr_dev *dev;
+	struct kinstr_spanner *sp;
+	const char *a, *b;		/* the points' specs, the labels from and to */
+	uint64_t scrapes;
+};
+int cli_metrics__span(void *ctx, FILE *out);
 /* kinstr_info{version,module,abi,kernel} 1 */
 void cli_metrics__info(struct kinstr_dev *dev, FILE *out);
 /* -o FILE opened (created, truncated) before anything is patched: its fd, or -1 (printed). */
@@ -269,9 +305,6 @@ void cli_run__cleanup(struct cli_run *r);
 int cli_parse_seconds(const char *opt, const char *s, double *out);	/* > 0 */
 /* --max-probes N: 1 to KINSTR_AREA_MAX_PROBES (the planner's opts.max_probes) */
 int cli_parse_max_probes(const char *s, size_t *out);
-#define CLI_HELP_MAX_PROBES(pad) \
-	"      --max-probes N" pad "a glob may take up to N probes (default 4096, at most\n" \
-	"                    " pad "65536): until its jumps are in, each probe is an int3\n"
 int cli_parse_double(const char *opt, const char *s, double min, double max, double *out); /* (min, max) */
 int cli_parse_long(const char *opt, const char *s, long min, long max, long *out);	/* [min, max], base 10 */
 /* --pid PID: a number (-EINVAL, usage) naming a live process (-ESRCH); each printed, errno set too. */
@@ -304,6 +337,73 @@ int cli_session__open(struct cli_session *s, const struct cli_session_opts *o);
 void cli_session__unplan(struct cli_session *s);
 /* Everything the session opened, in reverse; safe after a failed open and twice. */
 void cli_session__close(struct cli_session *s);
+
+/*
+ * The command line (cli/opts.c): each subcommand lists its options in a table, the shared ones
+ * (CLI_OPT_*: their names, letters, checks and help declared once there) and its own; one parser
+ * and one --help printer read that table.
+ */
+enum {
+	CLI_OPT_DURATION = 1u << 0,	/* -d, --duration SEC */
+	CLI_OPT_COMMAND = 1u << 1,	/* -c, --command CMD */
+	CLI_OPT_INTERVAL = 1u << 2,	/* -i, --interval SEC */
+	CLI_OPT_KEEP_GOING = 1u << 3,	/* -k, --keep-going */
+	CLI_OPT_JSON = 1u << 4,		/* --json */
+	CLI_OPT_OUTPUT = 1u << 5,	/* -o, --output FILE */
+	CLI_OPT_DRY_RUN = 1u << 6,	/* --dry-run */
+	CLI_OPT_MAX_PROBES = 1u << 7,	/* --max-probes N */
+	CLI_OPT_NO_FTRACE = 1u << 8,	/* --no-ftrace */
+	CLI_OPT_METRICS = 1u << 9,	/* --metrics ADDR:PORT */
+	CLI_OPT_SNAPSHOT = 1u << 10,	/* --snapshot FILE */
+};
+/* getopt's values of the long-only shared options; a subcommand's own long-only ones start at CLI_KEY_OWN */
+enum {
+	CLI_KEY_JSON = 256, CLI_KEY_DRY_RUN, CLI_KEY_MAX_PROBES, CLI_KEY_NO_FTRACE, CLI_KEY_METRICS, CLI_KEY_SNAPSHOT,
+	CLI_KEY_OWN = 300
+};
+/* The shared options' values (cli_common__init: none given, interval 1 s). */
+struct cli_common {
+	double duration, interval;	/* duration 0: none */
+	const char *command, *output, *metrics_at, *snapshot;
+	bool keep, json, dry, no_ftrace;
+	size_t max_probes;		/* 0: the planner's default */
+	unsigned int given;		/* CLI_OPT_* given on the command line */
+};
+void cli_common__init(struct cli_common *co);
+/* --max-probes and --no-ftrace into the planner's options. */
+struct kinstr_plan_opts;
+void cli_common__plan_opts(const struct cli_common *co, struct kinstr_plan_opts *popts);
+/*
+ * One entry of a subcommand's table. A shared option: common = its CLI_OPT_*, and key, arg or help
+ * when this subcommand has them otherwise (0/NULL: the shared ones). Its own: common 0, name, key (a
+ * letter is also its short option; long-only from CLI_KEY_OWN), arg (NULL: takes none) and help.
+ * Help is one paragraph (wrapped to 80 columns; '\n' breaks a line), %V the subcommand's verb, %P
+ * its participle.
+ */
+struct cli_opt {
+	unsigned int common;
+	const char *name;
+	int key;
+	const char *arg;
+	const char *help;
+};
+struct cli_usage {
+	const char *name;		/* the subcommand */
+	const char *synopsis;		/* after "usage: kinstr NAME " */
+	const char *intro, *outro;	/* printed as they are, before and after the options (or NULL) */
+	const char *verb, *done;	/* "count", "counted" */
+	const struct cli_opt *opts;	/* in the order --help lists them, ending with { 0 } */
+	int min_args, max_args;		/* operands after the options; max -1: any number */
+};
+/*
+ * Options (anywhere among the operands) into co and, for the subcommand's own, own(ctx, key, arg)
+ * (0, or CLI_USAGE printed); -h/--help prints the usage. CLI_GO_ON (operands from optind),
+ * CLI_OK after --help, or CLI_USAGE (printed).
+ */
+#define CLI_GO_ON (-1)
+int cli_opts__parse(const struct cli_usage *u, int argc, char **argv, struct cli_common *co,
+		    int (*own)(void *ctx, int key, const char *arg), void *ctx);
+void cli_opts__usage(const struct cli_usage *u, FILE *f);
 
 /* Bytes with an optional K, M or G suffix (powers of 1024), in [min, max]. */
 int cli_parse_bytes(const char *opt, const char *s, unsigned long long min, unsigned long long max,

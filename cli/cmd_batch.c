@@ -21,17 +21,19 @@
 
 #define MAX_WORDS 65536
 
-static void batch_usage(FILE *f)
-{
-	fprintf(f, "usage: kinstr batch < COMMANDS\n\n"
-		   "Run kinstr command lines read from stdin (words split on blanks, no quoting; '#' starts a\n"
-		   "comment line) over one view of the live kernel, analysed once. After each command it\n"
-		   "prints 'batch: rc=N CMD'. The command text-check compares the live core text with the\n"
-		   "text the view was read from and prints 'text-check: N bytes differ' (rc 1 if any),\n"
-		   "naming the first functions that differ; bytes in a jump label's or static call's site\n"
-		   "(the kernel rewrites those itself when a static key flips or a static call changes) are\n"
-		   "named and counted apart, not in N. Exit status: 1 if any command failed.\n");
-}
+static const struct cli_opt batch_opts[] = { { 0 } };
+
+static const struct cli_usage batch_usage = {
+	.name = "batch", .synopsis = "< COMMANDS", .verb = "run",
+	.intro = "Run kinstr command lines read from stdin (words split on blanks, no quoting; '#' starts a\n"
+		 "comment line) over one view of the live kernel, analysed once. After each command it\n"
+		 "prints 'batch: rc=N CMD'. The command text-check compares the live core text with the\n"
+		 "text the view was read from and prints 'text-check: N bytes differ' (rc 1 if any),\n"
+		 "naming the first functions that differ; bytes in a jump label's or static call's site\n"
+		 "(the kernel rewrites those itself when a static key flips or a static call changes) are\n"
+		 "named and counted apart, not in N. Exit status: 1 if any command failed.\n",
+	.opts = batch_opts, .min_args = 0, .max_args = 0,
+};
 
 /*
  * Byte at of the core text is in a jump label's site or a static call's (5 bytes at most from
@@ -148,12 +150,14 @@ int cmd_batch(int argc, char **argv)
 	ssize_t n;
 	int worst = CLI_OK;
 
-	if (argc > 1) {
-		bool help = !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h");
+	struct cli_common co;
+	int ret;
 
-		batch_usage(help ? stdout : stderr);
-		return help ? CLI_OK : CLI_USAGE;
-	}
+	cli_common__init(&co);
+	ret = cli_opts__parse(&batch_usage, argc, argv, &co, NULL, NULL);
+	if (ret != CLI_GO_ON)
+		return ret;
+	optind = 0;	/* glibc: initialise getopt again for the commands read */
 	words = calloc(MAX_WORDS + 1, sizeof(*words));
 	if (!words)
 		return CLI_FAIL;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* kinstr disasm FUNC: the live function, block by block, with each instruction's site class. */
 #include <errno.h>
-#include <getopt.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -9,16 +9,20 @@
 #include <kinstr/sites.h>
 #include "cli.h"
 
-static void disasm_usage(FILE *f)
-{
-	fprintf(f, "usage: kinstr disasm [--json] [--snapshot FILE] FUNC\n\n"
-		   "Disassemble the live text of FUNC (as the running kernel has rewritten it), block by\n"
-		   "block. Each instruction shows its site class -- jump (a 5-byte jmp fits), trap (only an\n"
-		   "int3 fits), refused -- and the rule that decided it. The prototype comes from the kernel's\n"
-		   "BTF, each argument with the register it arrives in.\n\n"
-		   "  --json           one JSON object: the function, its blocks and every instruction\n"
-		   "  --snapshot FILE  analyse a snapshot ('kinstr snapshot') instead of the running kernel\n");
-}
+static const struct cli_opt disasm_opts[] = {
+	{ .common = CLI_OPT_JSON, .help = "one JSON object: the function, its blocks and every instruction" },
+	{ .common = CLI_OPT_SNAPSHOT },
+	{ 0 },
+};
+
+static const struct cli_usage disasm_usage = {
+	.name = "disasm", .synopsis = "[--json] [--snapshot FILE] FUNC", .verb = "disassemble",
+	.intro = "Disassemble the live text of FUNC (as the running kernel has rewritten it), block by\n"
+		 "block. Each instruction shows its site class -- jump (a 5-byte jmp fits), trap (only an\n"
+		 "int3 fits), refused -- and the rule that decided it. The prototype comes from the kernel's\n"
+		 "BTF, each argument with the register it arrives in.\n\n",
+	.opts = disasm_opts, .min_args = 1, .max_args = 1,
+};
 
 static void json_insn(const struct kinstr_cfg_insn *in, const struct kinstr_site *s, uint64_t start,
 		      const char *text, const char *why)
@@ -48,40 +52,27 @@ static void json_insn(const struct kinstr_cfg_insn *in, const struct kinstr_site
 
 int cmd_disasm(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "snapshot", required_argument, NULL, 's' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
 	const struct cli_colors *col = cli_colors();
-	const char *snapshot = NULL, *name;
+	const char *name;
+	struct cli_common co;
 	size_t counts[KINSTR_SITE_NR_CLASSES] = { 0 };
 	const struct kinstr_func *f;
 	const struct kinstr_cfg *cfg;
 	struct kinstr_kernel *k;
 	struct kinstr_dev *dev;
 	struct kinstr_fn *fn;
-	bool json = false, have_proto = false;
+	bool have_proto = false;
 	struct kinstr_proto proto;
 	char proto_text[1024];
 	size_t b, i;
-	int c;
+	int ret;
 
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'j': json = true; break;
-		case 's': snapshot = optarg; break;
-		case 'h': disasm_usage(stdout); return CLI_OK;
-		default: disasm_usage(stderr); return CLI_USAGE;
-		}
-	}
-	if (optind + 1 != argc) {
-		disasm_usage(stderr);
-		return CLI_USAGE;
-	}
+	cli_common__init(&co);
+	ret = cli_opts__parse(&disasm_usage, argc, argv, &co, NULL, NULL);
+	if (ret != CLI_GO_ON)
+		return ret;
 	name = argv[optind];
-	k = cli_open_kernel(snapshot, &dev);
+	k = cli_open_kernel(co.snapshot, &dev);
 	if (!k)
 		return CLI_FAIL;
 	f = cli_find_func(k, NULL, name);
@@ -100,7 +91,7 @@ int cmd_disasm(int argc, char **argv)
 		counts[kinstr_fn__site(fn, i)->cls]++;
 	/* the prototype, from the running kernel's BTF (a snapshot carries none) */
 	/* (vmlinux BTF only: a module's function has its prototype in the module's BTF) */
-	if (!snapshot && !f->module) {
+	if (!co.snapshot && !f->module) {
 		struct kinstr_btf *btf = kinstr_btf__open(NULL);
 
 		have_proto = btf && kinstr_btf__proto(btf, f->name, &proto) == 0 &&
@@ -108,7 +99,7 @@ int cmd_disasm(int argc, char **argv)
 		kinstr_btf__close(btf);
 	}
 
-	if (json) {
+	if (co.json) {
 		printf("{\"function\":");
 		cli_json_str(f->name);
 		if (f->module) {
@@ -145,7 +136,7 @@ int cmd_disasm(int argc, char **argv)
 	for (b = 0; b < kinstr_cfg__block_cnt(cfg); b++) {
 		const struct kinstr_cfg_block *bl = kinstr_cfg__block(cfg, b);
 
-		if (json) {
+		if (co.json) {
 			printf("%s{\"start\":%llu,\"end\":%llu,\"succ\":[", b ? "," : "",
 			       (unsigned long long)(bl->start - f->addr), (unsigned long long)(bl->end - f->addr));
 			for (i = 0; i < 2; i++)
@@ -177,7 +168,7 @@ int cmd_disasm(int argc, char **argv)
 			kinstr_site__why(s, why, sizeof(why));
 			if (s->rule == KINSTR_RULE_NONE)
 				why[0] = 0;
-			if (json) {
+			if (co.json) {
 				printf("%s", i == bl->first ? "" : ",");
 				json_insn(in, s, f->addr, text, why);
 				continue;
@@ -190,10 +181,10 @@ int cmd_disasm(int argc, char **argv)
 			       (unsigned long long)(in->x.addr - f->addr), hex, text, cc,
 			       kinstr_site_class__str(s->cls), col->reset, why);
 		}
-		if (json)
+		if (co.json)
 			printf("]}");
 	}
-	if (json)
+	if (co.json)
 		printf("]}\n");
 	kinstr_fn__free(fn);
 	cli_close_kernel(k, dev);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* kinstr drill FUNC: the library's call-graph search (kinstr/drill.h) run on a workload, printed as a tree. */
 #include <errno.h>
-#include <getopt.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,27 +9,57 @@
 #include <kinstr/drill.h>
 #include "cli.h"
 
-static void drill_usage(FILE *f)
+enum { O_ONCPU = CLI_KEY_OWN };
+
+static const struct cli_opt drill_opts[] = {
+	{ .common = CLI_OPT_INTERVAL, .help = "time each level for SEC seconds (default 2)" },
+	{ 0, "threshold", 't', "PCT", "descend into callees above PCT% of FUNC's time (more than 0, less than 100; "
+				      "default 5)" },
+	{ 0, "depth", 'D', "N", "at most N levels below FUNC (1 to 64, default 4)" },
+	{ .common = CLI_OPT_COMMAND, .help = "run CMD (again each time it ends) while the search runs" },
+	{ 0, "oncpu", O_ONCPU, NULL, "split on-CPU time instead of wall time" },
+	{ .common = CLI_OPT_JSON, .help = "print the tree as one JSON object (on stdout alone: -c CMD's own output goes "
+					  "to stderr)" },
+	{ .common = CLI_OPT_NO_FTRACE, .help = "where only an int3 fits after a function's ftrace NOP, start its timer "
+					       "with that int3, not with an ftrace direct call from the NOP (the "
+					       "default, as for 'kinstr profile')" },
+	{ 0 },
+};
+
+static const struct cli_usage drill_usage = {
+	.name = "drill", .synopsis = "[options] FUNC", .verb = "drill",
+	.intro = "Find where FUNC's time goes, on the live kernel: time FUNC (entry to every exit)\n"
+		 "and each of its direct calls (the call instruction to the one after it) for an\n"
+		 "interval, descend into the callees whose share of FUNC's time is above the\n"
+		 "threshold, and repeat to a depth. Each level's probes are removed before the\n"
+		 "next one's go in. Prints the call tree with each node's share of FUNC's time and\n"
+		 "the hot path.\n\n",
+	.outro = "Timing is system-wide (every thread and interrupt context).\n",
+	.opts = drill_opts, .min_args = 1, .max_args = 1,
+};
+
+struct drill_own {
+	double threshold;
+	long depth;
+	bool oncpu;
+};
+
+static int drill_opt(void *ctx, int key, const char *arg)
 {
-	fprintf(f, "usage: kinstr drill [options] FUNC\n\n"
-		   "Find where FUNC's time goes, on the live kernel: time FUNC (entry to every exit)\n"
-		   "and each of its direct calls (the call instruction to the one after it) for an\n"
-		   "interval, descend into the callees whose share of FUNC's time is above the\n"
-		   "threshold, and repeat to a depth. Each level's probes are removed before the\n"
-		   "next one's go in. Prints the call tree with each node's share of FUNC's time and\n"
-		   "the hot path.\n\n"
-		   "  -i, --interval SEC   time each level for SEC seconds (default 2)\n"
-		   "  -t, --threshold PCT  descend into callees above PCT%% of FUNC's time (more than 0,\n"
-		   "                       less than 100; default 5)\n"
-		   "  -D, --depth N        at most N levels below FUNC (1 to 64, default 4)\n"
-		   "  -c, --command CMD    run CMD (again each time it ends) while the search runs\n"
-		   "      --oncpu          split on-CPU time instead of wall time\n"
-		   "      --json           print the tree as one JSON object\n"
-		   "                       (on stdout alone: -c CMD's own output goes to stderr)\n"
-		   "      --no-ftrace      where only an int3 fits after a function's ftrace NOP, start\n"
-		   "                       its timer with that int3, not with an ftrace direct call\n"
-		   "                       from the NOP (the default, as for 'kinstr profile')\n"
-		   "Timing is system-wide (every thread and interrupt context).\n");
+	struct drill_own *o = ctx;
+
+	switch (key) {
+	case 't':
+		if (cli_parse_double("--threshold", arg, 0, 100, &o->threshold))
+			return CLI_USAGE;
+		break;
+	case 'D':
+		if (cli_parse_long("--depth", arg, 1, 64, &o->depth))
+			return CLI_USAGE;
+		break;
+	case O_ONCPU: o->oncpu = true; break;
+	}
+	return 0;
 }
 
 struct drill_run {
@@ -123,22 +153,9 @@ static void print_json_node(const struct kinstr_drill *d, int id)
 
 int cmd_drill(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "interval", required_argument, NULL, 'i' },
-		{ "threshold", required_argument, NULL, 't' },
-		{ "depth", required_argument, NULL, 'D' },
-		{ "command", required_argument, NULL, 'c' },
-		{ "oncpu", no_argument, NULL, 'O' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "no-ftrace", no_argument, NULL, 'N' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	double interval = 2, threshold = 5;
-	int maxdepth = 4, c, ret = CLI_FAIL, i, r = 0, path[128], np;
-	long depth;
-	const char *command = NULL;
-	bool json = false, use_oncpu = false, no_ftrace = false;
+	struct drill_own o = { .threshold = 5, .depth = 4 };
+	int ret, i, r = 0, path[128], np;
+	struct cli_common co;
 	struct kinstr_drill *d = NULL;
 	struct drill_run dr;
 	char err[512];
@@ -146,36 +163,15 @@ int cmd_drill(int argc, char **argv)
 	struct kinstr_dev *dev;
 	const struct kinstr_func *root;
 
-	while ((c = getopt_long(argc, argv, "i:t:D:c:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'i':
-			if (cli_parse_seconds("--interval", optarg, &interval))
-				return CLI_USAGE;
-			break;
-		case 't':
-			if (cli_parse_double("--threshold", optarg, 0, 100, &threshold))
-				return CLI_USAGE;
-			break;
-		case 'D':
-			if (cli_parse_long("--depth", optarg, 1, 64, &depth))
-				return CLI_USAGE;
-			maxdepth = (int)depth;
-			break;
-		case 'c': command = optarg; break;
-		case 'O': use_oncpu = true; break;
-		case 'j': json = true; break;
-		case 'N': no_ftrace = true; break;
-		case 'h': drill_usage(stdout); return CLI_OK;
-		default: drill_usage(stderr); return CLI_USAGE;
-		}
-	}
-	if (optind != argc - 1 || interval <= 0 || threshold <= 0 || threshold >= 100 || maxdepth < 1) {
-		drill_usage(stderr);
-		return CLI_USAGE;
-	}
-	cli_run__init(&dr.run, command, 0, false);
-	cli_run__json(&dr.run, json, NULL);
-	dr.interval = interval;
+	cli_common__init(&co);
+	co.interval = 2;
+	ret = cli_opts__parse(&drill_usage, argc, argv, &co, drill_opt, &o);
+	if (ret != CLI_GO_ON)
+		return ret;
+	ret = CLI_FAIL;
+	cli_run__init(&dr.run, co.command, 0, false);
+	cli_run__json(&dr.run, co.json, NULL);
+	dr.interval = co.interval;
 	k = cli_open_kernel(NULL, &dev);
 	if (!k)
 		return CLI_FAIL;
@@ -183,22 +179,22 @@ int cmd_drill(int argc, char **argv)
 	if (!root)
 		goto out;
 	{
-		struct kinstr_drill_opts o = { .sz = sizeof(o), .threshold = threshold / 100, .max_depth = maxdepth,
-					       .oncpu = use_oncpu, .no_ftrace = no_ftrace, .wait = wait_level,
-					       .ctx = &dr };
+		struct kinstr_drill_opts dopts = { .sz = sizeof(dopts), .threshold = o.threshold / 100,
+						   .max_depth = (int)o.depth, .oncpu = o.oncpu, .no_ftrace = co.no_ftrace,
+						   .wait = wait_level, .ctx = &dr };
 
-		d = kinstr_drill__new(k, root, &o);
+		d = kinstr_drill__new(k, root, &dopts);
 	}
 	if (!d) {
 		cli_err("%s: %s", argv[optind], strerror(errno));
 		goto out;
 	}
 	cli_catch_signals();
-	if (command && cli_run__spawn(&dr.run))
+	if (co.command && cli_run__spawn(&dr.run))
 		goto out;
 	while (!cli_stop && (r = kinstr_drill__step(d, err, sizeof(err))) > 0)
 		if (!kinstr_drill__node(d, 0)->calls) {
-			cli_err("%s was not called in %.1f s: nothing to drill into", root->name, interval);
+			cli_err("%s was not called in %.1f s: nothing to drill into", root->name, co.interval);
 			goto out;
 		}
 	if (!cli_stop && r < 0) {
@@ -206,14 +202,14 @@ int cmd_drill(int argc, char **argv)
 		goto out;
 	}
 	kinstr_drill__finish(d);
-	if (json) {
+	if (co.json) {
 		printf("{\"root\":");
 		print_json_node(d, 0);
-		printf(",\"metric\":\"%s\",\"threshold\":%.4f,\"interval_s\":%.3f}\n", use_oncpu ? "oncpu" : "wall",
-		       threshold / 100, interval);
+		printf(",\"metric\":\"%s\",\"threshold\":%.4f,\"interval_s\":%.3f}\n", o.oncpu ? "oncpu" : "wall",
+		       o.threshold / 100, co.interval);
 	} else {
-		printf("%s time of %s, by callee (%% of %s's time, %.1f s per level):\n", use_oncpu ? "on-CPU" : "wall",
-		       root->name, root->name, interval);
+		printf("%s time of %s, by callee (%% of %s's time, %.1f s per level):\n", o.oncpu ? "on-CPU" : "wall",
+		       root->name, root->name, co.interval);
 		print_tree(d, 0, "");
 		printf("hot path:");
 		np = kinstr_drill__hot_path(d, path, 128);

@@ -1,59 +1,58 @@
 // SPDX-License-Identifier: GPL-2.0
 /* kinstr -l [GLOB]: the functions kinstr count can probe, with how their entry would be probed. */
 #include <errno.h>
-#include <getopt.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <string.h>
 
 #include <kinstr/plan.h>
 #include "cli.h"
 
-static void list_usage(FILE *f)
+static const struct cli_opt list_opts[] = {
+	{ .common = CLI_OPT_JSON, .key = 'j', .help = "one JSON array, an object per function" },
+	{ 0, "all", 'a', NULL, "list refused functions too, with the rule" },
+	{ 0 },
+};
+
+static const struct cli_usage list_usage = {
+	.name = "-l", .synopsis = "[--json] [--all] [GLOB]", .verb = "list",
+	.intro = "List the kernel functions (core and loaded modules) matching GLOB (shell globs,\n"
+		 "comma-separated; default: all) whose entry kinstr count can probe, with the class of\n"
+		 "the entry probe and how many jump and trap sites the function has. The class is jump\n"
+		 "or trap, or ftrace where only an int3 fits after the function's ftrace NOP and count\n"
+		 "takes the entry from the NOP through an ftrace direct call instead.\n"
+		 "A function whose name others share is listed as NAME@ADDR, the way specs name it\n"
+		 "(--json: its \"spec\").\n\n",
+	.opts = list_opts, .min_args = 0, .max_args = 1,
+};
+
+static int list_opt(void *ctx, int key, const char *arg)
 {
-	fprintf(f, "usage: kinstr -l [--json] [--all] [GLOB]\n\n"
-		   "List the kernel functions (core and loaded modules) matching GLOB (shell globs, comma-separated; default: all)\n"
-		   "whose entry kinstr count can probe, with the class of the entry probe and how many jump\n"
-		   "and trap sites the function has. The class is jump or trap, or ftrace where only an int3\n"
-		   "fits after the function's ftrace NOP and count takes the entry from the NOP through an\n"
-		   "ftrace direct call instead. --all lists refused functions too, with the rule.\n"
-		   "A function whose name others share is listed as NAME@ADDR, the way specs name it\n"
-		   "(--json: its \"spec\").\n");
+	*(bool *)ctx = true;	/* --all */
+	return 0;
 }
 
 int cmd_list(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "all", no_argument, NULL, 'a' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
 	const char *glob = "*";
-	bool json = false, all = false;
+	struct cli_common co;
+	bool all = false;
 	unsigned long long last = 0;
 	struct kinstr_kernel *k;
 	struct kinstr_dev *dev;
 	size_t i, shown = 0;
-	int c;
+	int ret;
 
-	while ((c = getopt_long(argc, argv, "jah", opts, NULL)) != -1) {
-		switch (c) {
-		case 'j': json = true; break;
-		case 'a': all = true; break;
-		case 'h': list_usage(stdout); return CLI_OK;
-		default: list_usage(stderr); return CLI_USAGE;
-		}
-	}
+	cli_common__init(&co);
+	ret = cli_opts__parse(&list_usage, argc, argv, &co, list_opt, &all);
+	if (ret != CLI_GO_ON)
+		return ret;
 	if (optind < argc)
-		glob = argv[optind++];
-	if (optind < argc) {
-		list_usage(stderr);
-		return CLI_USAGE;
-	}
+		glob = argv[optind];
 	k = cli_open_kernel(NULL, &dev);
 	if (!k)
 		return CLI_FAIL;
-	if (json)
+	if (co.json)
 		printf("[");
 	for (i = 0; i < kinstr_kernel__func_cnt(k); i++) {
 		const struct kinstr_func *f = kinstr_kernel__func(k, i);
@@ -77,7 +76,7 @@ int cmd_list(int argc, char **argv)
 		if (entry && entry->cls == KINSTR_SITE_REFUSED)
 			kinstr_site__why(entry, why, sizeof(why));
 		if (entry && (all || entry->cls != KINSTR_SITE_REFUSED)) {
-			if (json) {
+			if (co.json) {
 				printf("%s{\"function\":", shown ? "," : "");
 				cli_json_str(f->name);
 				if (!kinstr_kernel__name_unique(k, f))	/* how to name it in a spec */
@@ -110,7 +109,7 @@ int cmd_list(int argc, char **argv)
 		}
 		kinstr_fn__free(fn);
 	}
-	if (json)
+	if (co.json)
 		printf("]\n");
 	cli_close_kernel(k, dev);
 	if (!shown) {

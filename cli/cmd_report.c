@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* kinstr report [--json] DIR: summarise a CTF trace kinstr wrote; --html OUT FILE...: a page of saved outputs. */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,31 +15,54 @@
 #include <kinstr/tracedat.h>
 #include "cli.h"
 
-static void report_usage(FILE *f)
+enum { O_HTML = CLI_KEY_OWN, O_TITLE, O_TRACE_DAT };
+
+static const struct cli_opt report_opts[] = {
+	{ .common = CLI_OPT_JSON, .help = "print one JSON object instead of tables" },
+	{ 0, "html", O_HTML, "OUT", "write one self-contained HTML page (it opens with no network) of saved kinstr "
+				    "outputs: each FILE a --folded stack file (kinstr profile, count --by stack) "
+				    "drawn as an interactive flame graph, or the --json of profile or span (a table "
+				    "and a histogram per function or span), count (a table), count --by stack (a "
+				    "flame graph) or cover (each function's blocks, hit or not); or a trace's DIR: "
+				    "its events on a time line per CPU (every event counted; at most 20000 drawn, "
+				    "evenly spaced)" },
+	{ 0, "title", O_TITLE, "TEXT", "the page's title (default: kinstr report)" },
+	{ 0, "trace-dat", O_TRACE_DAT, "OUT", "write the trace in DIR again as trace-cmd's trace.dat (version 6), "
+					      "for 'trace-cmd report -i OUT' and KernelShark" },
+	{ 0 },
+};
+
+static const struct cli_usage report_usage = {
+	.name = "report", .verb = "report",
+	.synopsis = "[--json] DIR\n"
+		    "       kinstr report --html OUT [--title TEXT] FILE...\n"
+		    "       kinstr report --trace-dat OUT DIR",
+	.intro = "Summarise the CTF trace in DIR (written by kinstr): events per probe (event class)\n"
+		 "and per CPU, the time span (first and last event timestamp in ns of the trace's\n"
+		 "clock, and their realtime), and the events the tracer lost (each CPU's final\n"
+		 "events_discarded count, and their sum). Every packet and event is decoded and\n"
+		 "checked; a truncated or corrupted trace is an error (exit status 1). Where FUNC\n"
+		 "and FUNC%return are both traced, their events are paired per thread in time order:\n"
+		 "calls, min/mean/max ns from entry to return, events left unpaired.\n\n",
+	.outro = "To see the events themselves: babeltrace2 DIR\n",
+	.opts = report_opts, .min_args = 1, .max_args = -1,
+};
+
+struct report_own {
+	const char *html, *title, *dat;
+};
+
+static int report_opt(void *ctx, int key, const char *arg)
 {
-	fprintf(f, "usage: kinstr report [--json] DIR\n"
-		   "       kinstr report --html OUT [--title TEXT] FILE...\n"
-		   "       kinstr report --trace-dat OUT DIR\n\n"
-		   "Summarise the CTF trace in DIR (written by kinstr): events per probe (event class)\n"
-		   "and per CPU, the time span (first and last event timestamp in ns of the trace's\n"
-		   "clock, and their realtime), and the events the tracer lost (each CPU's final\n"
-		   "events_discarded count, and their sum). Every packet and event is decoded and\n"
-		   "checked; a truncated or corrupted trace is an error (exit status 1). Where FUNC\n"
-		   "and FUNC%%return are both traced, their events are paired per thread in time order:\n"
-		   "calls, min/mean/max ns from entry to return, events left unpaired.\n\n"
-		   "      --json   print one JSON object instead of tables\n"
-		   "      --html OUT  write one self-contained HTML page (it opens with no network) of\n"
-		   "               saved kinstr outputs: each FILE a --folded stack file (kinstr profile,\n"
-		   "               count --by stack) drawn as an interactive flame graph, or the --json of\n"
-		   "               profile or span (a table and a histogram per function or span), count\n"
-		   "               (a table), count --by stack (a flame graph) or cover (each function's\n"
-		   "               blocks, hit or not); or a trace's DIR: its events on a time line per CPU\n"
-		   "               (every event counted; at most 20000 drawn, evenly spaced)\n"
-		   "      --title TEXT  the page's title (default: kinstr report)\n"
-		   "      --trace-dat OUT  write the trace in DIR again as trace-cmd's trace.dat (version 6),\n"
-		   "               for 'trace-cmd report -i OUT' and KernelShark\n"
-		   "  -h, --help   show this help\n"
-		   "To see the events themselves: babeltrace2 DIR\n");
+	struct report_own *o = ctx;
+
+	if (key == O_HTML)
+		o->html = arg;
+	else if (key == O_TITLE)
+		o->title = arg;
+	else if (key == O_TRACE_DAT)
+		o->dat = arg;
+	return 0;
 }
 
 static void print_realtime(int64_t offset, uint64_t ts)
@@ -51,173 +73,47 @@ static void print_realtime(int64_t offset, uint64_t ts)
 	printf("%s%" PRIu64 ".%09" PRIu64, rt < 0 ? "-" : "", a / 1000000000, a % 1000000000);
 }
 
-/* The whole of path, or NULL (printed). */
-static char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "re");
-	char *buf = NULL;
-	size_t cap = 0, n = 0, r;
-
-	if (!f) {
-		cli_err("%s: %s", path, strerror(errno));
-		return NULL;
-	}
-	do {
-		if (n == cap) {
-			char *nb = realloc(buf, (cap = cap ? cap * 2 : 65536) + 1);
-
-			if (!nb) {
-				free(buf);
-				fclose(f);
-				cli_err("%s: out of memory", path);
-				return NULL;
-			}
-			buf = nb;
-		}
-		r = fread(buf + n, 1, cap - n, f);
-		n += r;
-	} while (r);
-	if (ferror(f)) {
-		cli_err("%s: %s", path, strerror(errno));
-		free(buf);
-		fclose(f);
-		return NULL;
-	}
-	fclose(f);
-	buf[n] = 0;
-	*len = n;
-	return buf;
-}
-
-static bool is_dir(const char *path)
-{
-	struct stat st;
-
-	return !stat(path, &st) && S_ISDIR(st.st_mode);
-}
-
-/* A trace directory as the page's time line input (lib/report/report_trace.c), or NULL (printed). */
-static char *trace_data(const char *dir, const char *name, size_t *len)
-{
-	char *buf = NULL, err[512] = "";
-	FILE *f = open_memstream(&buf, len);
-	int r;
-
-	if (!f) {
-		cli_err("%s: %s", dir, strerror(errno));
-		return NULL;
-	}
-	r = kinstr_report__trace_json(f, dir, name, 0, err, sizeof(err));
-	if (fclose(f) && !r)
-		r = -errno;
-	if (r) {
-		cli_err("%s", err[0] ? err : strerror(-r));
-		free(buf);
-		return NULL;
-	}
-	return buf;
-}
-
-/* --html OUT FILE...: the page written beside OUT, then renamed onto it (no half page left). */
-static int report_html(const char *out, const char *title, int n, char **files)
-{
-	struct kinstr_report_input *in = calloc((size_t)n, sizeof(*in));
-	char tmp[4096], err[512];
-	int i, ret = CLI_FAIL, r;
-	FILE *f = NULL;
-
-	if (!in)
-		return CLI_FAIL;
-	for (i = 0; i < n; i++) {
-		const char *slash = strrchr(files[i], '/');
-
-		in[i].name = slash && slash[1] ? slash + 1 : files[i];
-		in[i].data = is_dir(files[i]) ? trace_data(files[i], in[i].name, &in[i].len) : slurp(files[i], &in[i].len);
-		if (!in[i].data)
-			goto done;
-	}
-	snprintf(tmp, sizeof(tmp), "%s.tmp", out);
-	f = fopen(tmp, "we");
-	if (!f) {
-		cli_err("%s: %s", tmp, strerror(errno));
-		goto done;
-	}
-	r = kinstr_report__html(f, title, in, (size_t)n, err, sizeof(err));
-	if (fclose(f) && !r)
-		r = -errno;
-	if (r) {
-		unlink(tmp);
-		cli_err("%s", r == -EINVAL ? err : strerror(-r));
-		goto done;
-	}
-	if (rename(tmp, out)) {
-		cli_err("%s: %s", out, strerror(errno));
-		unlink(tmp);
-		goto done;
-	}
-	fprintf(stderr, "kinstr: wrote %s (%d input%s)\n", out, n, n == 1 ? "" : "s");
-	ret = CLI_OK;
-done:
-	for (i = 0; i < n; i++)
-		free((char *)in[i].data);
-	free(in);
-	return ret;
-}
-
 int cmd_report(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "html", required_argument, NULL, 'H' },
-		{ "title", required_argument, NULL, 'T' },
-		{ "trace-dat", required_argument, NULL, 'D' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
 	struct kinstr_call_pairs *pairs = NULL;
 	struct kinstr_ctf_reader *r;
 	struct kinstr_ctf_event ev;
 	uint64_t *per_class = NULL, *per_cpu = NULL, total = 0, lost = 0, first = 0, last = 0;
 	unsigned int i, nclasses, nstreams;
-	bool json = false;
+	struct report_own o = { .title = "kinstr report" };
+	struct cli_common co;
+	bool json;
 	int c, ret, status = CLI_FAIL;
 	char err[1024];
 	const char *dir;
 
-	const char *html = NULL, *title = "kinstr report", *dat = NULL;
-
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'j': json = true; break;
-		case 'H': html = optarg; break;
-		case 'T': title = optarg; break;
-		case 'D': dat = optarg; break;
-		case 'h': report_usage(stdout); return CLI_OK;
-		default: report_usage(stderr); return CLI_USAGE;
-		}
-	}
-	if (html) {
-		if (json || optind >= argc) {
-			report_usage(stderr);
+	cli_common__init(&co);
+	ret = cli_opts__parse(&report_usage, argc, argv, &co, report_opt, &o);
+	if (ret != CLI_GO_ON)
+		return ret;
+	json = co.json;
+	if (o.html) {
+		if (json) {
+			cli_opts__usage(&report_usage, stderr);
 			return CLI_USAGE;
 		}
-		return report_html(html, title, argc - optind, argv + optind);
+		return cli_report__html(o.html, o.title, argc - optind, argv + optind);
 	}
 	if (optind != argc - 1) {
-		report_usage(stderr);
+		cli_opts__usage(&report_usage, stderr);
 		return CLI_USAGE;
 	}
 	dir = argv[optind];
-	if (dat) {
+	if (o.dat) {
 		uint64_t n;
 
 		err[0] = 0;
-		ret = kinstr_tracedat__from_ctf(dir, dat, &n, err, sizeof(err));
+		ret = kinstr_tracedat__from_ctf(dir, o.dat, &n, err, sizeof(err));
 		if (ret) {
 			cli_err("%s", err[0] ? err : strerror(-ret));
 			return CLI_FAIL;
 		}
-		fprintf(stderr, "kinstr: wrote %s: %" PRIu64 " events\n", dat, n);
+		fprintf(stderr, "kinstr: wrote %s: %" PRIu64 " events\n", o.dat, n);
 		return CLI_OK;
 	}
 	r = kinstr_ctf_reader__open(dir, err, sizeof(err));

@@ -4,7 +4,7 @@
  * --time FUNC timed (profile's timers); the endpoint (cli/metrics.c) reads the module's counters
  * afresh at every scrape.
  */
-#include <getopt.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,84 +17,79 @@
 #define SERVE_DEFAULT CLI_METRICS_DEFAULT
 #define SERVE_MAX_TIMED 256
 
-static void serve_usage(FILE *f)
+static const struct cli_opt serve_opts[] = {
+	{ 0, "listen", 'l', "ADDR:PORT", "where to listen (default " SERVE_DEFAULT ", the loopback; 0.0.0.0:PORT for "
+					 "every address)" },
+	{ 0, "time", 't', "FUNC", "time FUNC (repeatable)" },
+	{ .common = CLI_OPT_COMMAND, .help = "serve while CMD runs, exit with its status" },
+	{ .common = CLI_OPT_DURATION, .help = "serve for SEC seconds (without -c or -d: until Ctrl-C/SIGTERM)" },
+	{ .common = CLI_OPT_MAX_PROBES },
+	{ 0 },
+};
+
+static const struct cli_usage serve_usage = {
+	.name = "serve", .synopsis = "[--listen ADDR:PORT] [--time FUNC]... [-c CMD|-d SEC] [SPEC...]", .verb = "serve",
+	.intro = "Keep probes in and serve their numbers to Prometheus: GET /metrics answers in the\n"
+		 "text exposition format (0.0.4). Each SPEC (as for 'kinstr count') is counted,\n"
+		 "kinstr_probe_hits_total{probe,class}; each --time FUNC (a name or glob, as for\n"
+		 "'kinstr profile') is timed from entry to every exit, as the histogram\n"
+		 "kinstr_function_duration_seconds{function} (log2 buckets) with\n"
+		 "kinstr_function_calls_total; kinstr_probe_missed_total counts hits whose action\n"
+		 "the recursion guard skipped, kinstr_info{version,module,abi,kernel} says what runs.\n\n",
+	.outro = "The probes come out on SIGINT/SIGTERM, at the end, and if kinstr dies.\n",
+	.opts = serve_opts, .min_args = 0, .max_args = -1,
+};
+
+struct serve_own {
+	const char *listen_at, **times;
+	int ntimes;
+};
+
+static int serve_opt(void *ctx, int key, const char *arg)
 {
-	fprintf(f, "usage: kinstr serve [--listen ADDR:PORT] [--time FUNC]... [-c CMD|-d SEC] [SPEC...]\n\n"
-		   "Keep probes in and serve their numbers to Prometheus: GET /metrics answers in the\n"
-		   "text exposition format (0.0.4). Each SPEC (as for 'kinstr count') is counted,\n"
-		   "kinstr_probe_hits_total{probe,class}; each --time FUNC (a name or glob, as for\n"
-		   "'kinstr profile') is timed from entry to every exit, as the histogram\n"
-		   "kinstr_function_duration_seconds{function} (log2 buckets) with\n"
-		   "kinstr_function_calls_total; kinstr_probe_missed_total counts hits whose action\n"
-		   "the recursion guard skipped, kinstr_info{version,module,abi,kernel} says what runs.\n\n"
-		   "  -l, --listen ADDR:PORT  where to listen (default " SERVE_DEFAULT ", the loopback;\n"
-		   "                          0.0.0.0:PORT for every address)\n"
-		   "  -t, --time FUNC         time FUNC (repeatable)\n"
-		   "  -c, --command CMD       serve while CMD runs, exit with its status\n"
-		   "  -d, --duration SEC      serve for SEC seconds (without -c or -d: until Ctrl-C/SIGTERM)\n"
-		   CLI_HELP_MAX_PROBES("    ")
-		   "The probes come out on SIGINT/SIGTERM, at the end, and if kinstr dies.\n");
+	struct serve_own *o = ctx;
+
+	if (key == 'l')
+		o->listen_at = arg;
+	else if (key == 't')
+		o->times[o->ntimes++] = arg;
+	return 0;
 }
 
 int cmd_serve(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "listen", required_argument, NULL, 'l' },
-		{ "time", required_argument, NULL, 't' },
-		{ "command", required_argument, NULL, 'c' },
-		{ "duration", required_argument, NULL, 'd' },
-		{ "max-probes", required_argument, NULL, 'M' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
 	struct kinstr_plan_opts popts = { .sz = sizeof(popts) };
-	const char *listen_at = SERVE_DEFAULT, *command = NULL, **times = NULL, **names = NULL;
+	struct serve_own o = { .listen_at = SERVE_DEFAULT };
+	const char **names = NULL;
+	struct cli_common co;
 	struct cli_session se = CLI_SESSION_INIT;
 	struct cli_session_opts so;
 	struct cli_metrics_src src = { 0 };
 	struct kinstr_timed *timed = NULL;
 	struct kinstr_plan *pl = NULL;
-	int c, i, ntimes = 0, ret = CLI_FAIL;
-	double duration = 0;
+	int i, ret;
 	struct cli_run run;
 	size_t j;
-	char err[512];
 
-	times = calloc((size_t)argc, sizeof(*times));
-	if (!times)
+	o.times = calloc((size_t)argc, sizeof(*o.times));
+	if (!o.times)
 		return CLI_FAIL;
-	while ((c = getopt_long(argc, argv, "l:t:c:d:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'l': listen_at = optarg; break;
-		case 't': times[ntimes++] = optarg; break;
-		case 'c': command = optarg; break;
-		case 'd':
-			if (cli_parse_seconds("--duration", optarg, &duration))
-				goto usage;
-			break;
-		case 'M':
-			if (cli_parse_max_probes(optarg, &popts.max_probes))
-				goto usage;
-			break;
-		case 'h': serve_usage(stdout); free(times); return CLI_OK;
-		default: serve_usage(stderr); goto usage;
-		}
+	cli_common__init(&co);
+	ret = cli_opts__parse(&serve_usage, argc, argv, &co, serve_opt, &o);
+	if (ret == CLI_GO_ON && optind >= argc && !o.ntimes) {
+		cli_opts__usage(&serve_usage, stderr);
+		ret = CLI_USAGE;
 	}
-	if (optind >= argc && !ntimes) {
-		serve_usage(stderr);
-		goto usage;
+	if (ret == CLI_GO_ON && cli_specs__check(argc - optind, argv + optind, false))
+		ret = CLI_USAGE;
+	if (ret != CLI_GO_ON) {
+		free(o.times);
+		return ret;
 	}
-	for (i = optind; i < argc; i++) {
-		struct kinstr_spec sp;
-
-		if (kinstr_spec__parse(argv[i], &sp, err, sizeof(err))) {
-			cli_err("%s", err);
-			goto usage;
-		}
-	}
-	cli_run__init(&run, command, duration, false);
+	cli_common__plan_opts(&co, &popts);
+	cli_run__init(&run, co.command, co.duration, false);
 	/* the address first: one that cannot be bound fails before anything is patched */
-	so = (struct cli_session_opts){ .metrics_opt = "--listen", .metrics_at = listen_at,
+	so = (struct cli_session_opts){ .metrics_opt = "--listen", .metrics_at = o.listen_at,
 					.metrics_write = cli_metrics__probes, .metrics_ctx = &src, .popts = &popts };
 	ret = cli_session__open(&se, &so);
 	if (ret != CLI_OK)
@@ -109,11 +104,11 @@ int cmd_serve(int argc, char **argv)
 		if (cli_add_spec(pl, argv[i]))
 			goto out;
 	src.ncount = kinstr_probeset__cnt(src.ps);
-	for (i = 0; i < ntimes; i++) {
+	for (i = 0; i < o.ntimes; i++) {
 		struct kinstr_why why;
 		size_t got, skipped;
 
-		if (kinstr_plan__time_spec(pl, times[i], (unsigned int)src.ntimed, timed + src.ntimed,
+		if (kinstr_plan__time_spec(pl, o.times[i], (unsigned int)src.ntimed, timed + src.ntimed,
 					   SERVE_MAX_TIMED - src.ntimed, &got, &skipped, &why)) {
 			cli_err("%s", why.msg);
 			goto out;
@@ -135,7 +130,7 @@ int cmd_serve(int argc, char **argv)
 	if (cli_run__start(&run, src.ps))
 		goto out;
 	fprintf(stderr, "kinstr: serving %zu probes (%zu counted, %zu functions timed) at http://%s/metrics%s\n",
-		kinstr_probeset__cnt(src.ps), src.ncount, src.ntimed, listen_at, command || duration ? "" : "; Ctrl-C to stop");
+		kinstr_probeset__cnt(src.ps), src.ncount, src.ntimed, o.listen_at, co.command || co.duration ? "" : "; Ctrl-C to stop");
 	cli_run__watch(&run, se.m.fd, cli_metrics__ready, &se.m);
 	cli_run__wait(&run, 1, NULL, NULL);
 	cli_run__stop(&run);
@@ -145,9 +140,6 @@ out:
 	cli_session__close(&se);	/* removes the probes */
 	free(timed);
 	free(names);
-	free(times);
+	free(o.times);
 	return ret;
-usage:
-	free(times);
-	return CLI_USAGE;
 }

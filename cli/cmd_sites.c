@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* kinstr sites: how much of a function, a glob of them, or the whole kernel can be probed. */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,61 +108,68 @@ static void top_list(const size_t *v, unsigned int top, bool json, const char *t
 	}
 }
 
-static void sites_usage(FILE *f)
+enum { O_ALL = CLI_KEY_OWN, O_TOP };
+
+static const struct cli_opt sites_opts[] = {
+	{ 0, "all", O_ALL, NULL, "every function of the kernel" },
+	{ .common = CLI_OPT_JSON, .help = "one JSON object (counts per class and per rule)" },
+	{ 0, "top", O_TOP, "N", "rules to list (0 to 1000000, default 10)" },
+	{ .common = CLI_OPT_SNAPSHOT },
+	{ 0 },
+};
+
+static const struct cli_usage sites_usage = {
+	.name = "sites", .synopsis = "[--json] [--top N] [--snapshot FILE] (--all | GLOB)", .verb = "classify",
+	.intro = "Classify every instruction of the functions matching GLOB (a name, a shell glob such\n"
+		 "as 'vfs_*', or a comma-separated list of them), or of the whole kernel with --all, as a\n"
+		 "jump site (a 5-byte jmp fits), a trap site (only an int3 fits) or refused, and show the\n"
+		 "counts and the rules that decided most often. With at most 100 functions, one line\n"
+		 "each as well.\n\n",
+	.opts = sites_opts, .min_args = 0, .max_args = 1,
+};
+
+struct sites_own {
+	bool all;
+	long top;
+};
+
+static int sites_opt(void *ctx, int key, const char *arg)
 {
-	fprintf(f, "usage: kinstr sites [--json] [--top N] [--snapshot FILE] (--all | GLOB)\n\n"
-		   "Classify every instruction of the functions matching GLOB (a name, a shell glob such\n"
-		   "as 'vfs_*', or a comma-separated list of them), or of the whole kernel with --all, as a jump site (a 5-byte jmp fits), a\n"
-		   "trap site (only an int3 fits) or refused, and show the counts and the rules that\n"
-		   "decided most often. With at most 100 functions, one line each as well.\n\n"
-		   "  --all            every function of the kernel\n"
-		   "  --json           one JSON object (counts per class and per rule)\n"
-		   "  --top N          rules to list (0 to 1000000, default 10)\n"
-		   "  --snapshot FILE  analyse a snapshot ('kinstr snapshot') instead of the running kernel\n");
+	struct sites_own *o = ctx;
+
+	if (key == O_ALL)
+		o->all = true;
+	else if (key == O_TOP && cli_parse_long("--top", arg, 0, 1000000, &o->top))
+		return CLI_USAGE;
+	return 0;
 }
 
 int cmd_sites(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "all", no_argument, NULL, 'a' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "top", required_argument, NULL, 't' },
-		{ "snapshot", required_argument, NULL, 's' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	const char *snapshot = NULL, *glob = NULL;
-	bool all = false, json = false, progress = isatty(STDERR_FILENO);
+	struct sites_own o = { .top = 10 };
+	const char *glob = NULL;
+	bool all, json, progress = isatty(STDERR_FILENO);
 	unsigned long long last_addr = 0;
-	unsigned int top = 10;
-	long topl;
+	unsigned int top;
+	struct cli_common co;
 	struct kinstr_kernel *k;
 	struct kinstr_dev *dev;
 	struct tally t = { 0 };
 	size_t i, nf, matched = 0;
-	int c;
+	int ret;
 
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'a': all = true; break;
-		case 'j': json = true; break;
-		case 't':
-			if (cli_parse_long("--top", optarg, 0, 1000000, &topl))
-				return CLI_USAGE;
-			top = (unsigned int)topl;
-			break;
-		case 's': snapshot = optarg; break;
-		case 'h': sites_usage(stdout); return CLI_OK;
-		default: sites_usage(stderr); return CLI_USAGE;
-		}
-	}
+	cli_common__init(&co);
+	ret = cli_opts__parse(&sites_usage, argc, argv, &co, sites_opt, &o);
+	if (ret != CLI_GO_ON)
+		return ret;
+	all = o.all, json = co.json, top = (unsigned int)o.top;
 	if (optind < argc)
-		glob = argv[optind++];
-	if (optind < argc || (!all && !glob) || (all && glob)) {
-		sites_usage(stderr);
+		glob = argv[optind];
+	if (!all == !glob) {
+		cli_opts__usage(&sites_usage, stderr);
 		return CLI_USAGE;
 	}
-	k = cli_open_kernel(snapshot, &dev);
+	k = cli_open_kernel(co.snapshot, &dev);
 	if (!k)
 		return CLI_FAIL;
 	nf = kinstr_kernel__func_cnt(k);

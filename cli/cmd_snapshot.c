@@ -1,52 +1,47 @@
 // SPDX-License-Identifier: GPL-2.0
 /* kinstr snapshot: save the running kernel's code so analysis can be repeated off-line. */
-#include <getopt.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <string.h>
 
 #include <kinstr/kernel.h>
 #include "cli.h"
 
-static void snapshot_usage(FILE *f)
-{
-	fprintf(f, "usage: kinstr snapshot -o FILE [GLOB]\n\n"
-		   "Save the running kernel's functions, their live text, the ranges the kernel reserves and\n"
-		   "the control transfers its tables hide (jump labels, exception fixups) to FILE\n"
-		   "(gzip-compressed). With GLOB (shell globs, comma-separated), only the functions whose\n"
-		   "names match, with their reservations. 'kinstr disasm' and\n"
-		   "'kinstr sites' read it back with --snapshot FILE, without the module. A GLOB that\n"
-		   "matches no function is an error (exit 1), and FILE is not written.\n");
-}
+static const struct cli_opt snapshot_opts[] = {
+	{ .common = CLI_OPT_OUTPUT, .help = "the file to write (required)" },
+	{ 0 },
+};
+
+static const struct cli_usage snapshot_usage = {
+	.name = "snapshot", .synopsis = "-o FILE [GLOB]", .verb = "save",
+	.intro = "Save the running kernel's functions, their live text, the ranges the kernel reserves and\n"
+		 "the control transfers its tables hide (jump labels, exception fixups) to FILE\n"
+		 "(gzip-compressed). With GLOB (shell globs, comma-separated), only the functions whose\n"
+		 "names match, with their reservations. 'kinstr disasm' and\n"
+		 "'kinstr sites' read it back with --snapshot FILE, without the module. A GLOB that\n"
+		 "matches no function is an error (exit 1), and FILE is not written.\n\n",
+	.opts = snapshot_opts, .min_args = 0, .max_args = 1,
+};
 
 int cmd_snapshot(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
 	const char *out = NULL, *glob = NULL;
 	struct kinstr_kernel *k;
 	struct kinstr_dev *dev;
-	int c, err;
+	struct cli_common co;
+	int err;
 
-	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'o': out = optarg; break;
-		case 'h': snapshot_usage(stdout); return CLI_OK;
-		default: snapshot_usage(stderr); return CLI_USAGE;
-		}
-	}
+	cli_common__init(&co);
+	err = cli_opts__parse(&snapshot_usage, argc, argv, &co, NULL, NULL);
+	if (err != CLI_GO_ON)
+		return err;
+	out = co.output;
 	if (!out) {
 		cli_err("snapshot: -o FILE is required");
 		return CLI_USAGE;
 	}
 	if (optind < argc)
-		glob = argv[optind++];
-	if (optind < argc) {
-		cli_err("snapshot: unexpected argument '%s'", argv[optind]);
-		return CLI_USAGE;
-	}
+		glob = argv[optind];
 	k = cli_open_kernel(NULL, &dev);
 	if (!k)
 		return CLI_FAIL;

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* kinstr version: the CLI's, the module's and the running kernel's versions. */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/utsname.h>
@@ -9,13 +8,23 @@
 #include <kinstr/kinstr.h>
 #include "cli.h"
 
-static void version_usage(FILE *f)
+static const struct cli_opt version_opts[] = {
+	{ 0, "verbose", 'v', NULL, "also the addresses the module resolved (kallsyms_lookup_name, text)" },
+	{ .common = CLI_OPT_JSON, .help = "one JSON object on stdout" },
+	{ 0 },
+};
+
+static const struct cli_usage version_usage = {
+	.name = "version", .synopsis = "[-v|--verbose] [--json]", .verb = "print",
+	.intro = "Print the versions of the kinstr CLI, of the loaded kinstr.ko (and its ABI) and of\n"
+		 "the kernel being instrumented. Exits 1 when the module cannot be reached.\n\n",
+	.opts = version_opts, .min_args = 0, .max_args = 0,
+};
+
+static int version_opt(void *ctx, int key, const char *arg)
 {
-	fprintf(f, "usage: kinstr version [-v|--verbose] [--json]\n\n"
-		   "Print the versions of the kinstr CLI, of the loaded kinstr.ko (and its ABI) and of\n"
-		   "the kernel being instrumented. Exits 1 when the module cannot be reached.\n\n"
-		   "  -v, --verbose  also the addresses the module resolved (kallsyms_lookup_name, text)\n"
-		   "  --json         one JSON object on stdout\n");
+	*(bool *)ctx = true;	/* -v */
+	return 0;
 }
 
 /* Where the kernel sends returns, as the module saw it patch them at boot. */
@@ -28,31 +37,19 @@ static const char *returns_str(const struct kinstr_debug_info *d)
 
 int cmd_version(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
 	struct kinstr_debug_info d;
 	struct kinstr_version v;
 	struct kinstr_dev *dev;
 	bool verbose = false, json = false, first;
 	unsigned int i;
-	int c, err;
+	struct cli_common co;
+	int err;
 
-	while ((c = getopt_long(argc, argv, "vh", opts, NULL)) != -1) {
-		switch (c) {
-		case 'v': verbose = true; break;
-		case 'j': json = true; break;
-		case 'h': version_usage(stdout); return CLI_OK;
-		default: version_usage(stderr); return CLI_USAGE;
-		}
-	}
-	if (optind < argc) {
-		cli_err("version: unexpected argument '%s'", argv[optind]);
-		return CLI_USAGE;
-	}
+	cli_common__init(&co);
+	err = cli_opts__parse(&version_usage, argc, argv, &co, version_opt, &verbose);
+	if (err != CLI_GO_ON)
+		return err;
+	json = co.json;
 
 	dev = kinstr_dev__open(NULL);
 	if (!dev) {

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* Between cover_run.c (the code cache's run) and cover_out.c (what it prints). */
+/* Between cover_run.c (the code cache's run) and out/cover.c (what it prints). */
 #ifndef KINSTR_CLI_COVER_H
 #define KINSTR_CLI_COVER_H
 
@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <kinstr/cache.h>
 
-/* cover_run.c and cover_out.c: a function the run could not cover, and why. */
+/* cover_run.c and out/cover.c: a function the run could not cover, and why. */
 struct cli_cover_refused {
 	const struct kinstr_func *f;
 	struct kinstr_cache_refusal r;	/* the plan's refusal (by the library) */

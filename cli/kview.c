@@ -107,6 +107,20 @@ static void print_glob(const char *spec, const struct kinstr_plan_glob *g)
 	fprintf(stderr, "%s (see 'kinstr sites %s')\n", g->more ? "; ..." : "", spec);
 }
 
+int cli_specs__check(int n, char *const *specs, bool trace)
+{
+	struct kinstr_spec sp;
+	char err[512];
+	int i;
+
+	for (i = 0; i < n; i++)
+		if ((trace ? kinstr_spec__parse_trace : kinstr_spec__parse)(specs[i], &sp, err, sizeof(err))) {
+			cli_err("%s", err);
+			return -EINVAL;
+		}
+	return 0;
+}
+
 int cli_add_spec(struct kinstr_plan *pl, const char *spec)
 {
 	struct kinstr_plan_glob g;

@@ -18,6 +18,7 @@
 #include <kinstr/kinstr.h>
 #include <kinstr/probe.h>
 #include <kinstr/prom.h>
+#include <kinstr/span.h>
 #include "cli.h"
 
 /* A socket listening at ADDR:PORT: its fd, or -1 (printed), -2 when spec is no ADDR:PORT (printed). */
@@ -263,4 +264,45 @@ void cli_metrics__close(struct cli_metrics *m)
 	m->d = NULL;
 	m->listen_fd = -1;
 	m->fd = -1;
+}
+
+#define SPAN_SETTLE_NS 100000000ull	/* far more than a probe's write of its record takes */
+
+int cli_metrics__span(void *ctx, FILE *out)
+{
+	struct cli_span_metrics *m = ctx;
+	const struct kinstr_span_result *r;
+	uint64_t h[KINSTR_SPAN_HIST - 1];
+	char labels[512] = "", l2[600];
+	unsigned int i;
+	int ret = kinstr_spanner__settle(m->sp, SPAN_SETTLE_NS);
+
+	if (ret)
+		return ret;
+	r = kinstr_spanner__result(m->sp);
+	/* the span's bucket i is [2^(i-1), 2^i) ns; Prometheus's from the timers' [2^i, 2^(i+1)) */
+	h[0] = r->total.hist[0] + r->total.hist[1];
+	for (i = 1; i < KINSTR_SPAN_HIST - 1; i++)
+		h[i] = r->total.hist[i + 1];
+	if (kinstr_prom__label(labels, sizeof(labels), "from", m->a) ||
+	    kinstr_prom__label(labels, sizeof(labels), "to", m->b))
+		return -ENOSPC;
+	cli_metrics__info(m->dev, out);
+	kinstr_prom__family(out, "kinstr_span_duration_seconds", "histogram",
+			    "Time from a hit at the span's start to the next hit at its stop of the same key.");
+	kinstr_prom__log2_histogram(out, "kinstr_span_duration_seconds", labels, h, KINSTR_SPAN_HIST - 1,
+				    r->total.count, r->total.sum);
+	kinstr_prom__family(out, "kinstr_span_unmatched_total", "counter",
+			    "Starts replaced by a later start of their key, and stops with no start.");
+	snprintf(l2, sizeof(l2), "%s,point=\"start\"", labels);
+	kinstr_prom__sample(out, "kinstr_span_unmatched_total", l2, r->unmatched_starts);
+	snprintf(l2, sizeof(l2), "%s,point=\"stop\"", labels);
+	kinstr_prom__sample(out, "kinstr_span_unmatched_total", l2, r->unmatched_stops);
+	kinstr_prom__family(out, "kinstr_span_lost_total", "counter", "Hits the trace buffers had no room for.");
+	kinstr_prom__sample(out, "kinstr_span_lost_total", labels, r->lost);
+	kinstr_prom__family(out, "kinstr_span_overflow_total", "counter", "Hits past the bound of records kept.");
+	kinstr_prom__sample(out, "kinstr_span_overflow_total", labels, r->overflow);
+	kinstr_prom__family(out, "kinstr_scrapes_total", "counter", "Scrapes of this endpoint answered.");
+	kinstr_prom__sample(out, "kinstr_scrapes_total", "", ++m->scrapes);
+	return 0;
 }

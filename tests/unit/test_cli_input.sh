@@ -68,4 +68,33 @@ case_ count_output_unwritable 1 "^kinstr: cannot write /proc/nope: No such file 
 case_ profile_offset 2 "^kinstr: vfs_read\+5: profile takes function names or globs" -- profile vfs_read+5
 case_ profile_output_unwritable 1 "^kinstr: cannot write /proc/nope: No such file or directory$" -- \
 	profile -o /proc/nope -d 1 vfs_read
+
+# --help tells the truth: every option each subcommand's --help lists, the parser takes (both are
+# drawn from one table, cli/opts.c; this catches an option parsed apart from it, or listed and not
+# taken), and an option it does not list is refused as unrecognised.
+for cmd in $("$k" --help | sed -n 's/^  \([a-z]*\) .*/\1/p') -l; do
+	opts=$("$k" $cmd --help | grep -E '^(  -., |      )--[a-z]' | sed -E 's/^ *(-., )?(--[a-z-]+)( [A-Z][A-Z:]*)?.*/\2\3/')
+	n=0 bad=""
+	while read -r opt arg; do
+		[ -n "$opt" ] || continue
+		n=$((n + 1))
+		out=$(timeout 10 "$k" $cmd "$opt" ${arg:+1} </dev/null 2>&1 >/dev/null)
+		case $out in *"unrecognized option"*|*"requires an argument"*|*"doesn't allow an argument"*) bad="$bad $opt";; esac
+	done <<EOT
+$opts
+EOT
+	out=$(timeout 10 "$k" $cmd --no-such-option 2>&1 >/dev/null)
+	if [ "$n" -eq 0 ] && [ "$cmd" != batch ]; then
+		echo "FAIL help_truth_$cmd: --help lists no option"
+		fail=1
+	elif [ -n "$bad" ]; then
+		echo "FAIL help_truth_$cmd: listed in --help, refused by the parser:$bad"
+		fail=1
+	elif ! printf '%s\n' "$out" | grep -q "unrecognized option '--no-such-option'"; then
+		echo "FAIL help_truth_$cmd: an option --help does not list was not refused"
+		fail=1
+	else
+		echo "PASS help_truth_$cmd: the $n options --help lists are taken, another is refused"
+	fi
+done
 exit $fail

@@ -36,7 +36,7 @@ for p in sorted(glob.glob("lib/*/*.c") + glob.glob("lib/*/*.S")):
     stem = f.rsplit(".", 1)[0]
     if not (named(stem, folder_block(folder)) or named(f, folder_block(folder)) or p in doc):
         missing.append(p)
-for p in sorted(glob.glob("kmod/*.c") + glob.glob("kmod/*/*.c") + glob.glob("kmod/*/*.S") + glob.glob("cli/*.c")):
+for p in sorted(glob.glob("kmod/*.c") + glob.glob("kmod/*/*.c") + glob.glob("kmod/*/*.S") + glob.glob("cli/*.c") + glob.glob("cli/*/*.c")):
     if p.endswith(".mod.c"):
         continue
     n += 1

@@ -154,7 +154,7 @@ kmod = load("kmod/**/*.o", "kmod", {"kinstr.o", "kinstr.mod.o"}, src="kmod")
 LIB = (RANK, "LIB_LAYERS", LIB_LAYERS)
 KMOD = (KRANK, "KMOD_LAYERS", KMOD_LAYERS)
 lib = load("build/lib/**/*.o", "build/lib", src="lib")
-cli = load("build/cli/*.o", "build/cli", src="cli")
+cli = load("build/cli/**/*.o", "build/cli", src="cli")
 ok = check("kmod_calls_down_its_layers", kmod, layered=KMOD)
 ok = check("lib_calls_down_its_layers", lib, layered=LIB) and ok
 folders = sorted({a.split("/")[0] for a in lib})

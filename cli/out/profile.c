@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include <kinstr/timing.h>
-#include "cli.h"
+#include "cli/cli.h"
 
 /* the table's sort, for qsort */
 static const char *sort_key;

@@ -12,8 +12,8 @@
 #include <kinstr/cache.h>
 #include <kinstr/kinstr.h>
 #include <kinstr/lines.h>
-#include "cli.h"
-#include "cover.h"
+#include "cli/cli.h"
+#include "cli/cover.h"
 
 struct cover_sum {
 	size_t blocks, pushf, insns, bytes, how[KINSTR_CACHE_NR_HOW], jumps, int3s;

@@ -3,7 +3,7 @@
 #include <stdio.h>
 
 #include <kinstr/record.h>
-#include "cli.h"
+#include "cli/cli.h"
 
 /* --live: each event as it is written */
 void cli_trace__event(void *ctx, const struct kinstr_trace_event *e, unsigned int cpu, const struct kinstr_trace_rec *r,

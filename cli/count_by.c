@@ -1,0 +1,184 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kinstr count's runs besides plain counting: --by KEY (the hits as trace records, tallied by
+ * lib/results/tally.c) and --by stack (kinstr's stack program, lib/results/stacks.c).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <kinstr/btf.h>
+#include <kinstr/plan.h>
+#include <kinstr/tally.h>
+#include <kinstr/trace.h>
+#include <kinstr/stacks.h>
+#include "cli.h"
+
+#define BY_MAX_EVENTS 4096
+
+static void by_tick(void *ctx, double dt)
+{
+	(void)dt;
+	kinstr_tally__consume(ctx);	/* an error shows again at the drain */
+}
+
+/* Once the specs are in: none left (--keep-going: each said why) fails, --dry-run prints the plan and ends. */
+int cli_count__planned(const struct kinstr_probeset *ps, const struct kinstr_kernel *k, bool dry)
+{
+	if (!kinstr_probeset__cnt(ps)) {
+		cli_err("no spec left to count");
+		return CLI_FAIL;
+	}
+	if (dry) {
+		cli_count__plan(ps, k);
+		return CLI_OK;
+	}
+	return CLI_GO_ON;
+}
+
+/*
+ * --by stack: kinstr's stack program (lib/results/stacks.c) at every probe of the specs, its maps read
+ * once the probes are out.
+ */
+int cli_count__by_stack(int n, char **specs, const struct cli_common *co, const struct kinstr_plan_opts *popts,
+			bool folded)
+{
+	struct kinstr_stack_row *rows = NULL;
+	struct kinstr_probeset *ps = NULL;
+	struct kinstr_stacks *st = NULL;
+	struct kinstr_plan *pl = NULL;
+	struct kinstr_kernel *k;
+	struct kinstr_dev *dev;
+	int i, nrows, ret = CLI_FAIL;
+	uint64_t lost = 0;
+	struct cli_session se = CLI_SESSION_INIT;
+	struct cli_session_opts so;
+	struct cli_run run;
+	char err[512];
+
+	if (cli_specs__check(n, specs, false))
+		return CLI_USAGE;
+	cli_run__init(&run, co->command, co->duration, false);
+	cli_run__json(&run, co->json, NULL);
+	st = kinstr_stacks__new(err, sizeof(err));
+	if (!st) {
+		cli_err("--by stack: %s", err);
+		return CLI_FAIL;
+	}
+	so = (struct cli_session_opts){ .popts = popts };
+	if (cli_session__open(&se, &so) != CLI_OK)
+		goto out_st;
+	k = se.k, dev = se.dev, ps = se.ps, pl = se.pl;
+	for (i = 0; i < n; i++)
+		if (cli_add_spec(pl, specs[i]) && !co->keep)
+			goto out;
+	ret = cli_count__planned(ps, k, co->dry);
+	if (ret != CLI_GO_ON)
+		goto out;
+	ret = CLI_FAIL;
+	if (kinstr_stacks__attach(st, ps))
+		goto out;
+	if (cli_run__start(&run, ps))
+		goto out;
+	cli_run__wait(&run, 0.2, NULL, NULL);
+	cli_run__stop(&run);
+	kinstr_probeset__remove(ps);	/* then every handler finished: the maps hold every hit */
+	kinstr_dev__sync(dev);
+	nrows = kinstr_stacks__read(st, &rows, &lost);
+	if (nrows < 0) {
+		cli_err("--by stack: reading the stacks: %s", strerror(-nrows));
+		goto out;
+	}
+	cli_count__stacks_print(ps, k, rows, nrows, lost, co->json, folded, cli_now() - run.t0, run.status);
+	ret = cli_run__status(&run);
+out:
+	cli_run__cleanup(&run);
+	free(rows);
+	cli_session__close(&se);
+out_st:
+	kinstr_stacks__free(st);
+	return ret;
+}
+
+/*
+ * --by KEY: each spec as a trace probe (its hits recorded with pid, tid, comm and its values),
+ * the tally reading the buffers while it runs; the probes out, then the rest read and printed.
+ */
+int cli_count__by(int n, char **specs, const struct cli_common *co, const struct kinstr_plan_opts *popts,
+		  unsigned int key)
+{
+	struct kinstr_trace_opts topts = { .sz = sizeof(topts) };
+	struct kinstr_trace_event *ev = calloc(BY_MAX_EVENTS, sizeof(*ev));
+	struct kinstr_probeset *ps = NULL;
+	struct kinstr_tally *ta = NULL;
+	struct kinstr_trace *t = NULL;
+	struct kinstr_plan *pl = NULL;
+	struct kinstr_btf *btf = NULL;
+	struct kinstr_kernel *k;
+	struct kinstr_dev *dev;
+	unsigned int nev = 0, i;
+	struct cli_session se = CLI_SESSION_INIT;
+	struct cli_session_opts so;
+	struct cli_run run;
+	int ret = CLI_FAIL, r;
+
+	if (!ev)
+		return CLI_FAIL;
+	if (cli_specs__check(n, specs, true)) {
+		free(ev);
+		return CLI_USAGE;
+	}
+	for (i = 0; i < (unsigned int)n; i++) {
+		if (key == KINSTR_TALLY_VALUE && !strchr(specs[i], '(')) {
+			cli_err("--by value: '%s' names no value: give SPEC(VALUE), e.g. 'vfs_read(count)'", specs[i]);
+			free(ev);
+			return CLI_USAGE;
+		}
+	}
+	cli_run__init(&run, co->command, co->duration, false);
+	cli_run__json(&run, co->json, NULL);
+	so = (struct cli_session_opts){ .popts = popts };
+	if (cli_session__open(&se, &so) != CLI_OK) {
+		free(ev);
+		return CLI_FAIL;
+	}
+	k = se.k, dev = se.dev, ps = se.ps, pl = se.pl;
+	btf = kinstr_btf__open(NULL);	/* NULL: registers only */
+	for (i = 0; i < (unsigned int)n; i++)
+		if (cli_add_trace(pl, specs[i], btf, ev, &nev, BY_MAX_EVENTS) && !co->keep)
+			goto out;
+	ret = cli_count__planned(ps, k, co->dry);
+	if (ret != CLI_GO_ON)
+		goto out;
+	ret = CLI_FAIL;
+	t = kinstr_trace__create(dev, &topts);
+	ta = t ? kinstr_tally__new(t, ev, nev, key, 0) : NULL;
+	if (!ta) {
+		cli_err("cannot create the trace buffers for --by: %s", strerror(errno));
+		goto out;
+	}
+	if (cli_run__start(&run, ps))
+		goto out;
+	cli_run__wait(&run, 0.05, by_tick, ta);
+	cli_run__stop(&run);
+	/* probes out, every handler finished (quiescence), then what the buffers hold */
+	kinstr_probeset__remove(ps);
+	kinstr_dev__sync(dev);
+	r = kinstr_tally__drain(ta);
+	if (r) {
+		cli_err("reading the trace buffers: %s", strerror(-r));
+		goto out;
+	}
+	cli_count__by_print(ta, ev, key, co->json, cli_now() - run.t0, run.status);
+	ret = cli_run__status(&run);
+out:
+	cli_run__cleanup(&run);
+	kinstr_tally__free(ta);
+	cli_session__unplan(&se);	/* removes the probes */
+	kinstr_trace__free(t);
+	kinstr_btf__close(btf);
+	cli_session__close(&se);
+	free(ev);
+	return ret;
+}

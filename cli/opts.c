@@ -1,0 +1,259 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The options several subcommands share, declared once: their names, letters, arguments, checks
+ * and help; and one parser and one --help printer for every subcommand, drawn from its table of
+ * shared and own options (so that --help lists exactly what the parser takes).
+ */
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <kinstr/plan.h>
+#include "cli.h"
+
+/* The shared options, by CLI_OPT_* (a bit each: the index is its bit's position). */
+static const struct cli_opt common[] = {
+	[0] = { CLI_OPT_DURATION, "duration", 'd', "SEC",
+		"%V for SEC seconds (> 0; without -c or -d: until Ctrl-C)" },
+	[1] = { CLI_OPT_COMMAND, "command", 'c', "CMD",
+		"run CMD, %V while it runs, exit with its status (plain words are exec'ed directly; anything "
+		"with shell syntax runs under /bin/sh -c)" },
+	[2] = { CLI_OPT_INTERVAL, "interval", 'i', "SEC", "refresh the live table every SEC seconds (default 1)" },
+	[3] = { CLI_OPT_KEEP_GOING, "keep-going", 'k', NULL,
+		"a SPEC that is refused (or names nothing) is reported and left out; the others are %P (it "
+		"fails if every one is)" },
+	[4] = { CLI_OPT_JSON, "json", CLI_KEY_JSON, NULL,
+		"print the totals as one JSON object (on stdout alone: -c CMD's own output goes to stderr)" },
+	[5] = { CLI_OPT_OUTPUT, "output", 'o', "FILE", "write the totals to FILE, not stdout (which -c CMD shares)" },
+	[6] = { CLI_OPT_DRY_RUN, "dry-run", CLI_KEY_DRY_RUN, NULL, "show what would be patched and why; touch nothing" },
+	[7] = { CLI_OPT_MAX_PROBES, "max-probes", CLI_KEY_MAX_PROBES, "N",
+		"a glob may take up to N probes (default 4096, at most 65536): until its jumps are in, each "
+		"probe is an int3" },
+	[8] = { CLI_OPT_NO_FTRACE, "no-ftrace", CLI_KEY_NO_FTRACE, NULL,
+		"where only an int3 fits after a function's ftrace NOP, %V its entry with that int3, not with "
+		"an ftrace direct call from the NOP (the default; as cheap as a jump)" },
+	[9] = { CLI_OPT_METRICS, "metrics", CLI_KEY_METRICS, "ADDR:PORT",
+		"serve the results to Prometheus while the run goes on, as 'kinstr serve' does (GET /metrics; "
+		"e.g. " CLI_METRICS_DEFAULT ")" },
+	[10] = { CLI_OPT_SNAPSHOT, "snapshot", CLI_KEY_SNAPSHOT, "FILE",
+		 "analyse a snapshot ('kinstr snapshot') instead of the running kernel" },
+};
+#define NCOMMON (sizeof(common) / sizeof(common[0]))
+#define MAX_OPTS 64
+
+static const struct cli_opt *common_opt(unsigned int bit)
+{
+	unsigned int i;
+
+	for (i = 0; i < NCOMMON; i++)
+		if (common[i].common == bit)
+			return &common[i];
+	return NULL;
+}
+
+/* An entry as the subcommand sees it: a shared one with the entry's own help or argument, if given. */
+static struct cli_opt resolve(const struct cli_opt *o)
+{
+	struct cli_opt r;
+	const struct cli_opt *c;
+
+	if (!o->common || !(c = common_opt(o->common)))
+		return *o;
+	r = *c;
+	if (o->key)
+		r.key = o->key;
+	if (o->arg)
+		r.arg = o->arg;
+	if (o->help)
+		r.help = o->help;
+	return r;
+}
+
+void cli_common__init(struct cli_common *co)
+{
+	memset(co, 0, sizeof(*co));
+	co->interval = 1;
+}
+
+void cli_common__plan_opts(const struct cli_common *co, struct kinstr_plan_opts *popts)
+{
+	if (co->max_probes)
+		popts->max_probes = co->max_probes;
+	popts->no_ftrace = co->no_ftrace;
+}
+
+/* A shared option's value into co: 0, or CLI_USAGE (printed). */
+static int common_set(struct cli_common *co, unsigned int bit, const char *arg)
+{
+	switch (bit) {
+	case CLI_OPT_DURATION:
+		return cli_parse_seconds("--duration", arg, &co->duration) ? CLI_USAGE : 0;
+	case CLI_OPT_INTERVAL:
+		return cli_parse_seconds("--interval", arg, &co->interval) ? CLI_USAGE : 0;
+	case CLI_OPT_MAX_PROBES:
+		return cli_parse_max_probes(arg, &co->max_probes) ? CLI_USAGE : 0;
+	case CLI_OPT_COMMAND: co->command = arg; break;
+	case CLI_OPT_OUTPUT: co->output = arg; break;
+	case CLI_OPT_METRICS: co->metrics_at = arg; break;
+	case CLI_OPT_SNAPSHOT: co->snapshot = arg; break;
+	case CLI_OPT_KEEP_GOING: co->keep = true; break;
+	case CLI_OPT_JSON: co->json = true; break;
+	case CLI_OPT_DRY_RUN: co->dry = true; break;
+	case CLI_OPT_NO_FTRACE: co->no_ftrace = true; break;
+	}
+	co->given |= bit;
+	return 0;
+}
+
+int cli_opts__parse(const struct cli_usage *u, int argc, char **argv, struct cli_common *co,
+		    int (*own)(void *ctx, int key, const char *arg), void *ctx)
+{
+	struct option lo[MAX_OPTS + 2];
+	unsigned int bits[MAX_OPTS + 2] = { 0 };
+	char shorts[2 * MAX_OPTS + 3] = "h", *sp = shorts + 1;
+	size_t n = 0, i;
+	int c, idx, ret;
+
+	for (i = 0; u->opts[i].name || u->opts[i].common; i++) {
+		struct cli_opt o = resolve(&u->opts[i]);
+
+		if (n == MAX_OPTS) {
+			cli_err("%s: more than %d options", u->name, MAX_OPTS);	/* a bug of the table */
+			return CLI_FAIL;
+		}
+		lo[n] = (struct option){ o.name, o.arg ? required_argument : no_argument, NULL, o.key };
+		bits[n++] = u->opts[i].common;
+		if (o.key > 0 && o.key < 128) {
+			*sp++ = (char)o.key;
+			if (o.arg)
+				*sp++ = ':';
+		}
+	}
+	lo[n++] = (struct option){ "help", no_argument, NULL, 'h' };
+	lo[n] = (struct option){ 0 };
+	*sp = 0;
+	while ((c = getopt_long(argc, argv, shorts, lo, &idx)) != -1) {
+		if (c == 'h') {
+			cli_opts__usage(u, stdout);
+			return CLI_OK;
+		}
+		for (i = 0; i + 1 < n && lo[i].val != c; i++)
+			;
+		if (c == '?' || i + 1 == n) {
+			cli_opts__usage(u, stderr);
+			return CLI_USAGE;
+		}
+		ret = bits[i] ? common_set(co, bits[i], optarg) : own ? own(ctx, c, optarg) : 0;
+		if (ret)
+			return ret;
+	}
+	if (argc - optind < u->min_args || (u->max_args >= 0 && argc - optind > u->max_args)) {
+		cli_opts__usage(u, stderr);
+		return CLI_USAGE;
+	}
+	return CLI_GO_ON;
+}
+
+/* text with %V (the verb) and %P (its participle) filled in, into buf */
+static void fill(char *buf, size_t len, const char *text, const struct cli_usage *u)
+{
+	size_t o = 0;
+
+	for (; *text && o + 1 < len; text++) {
+		const char *w = NULL;
+
+		if (text[0] == '%' && (text[1] == 'V' || text[1] == 'P'))
+			w = text[1] == 'V' ? u->verb : u->done;
+		if (!w) {
+			buf[o++] = *text;
+			continue;
+		}
+		o += (size_t)snprintf(buf + o, len - o, "%s", w ? w : "");
+		if (o >= len)
+			o = len - 1;
+		text++;
+	}
+	buf[o] = 0;
+}
+
+#define HELP_COL_MIN 20
+#define HELP_COL_MAX 24
+#define HELP_WIDTH 80
+
+/* words of text from column col (the cursor at column at), wrapped at HELP_WIDTH; '\n' breaks a line */
+static void wrap(FILE *f, const char *text, int col, int at)
+{
+	bool first = true;	/* of its line */
+
+	while (*text) {
+		size_t w = strcspn(text, " \n");
+
+		if (!first && at + 1 + (int)w > HELP_WIDTH) {
+			fprintf(f, "\n%*s", col, "");
+			at = col;
+		} else if (!first) {
+			fputc(' ', f);
+			at++;
+		}
+		fprintf(f, "%.*s", (int)w, text);
+		at += (int)w;
+		first = false;
+		text += w;
+		if (*text == '\n') {
+			fprintf(f, "\n%*s", col, "");
+			at = col;
+			first = true;
+		}
+		text += strspn(text, " \n");
+	}
+	fputc('\n', f);
+}
+
+/* "  -d, --duration SEC": its width */
+static int left_len(const struct cli_opt *o)
+{
+	return 8 + (int)strlen(o->name) + (o->arg ? 1 + (int)strlen(o->arg) : 0);
+}
+
+void cli_opts__usage(const struct cli_usage *u, FILE *f)
+{
+	int col = HELP_COL_MIN;
+	char buf[1024];
+	size_t i;
+
+	/* the text's column: after the longest option that leaves it room, the longer ones on their own */
+	for (i = 0; u->opts[i].name || u->opts[i].common; i++) {
+		struct cli_opt o = resolve(&u->opts[i]);
+
+		if (left_len(&o) + 2 <= HELP_COL_MAX && left_len(&o) + 2 > col)
+			col = left_len(&o) + 2;
+	}
+
+	fprintf(f, "usage: kinstr %s %s\n\n", u->name, u->synopsis);
+	if (u->intro)
+		fputs(u->intro, f);
+	for (i = 0; u->opts[i].name || u->opts[i].common; i++) {
+		struct cli_opt o = resolve(&u->opts[i]);
+		int n;
+
+		if (o.key > 0 && o.key < 128)
+			n = fprintf(f, "  -%c, --%s", o.key, o.name);
+		else
+			n = fprintf(f, "      --%s", o.name);
+		if (o.arg)
+			n += fprintf(f, " %s", o.arg);
+		if (n + 2 > col) {	/* a long one: its text two spaces after it */
+			fputs("  ", f);
+			n += 2;
+		} else {
+			fprintf(f, "%*s", col - n, "");
+			n = col;
+		}
+		fill(buf, sizeof(buf), o.help ? o.help : "", u);
+		wrap(f, buf, col, n);
+	}
+	if (u->outro)
+		fputs(u->outro, f);
+}
