@@ -320,6 +320,11 @@ struct cli_session {
 	struct kinstr_dev *dev;
 	struct kinstr_probeset *ps;	/* with pl: NULL unless popts was given */
 	struct kinstr_plan *pl;
+	/* trace_events > 0: the trace specs' events and the kernel's BTF (for their values by name) */
+	struct kinstr_trace_event *ev;
+	unsigned int nev, maxev;
+	struct kinstr_btf *btf;
+	struct kinstr_trace *t;		/* cli_session__trace's buffers */
 };
 /* Nothing opened yet: what a session starts as, so that a close before any open is safe. */
 #define CLI_SESSION_INIT { .out_fd = -1, .m = { .fd = -1, .listen_fd = -1 } }
@@ -330,9 +335,20 @@ struct cli_session_opts {
 	int (*metrics_write)(void *ctx, FILE *out);
 	void *metrics_ctx;
 	const struct kinstr_plan_opts *popts;	/* NULL: no probe set, no planner */
+	unsigned int trace_events;		/* room for this many trace events (with popts) */
 };
 /* CLI_OK, or the exit code (printed; whatever was opened is closed). */
 int cli_session__open(struct cli_session *s, const struct cli_session_opts *o);
+/* A trace spec, SPEC(VALUE,...), into the session's events and probes: 0, or -errno (printed). */
+int cli_session__add_trace(struct cli_session *s, const char *spec);
+/* The trace buffers the session's trace probes write into: 0, or -1 (printed, naming what for). */
+struct kinstr_trace_opts;
+int cli_session__trace(struct cli_session *s, const struct kinstr_trace_opts *topts, const char *what);
+/*
+ * The probes out, every handler finished (quiescence): what the trace buffers hold is all there
+ * will be.
+ */
+void cli_session__quiesce(struct cli_session *s);
 /* The planner and the probe set (the probes out): before what hits wrote into (a trace) is freed. */
 void cli_session__unplan(struct cli_session *s);
 /* Everything the session opened, in reverse; safe after a failed open and twice. */

@@ -44,8 +44,8 @@ static const struct cli_usage report_usage = {
 		 "checked; a truncated or corrupted trace is an error (exit status 1). Where FUNC\n"
 		 "and FUNC%return are both traced, their events are paired per thread in time order:\n"
 		 "calls, min/mean/max ns from entry to return, events left unpaired.\n\n",
-	.outro = "To see the events themselves: babeltrace2 DIR\n",
 	.opts = report_opts, .min_args = 1, .max_args = -1,
+	.outro = "To see the events themselves: babeltrace2 DIR\n",
 };
 
 struct report_own {

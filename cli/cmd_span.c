@@ -84,19 +84,13 @@ int cmd_span(int argc, char **argv)
 {
 	struct kinstr_trace_opts topts = { .sz = sizeof(topts) };
 	struct kinstr_plan_opts popts = { .sz = sizeof(popts) };
-	struct kinstr_trace_event *ev = NULL;
 	struct kinstr_spanner *sp = NULL;
-	struct kinstr_probeset *ps = NULL;
-	struct kinstr_trace *t = NULL;
-	struct kinstr_plan *pl = NULL;
-	struct kinstr_btf *btf = NULL;
-	struct kinstr_dev *dev = NULL;
 	struct cli_common co;
 	struct cli_session se = CLI_SESSION_INIT;
 	struct cli_session_opts so;
 	struct cli_span_metrics sm = { 0 };
 	struct span_own o = { .key = KINSTR_TALLY_TID, .topts = &topts };
-	unsigned int na = 0, nev = 0;
+	unsigned int na;
 	int i, ret, r;
 	struct cli_run run;
 
@@ -118,32 +112,26 @@ int cmd_span(int argc, char **argv)
 	}
 	cli_run__init(&run, co.command, co.duration, false);
 	cli_run__json(&run, co.json, NULL);
-	ev = calloc(SPAN_MAX_EVENTS, sizeof(*ev));
-	if (!ev)
-		return CLI_FAIL;
 	/* the endpoint bound and listening before anything is patched */
 	so = (struct cli_session_opts){ .metrics_at = co.metrics_at, .metrics_write = cli_metrics__span,
-					.metrics_ctx = &sm, .popts = &popts };
-	if ((ret = cli_session__open(&se, &so)) != CLI_OK) {
-		free(ev);
+					.metrics_ctx = &sm, .popts = &popts, .trace_events = SPAN_MAX_EVENTS };
+	if ((ret = cli_session__open(&se, &so)) != CLI_OK)
 		return ret;
-	}
 	ret = CLI_FAIL;
-	dev = se.dev, ps = se.ps, pl = se.pl;
-	btf = kinstr_btf__open(NULL);
-	if (cli_add_trace(pl, argv[optind], btf, ev, &nev, SPAN_MAX_EVENTS))
+	if (cli_session__add_trace(&se, argv[optind]))
 		goto out;
-	na = nev;
-	if (cli_add_trace(pl, argv[optind + 1], btf, ev, &nev, SPAN_MAX_EVENTS))
+	na = se.nev;
+	if (cli_session__add_trace(&se, argv[optind + 1]))
 		goto out;
-	if (nev == na) {
+	if (se.nev == na) {
 		/* the same probe name at both points is one event: no way to tell a start from a stop */
 		cli_err("span: A and B are the same point ('%s')", argv[optind]);
 		ret = CLI_USAGE;
 		goto out;
 	}
-	t = kinstr_trace__create(dev, &topts);
-	sp = t ? kinstr_spanner__new(t, ev, na, nev, (unsigned int)o.key, 0) : NULL;
+	if (cli_session__trace(&se, &topts, "span"))
+		goto out;
+	sp = kinstr_spanner__new(se.t, se.ev, na, se.nev, (unsigned int)o.key, 0);
 	if (!sp) {
 		cli_err("span: %s", errno == EINVAL ? "--key value: every point needs an integer value first" :
 				    strerror(errno));
@@ -151,32 +139,28 @@ int cmd_span(int argc, char **argv)
 	}
 	if (!co.json)
 		fprintf(stderr, "kinstr: span %s -> %s: %zu probes%s\n", argv[optind], argv[optind + 1],
-			kinstr_probeset__cnt(ps), co.command || co.duration ? "" : "; Ctrl-C to stop");
-	if (cli_run__start(&run, ps))
+			kinstr_probeset__cnt(se.ps), co.command || co.duration ? "" : "; Ctrl-C to stop");
+	if (cli_run__start(&run, se.ps))
 		goto out;
 	if (co.metrics_at) {
-		sm = (struct cli_span_metrics){ .dev = dev, .sp = sp, .a = argv[optind], .b = argv[optind + 1] };
+		sm = (struct cli_span_metrics){ .dev = se.dev, .sp = sp, .a = argv[optind], .b = argv[optind + 1] };
 		cli_run__watch(&run, se.m.fd, cli_metrics__ready, &se.m);
 	}
 	cli_run__wait(&run, 0.05, span_tick, sp);
 	cli_run__stop(&run);
-	kinstr_probeset__remove(ps);	/* then every handler finished: the rest is in the buffers */
-	kinstr_dev__sync(dev);
+	cli_session__quiesce(&se);
 	r = kinstr_spanner__drain(sp);
 	if (r) {
 		cli_err("span: reading the trace buffers: %s", strerror(-r));
 		goto out;
 	}
-	cli_span__print(sp, argv[optind], argv[optind + 1], (unsigned int)o.key, o.hist, co.json, cli_now() - run.t0, run.status);
+	cli_span__print(sp, argv[optind], argv[optind + 1], (unsigned int)o.key, o.hist, co.json, cli_now() - run.t0,
+			run.status);
 	ret = cli_run__status(&run);
 out:
 	cli_run__cleanup(&run);
 	cli_metrics__close(&se.m);	/* its scrapes read the spanner */
 	kinstr_spanner__free(sp);
-	cli_session__unplan(&se);	/* removes the probes */
-	kinstr_trace__free(t);
-	kinstr_btf__close(btf);
-	cli_session__close(&se);
-	free(ev);
+	cli_session__close(&se);	/* the probes out, then the trace buffers */
 	return ret;
 }

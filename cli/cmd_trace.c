@@ -126,9 +126,6 @@ int cmd_trace(int argc, char **argv)
 	char err[512], specs_env[1024] = "";
 	struct cli_common co;
 	struct kinstr_plan_opts popts = { .sz = sizeof(popts) };
-	struct kinstr_plan *pl = NULL;
-	struct kinstr_trace_event *ev = NULL;
-	unsigned int nev = 0;
 	struct kinstr_trace_opts topts = { .sz = sizeof(topts) };
 	struct trace_own o = { .bufsize = 1 << 20, .subbuf = 64 << 10, .topts = &topts };
 	struct cli_run run;
@@ -139,7 +136,6 @@ int cmd_trace(int argc, char **argv)
 	struct kinstr_trace_stats *st = NULL;
 	struct kinstr_ctf_env env[1];
 	struct kinstr_probeset *ps = NULL;
-	struct kinstr_btf *btf;
 	struct cli_session se = CLI_SESSION_INIT;
 	struct cli_session_opts so;
 	struct kinstr_dev *dev;
@@ -166,18 +162,12 @@ int cmd_trace(int argc, char **argv)
 	}
 	topts.overwrite = o.overwrite;
 	cli_run__init(&run, co.command, co.duration, false);
-	ev = calloc(MAX_EVENTS, sizeof(*ev));
-	if (!ev)
+	so = (struct cli_session_opts){ .popts = &popts, .trace_events = MAX_EVENTS };
+	if (cli_session__open(&se, &so) != CLI_OK)
 		return CLI_FAIL;
-	so = (struct cli_session_opts){ .popts = &popts };
-	if (cli_session__open(&se, &so) != CLI_OK) {
-		free(ev);
-		return CLI_FAIL;
-	}
-	dev = se.dev, ps = se.ps, pl = se.pl;
-	btf = kinstr_btf__open(NULL);	/* NULL: registers only */
+	dev = se.dev, ps = se.ps;
 	for (i = optind; i < argc; i++) {
-		if (cli_add_trace(pl, argv[i], btf, ev, &nev, MAX_EVENTS)) {
+		if (cli_session__add_trace(&se, argv[i])) {
 			if (co.keep)
 				continue;
 			goto out;
@@ -194,7 +184,7 @@ int cmd_trace(int argc, char **argv)
 	ropts.env_cnt = 1;
 	ropts.max_size = o.max_size;
 	ropts.on_event = o.live ? cli_trace__event : NULL;
-	rec = kinstr_recording__new(dev, dir, ev, nev, &ropts, err, sizeof(err));
+	rec = kinstr_recording__new(dev, dir, se.ev, se.nev, &ropts, err, sizeof(err));
 	if (!rec) {
 		cli_err("%s", err);
 		goto out;
@@ -205,7 +195,7 @@ int cmd_trace(int argc, char **argv)
 		cli_err("%s", err);
 		goto out;
 	}
-	fprintf(stderr, "kinstr: tracing %zu probes (%u events) into %s%s\n", kinstr_probeset__cnt(ps), nev, dir,
+	fprintf(stderr, "kinstr: tracing %zu probes (%u events) into %s%s\n", kinstr_probeset__cnt(ps), se.nev, dir,
 		co.command || co.duration > 0 ? "" : "; Ctrl-C to stop");
 	cli_run__begin(&run);
 	if (co.command && cli_run__spawn(&run))
@@ -238,8 +228,6 @@ out:
 	cli_run__cleanup(&run);
 	kinstr_recording__free(rec);
 	cli_session__close(&se);	/* removes the probes */
-	kinstr_btf__close(btf);
-	free(ev);
 	free(cpus);
 	free(st);
 	return ret;

@@ -109,76 +109,54 @@ int cli_count__by(int n, char **specs, const struct cli_common *co, const struct
 		  unsigned int key)
 {
 	struct kinstr_trace_opts topts = { .sz = sizeof(topts) };
-	struct kinstr_trace_event *ev = calloc(BY_MAX_EVENTS, sizeof(*ev));
-	struct kinstr_probeset *ps = NULL;
-	struct kinstr_tally *ta = NULL;
-	struct kinstr_trace *t = NULL;
-	struct kinstr_plan *pl = NULL;
-	struct kinstr_btf *btf = NULL;
-	struct kinstr_kernel *k;
-	struct kinstr_dev *dev;
-	unsigned int nev = 0, i;
+	struct cli_session_opts so = { .popts = popts, .trace_events = BY_MAX_EVENTS };
 	struct cli_session se = CLI_SESSION_INIT;
-	struct cli_session_opts so;
+	struct kinstr_tally *ta = NULL;
 	struct cli_run run;
-	int ret = CLI_FAIL, r;
+	int i, ret, r;
 
-	if (!ev)
-		return CLI_FAIL;
-	if (cli_specs__check(n, specs, true)) {
-		free(ev);
+	if (cli_specs__check(n, specs, true))
 		return CLI_USAGE;
-	}
-	for (i = 0; i < (unsigned int)n; i++) {
+	for (i = 0; i < n; i++)
 		if (key == KINSTR_TALLY_VALUE && !strchr(specs[i], '(')) {
 			cli_err("--by value: '%s' names no value: give SPEC(VALUE), e.g. 'vfs_read(count)'", specs[i]);
-			free(ev);
 			return CLI_USAGE;
 		}
-	}
 	cli_run__init(&run, co->command, co->duration, false);
 	cli_run__json(&run, co->json, NULL);
-	so = (struct cli_session_opts){ .popts = popts };
-	if (cli_session__open(&se, &so) != CLI_OK) {
-		free(ev);
-		return CLI_FAIL;
-	}
-	k = se.k, dev = se.dev, ps = se.ps, pl = se.pl;
-	btf = kinstr_btf__open(NULL);	/* NULL: registers only */
-	for (i = 0; i < (unsigned int)n; i++)
-		if (cli_add_trace(pl, specs[i], btf, ev, &nev, BY_MAX_EVENTS) && !co->keep)
-			goto out;
-	ret = cli_count__planned(ps, k, co->dry);
+	if ((ret = cli_session__open(&se, &so)) != CLI_OK)
+		return ret;
+	for (i = 0; i < n; i++)
+		if (cli_session__add_trace(&se, specs[i]) && !co->keep)
+			goto fail;
+	ret = cli_count__planned(se.ps, se.k, co->dry);
 	if (ret != CLI_GO_ON)
 		goto out;
-	ret = CLI_FAIL;
-	t = kinstr_trace__create(dev, &topts);
-	ta = t ? kinstr_tally__new(t, ev, nev, key, 0) : NULL;
+	if (cli_session__trace(&se, &topts, "--by"))
+		goto fail;
+	ta = kinstr_tally__new(se.t, se.ev, se.nev, key, 0);
 	if (!ta) {
-		cli_err("cannot create the trace buffers for --by: %s", strerror(errno));
-		goto out;
+		cli_err("--by: %s", strerror(errno));
+		goto fail;
 	}
-	if (cli_run__start(&run, ps))
-		goto out;
+	if (cli_run__start(&run, se.ps))
+		goto fail;
 	cli_run__wait(&run, 0.05, by_tick, ta);
 	cli_run__stop(&run);
-	/* probes out, every handler finished (quiescence), then what the buffers hold */
-	kinstr_probeset__remove(ps);
-	kinstr_dev__sync(dev);
+	cli_session__quiesce(&se);
 	r = kinstr_tally__drain(ta);
 	if (r) {
 		cli_err("reading the trace buffers: %s", strerror(-r));
-		goto out;
+		goto fail;
 	}
-	cli_count__by_print(ta, ev, key, co->json, cli_now() - run.t0, run.status);
+	cli_count__by_print(ta, se.ev, key, co->json, cli_now() - run.t0, run.status);
 	ret = cli_run__status(&run);
+	goto out;
+fail:
+	ret = CLI_FAIL;
 out:
 	cli_run__cleanup(&run);
 	kinstr_tally__free(ta);
-	cli_session__unplan(&se);	/* removes the probes */
-	kinstr_trace__free(t);
-	kinstr_btf__close(btf);
-	cli_session__close(&se);
-	free(ev);
+	cli_session__close(&se);	/* the probes out, then the trace buffers */
 	return ret;
 }

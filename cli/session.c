@@ -2,16 +2,20 @@
 /*
  * The setup every patching subcommand does, once: the output file, then the metrics endpoint (both
  * before anything is patched: a path that cannot be written or an address that cannot be bound
- * fails first), then the kernel view and its device, then the probe set and its planner. Closed in
- * the reverse order by one call, whatever was reached.
+ * fails first), then the kernel view and its device, then the probe set and its planner, and for
+ * trace probes their events, the kernel's BTF and the trace buffers. Closed in the reverse order by
+ * one call, whatever was reached.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <stdio.h>
 #include <unistd.h>
 
+#include <kinstr/btf.h>
 #include <kinstr/plan.h>
 #include <kinstr/probe.h>
+#include <kinstr/trace.h>
 #include "cli.h"
 
 int cli_session__open(struct cli_session *s, const struct cli_session_opts *o)
@@ -43,7 +47,37 @@ int cli_session__open(struct cli_session *s, const struct cli_session_opts *o)
 			return CLI_FAIL;
 		}
 	}
+	if (o->trace_events) {
+		s->ev = calloc(o->trace_events, sizeof(*s->ev));
+		if (!s->ev) {
+			cli_session__close(s);
+			return CLI_FAIL;
+		}
+		s->maxev = o->trace_events;
+		s->btf = kinstr_btf__open(NULL);	/* NULL: registers only */
+	}
 	return CLI_OK;
+}
+
+int cli_session__add_trace(struct cli_session *s, const char *spec)
+{
+	return cli_add_trace(s->pl, spec, s->btf, s->ev, &s->nev, s->maxev);
+}
+
+int cli_session__trace(struct cli_session *s, const struct kinstr_trace_opts *topts, const char *what)
+{
+	s->t = kinstr_trace__create(s->dev, topts);
+	if (!s->t) {
+		cli_err("cannot create the trace buffers for %s: %s", what, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+void cli_session__quiesce(struct cli_session *s)
+{
+	kinstr_probeset__remove(s->ps);
+	kinstr_dev__sync(s->dev);
 }
 
 void cli_session__unplan(struct cli_session *s)
@@ -57,6 +91,9 @@ void cli_session__unplan(struct cli_session *s)
 void cli_session__close(struct cli_session *s)
 {
 	cli_session__unplan(s);
+	kinstr_trace__free(s->t);	/* after the probes that wrote into it */
+	kinstr_btf__close(s->btf);
+	free(s->ev);
 	if (s->k)
 		cli_close_kernel(s->k, s->dev);
 	cli_metrics__close(&s->m);
