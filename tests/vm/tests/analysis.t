@@ -109,6 +109,7 @@ EXPECT refused .*on the kprobe blacklist
 EXPECT ^exc_page_fault probeable: 0$
 
 NAME kinstr sites --all prints the whole kernel's breakdown, and saves a snapshot of it (the host classifies that identically: host-after-vm/sites_live_equals_host)
+STOCK
 SETUP insmod kmod/kinstr.ko
 RUN build/kinstr sites --all --json > /run/kinstr-job/live-sites.json && \
 	python3 -c 'import json; d=json.load(open("/run/kinstr-job/live-sites.json")); \

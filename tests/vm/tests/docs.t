@@ -4,6 +4,7 @@
 # holding a kinstr command is run here (or is a synopsis or an output, by name).
 
 NAME docs: README's first example (Debian 6.1): 50000 getppid calls, 50000 hits at the entry, at +0xb and at the return, each a jump site run inline
+STOCK
 KERNEL 6.1
 SETUP insmod kmod/kinstr.ko
 RUN python3 tests/vm/checks/doc_block.py README.md 2 --prompt > /tmp/b.sh && sh /tmp/b.sh; echo "rc=$?"
@@ -14,6 +15,7 @@ EXPECT ^__x64_sys_getppid\+0x32 +jump +inline +50000$
 EXPECT ^rc=0$
 
 NAME docs: README's coverage example: getppid's one block 300 times, 3 of 3 functions covered, genhtml's page written
+STOCK
 SETUP insmod kmod/kinstr.ko
 RUN rm -rf /tmp/cov /tmp/cov.info; python3 tests/vm/checks/doc_block.py README.md 3 --prompt > /tmp/b.sh && sh /tmp/b.sh; echo "rc=$?"; \
 	test -s /tmp/cov/index.html && echo "genhtml page"
