@@ -45,6 +45,7 @@ EXPECT ^vfs_read \{\.\.\.\}$
 EXPECT ^vfs_read%return \{$
 
 NAME docs: prometheus.md's example (Debian 6.1): Prometheus scrapes kinstr serve; PromQL gives the interior probe's 1000 hits and a p99 latency of getppid; promtool accepts the page
+STOCK
 KERNEL 6.1
 ONCE
 SETUP insmod kmod/kinstr.ko && ip link set lo up
@@ -79,6 +80,7 @@ EXPECT ^rc=0$
 EXPECT ^ls do_filp_open: comm=ls dfd=-100 path=/etc/ld.so.cache$
 
 NAME docs: examples/README.md's branch_count (Debian 6.1 offsets): a thousand reads of at most 32 bytes take the jbe (and a few of each process's C library), a thousand of 512 fall through into 8 rounds of the 64-byte loop
+STOCK
 KERNEL 6.1
 SETUP insmod kmod/kinstr.ko
 RUN python3 tests/vm/checks/doc_block.py examples/README.md 2 > /tmp/b.sh && sh /tmp/b.sh > /tmp/o.txt 2>&1; echo "rc=$?"; \
@@ -99,6 +101,7 @@ EXPECT ^@hits\[0\]: 100[0-9]$
 EXPECT ^@hits\[1\]: 8000$
 
 NAME docs: examples/README.md's latency_by_comm (Debian 6.1 offset): every command reading in those 5 s has its calls and a histogram
+STOCK
 KERNEL 6.1
 SETUP insmod kmod/kinstr.ko
 BEFORE while :; do cat /etc/hostname > /dev/null; sleep 0.05; done
