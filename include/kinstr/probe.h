@@ -89,7 +89,8 @@ int kinstr_probeset__set_trace(struct kinstr_probeset *ps, size_t i, const struc
 int kinstr_probeset__set_timer(struct kinstr_probeset *ps, size_t i, bool start, uint32_t timer);
 /*
  * Make probe i run an action that takes no argument and hands the module nothing (enum
- * kinstr_action: KINSTR_ACTION_COUNT, the default); -EINVAL for any other (trace, timers and BPF
+ * kinstr_action: KINSTR_ACTION_COUNT, the default; KINSTR_ACTION_NOP, the splice alone, which
+ * counts nothing); -EINVAL for any other (trace, timers and BPF
  * programs have their setters). Install refuses with -EOPNOTSUPP an action the module does not offer.
  */
 int kinstr_probeset__set_action(struct kinstr_probeset *ps, size_t i, unsigned int action);

@@ -102,6 +102,7 @@ static const struct kinstr_action_ops ops[] = {
 	[KINSTR_ACTION_BPF] = { .name = "bpf", .feature = KINSTR_FEAT_BPF, .available = kinstr_bpf_available,
 				.kinds = KINDS_ALL, .flags = KINSTR_SAVE_FLAGS_ALWAYS, .prologue = kinstr_slot_stub,
 				.call = kinstr_bpf_stub, .take = bpf_take },
+	[KINSTR_ACTION_NOP] = { .name = "nop", .feature = KINSTR_FEAT_NOP, .kinds = KINDS_ALL },
 };
 
 const struct kinstr_action_ops *kinstr_action_get(u32 action)

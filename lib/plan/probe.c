@@ -45,6 +45,7 @@ static const struct pset_action {
 	/* KINSTR_ACTION_ENTER: a code cache's requests (lib/cache/cacheset.c), never a probe set's */
 	[KINSTR_ACTION_BPF] = { .feature = KINSTR_FEAT_BPF,	/* kinstr_probeset__set_bpf */
 				.missing = "this kinstr.ko runs no BPF programs (needs ABI 0.11 and bpf_prog_active)" },
+	[KINSTR_ACTION_NOP] = { .feature = KINSTR_FEAT_NOP, .missing = "this kinstr.ko has no no-op action (needs ABI 0.15)", .plain = true },
 };
 
 /* A probe's action, 0 standing for KINSTR_ACTION_COUNT (what a probe added does). */

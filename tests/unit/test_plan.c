@@ -383,7 +383,7 @@ static void t_opts(void)
 /* kinstr_probeset__set_action: the actions without an argument or an object, and no other. */
 static void t_set_action(void)
 {
-	static const unsigned int plain[] = { KINSTR_ACTION_COUNT };
+	static const unsigned int plain[] = { KINSTR_ACTION_COUNT, KINSTR_ACTION_NOP };
 	static const unsigned int not_plain[] = { 0, KINSTR_ACTION_TRACE, KINSTR_ACTION_TIMER_START,
 						  KINSTR_ACTION_TIMER_STOP, KINSTR_ACTION_ENTER, KINSTR_ACTION_BPF, 200 };
 	struct kinstr_probeset *ps;
