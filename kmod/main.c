@@ -18,7 +18,7 @@
 #include <linux/utsname.h>
 
 #include <uapi/linux/kinstr.h>
-#include "actions/bpf.h"
+#include "patch/patch.h"
 #include "kinstr.h"
 #include "abi.h"
 
@@ -174,7 +174,7 @@ static long kinstr_ioctl_version(void __user *uarg)
 			    KINSTR_FEAT_FTRACE_TRACE | KINSTR_FEAT_VERIFY_ONLY | KINSTR_FEAT_HIT_PATH |
 			    KINSTR_FEAT_MISSED | KINSTR_FEAT_LIMITS | KINSTR_FEAT_KPROBE_FENCE |
 			    KINSTR_FEAT_CODE_CACHE | KINSTR_FEAT_DISARM | KINSTR_FEAT_CHECK_ONLY | KINSTR_FEAT_HELD |
-			    (kinstr_bpf_available() ? KINSTR_FEAT_BPF : 0) |
+			    kinstr_action_features() |	/* BPF where the kernel can run programs */
 			    (kinstr_khas(__module_address) ? KINSTR_FEAT_MODULE_TEXT : 0),
 	};
 

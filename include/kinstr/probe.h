@@ -87,6 +87,13 @@ struct kinstr_trace_spec;
 int kinstr_probeset__set_trace(struct kinstr_probeset *ps, size_t i, const struct kinstr_trace_spec *spec);
 /* Make probe i start (or stop) timer `timer` of the device's timers (kinstr_timers__create). */
 int kinstr_probeset__set_timer(struct kinstr_probeset *ps, size_t i, bool start, uint32_t timer);
+/*
+ * Make probe i run an action that takes no argument and hands the module nothing (enum
+ * kinstr_action: KINSTR_ACTION_COUNT, the default; KINSTR_ACTION_NOP, the splice alone, which
+ * counts nothing); -EINVAL for any other (trace, timers and BPF
+ * programs have their setters). Install refuses with -EOPNOTSUPP an action the module does not offer.
+ */
+int kinstr_probeset__set_action(struct kinstr_probeset *ps, size_t i, unsigned int action);
 
 /* Reserve slots, relocate, install every probe. On refusal, err names the probe and the rule. */
 int kinstr_probeset__install(struct kinstr_probeset *ps, char *err, size_t errlen);

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* actions/: trace channels and timers, as the session and the patcher call them. */
+/*
+ * actions/: trace channels and timers, as the session and the patcher call them; and what each
+ * probe action needs of the rest of the module (struct kinstr_action_ops).
+ */
 #ifndef KINSTR_KMOD_ACTIONS_H
 #define KINSTR_KMOD_ACTIONS_H
 
@@ -36,5 +39,60 @@ long kinstr_timer_paths(struct kinstr_timers *t, void __user *uarg);
 size_t kinstr_timing_hit_roots(unsigned long *roots);
 int kinstr_timing_init(void);
 void kinstr_timing_exit(void);
+
+/*
+ * What a probe action (enum kinstr_action) is to the module: one entry per action in one table,
+ * indexed by the action (patch/ops.c; kinstr_action_get() looks one up, NULL for none). The slot,
+ * the verifier (check/verify.c, handed the entry by install), the install's phases (patch/install.c)
+ * and the features the module announces read it instead of testing the action. Probe context never
+ * reads it: a slot's prologue, written from it at install, calls its hit function or stub directly.
+ */
+struct kinstr_area;
+struct kinstr_probe;
+struct kinstr_verdict;
+struct kprobe_k;
+struct kinstr_bpf_attach;
+
+/* What a batch's install was handed beside its requests, as the actions' hooks below read it. */
+struct kinstr_install_objs {
+	const struct kinstr_trace_spec *specs;	/* per request, for trace probes (may be NULL) */
+	struct kinstr_chan *chan;		/* the session's trace channel (may be NULL) */
+	struct kinstr_timers *timers;		/* the session's timers (may be NULL) */
+	const struct kinstr_bpf_attach *bpf;	/* per request, for BPF probes (may be NULL) */
+};
+
+/* Which flags a slot's prologue saves (kprobe_k.saves_flags, KINSTR_PROBE_F_SAVES_FLAGS). */
+enum kinstr_save_flags {
+	KINSTR_SAVE_FLAGS_NONE,	/* it changes none: it saves none */
+	KINSTR_SAVE_FLAGS_LIVE,	/* where they are live at the site */
+	KINSTR_SAVE_FLAGS_ALWAYS,	/* always: its stub's pt_regs holds them */
+};
+
+struct kinstr_action_ops {
+	const char *name;		/* NULL: no such action */
+	u64 feature;			/* the KINSTR_FEAT_* that announces it (0: there from the start) */
+	bool (*available)(void);	/* can this kernel run it (NULL: always) */
+	/* the verifier's part */
+	u8 kinds;			/* the probe kinds it takes: 1 << KINSTR_PROBE_* */
+	bool arg;			/* kinstr_probe.arg means something to it (else it must be 0) */
+	bool enters_cache;		/* a code cache's entry point: no slot, no body; the copy runs the
+					 * displaced bytes (check/cache.c proves it) */
+	/* its slot (patch/slot.c) */
+	bool inline_count;		/* the prologue counts in place and calls nothing */
+	u8 flags;			/* enum kinstr_save_flags */
+	/* the prologue, written at b in slot; returns its end. NULL: none (the slot only splices) */
+	u8 *(*prologue)(const struct kinstr_action_ops *ops, u8 *slot, u8 *b, struct kprobe_k *p,
+			bool flags_dead);
+	const void *call;		/* what the prologue calls: the hit function, or the stub */
+	/* the install's phases (patch/install.c); each NULL: nothing to do */
+	/* phase 1: take what request i names from the caller (its BPF program); 0 or -errno and *v */
+	int (*take)(struct kinstr_area *a, u32 i, const struct kinstr_probe *req,
+		    const struct kinstr_install_objs *o, struct kinstr_verdict *v);
+	/* phase 2, once verified: is what it runs on there? 0, or -errno for a bad request */
+	int (*check)(const struct kinstr_probe *req, u32 i, const struct kinstr_install_objs *o);
+	/* phase 4, before its slot is written: probe p of a linked to it, a holding a reference */
+	void (*link)(struct kinstr_area *a, struct kprobe_k *p, const struct kinstr_probe *req, u32 i,
+		     const struct kinstr_install_objs *o);
+};
 
 #endif

@@ -580,7 +580,7 @@ static int check_layout(struct cc *x)
  * counter); a jump's bytes inside that function's code, over no native instruction. Every
  * function's first instruction is one. Marks them in x->enter.
  */
-static int check_entries(struct cc *x, const struct kinstr_probe *req, u32 nreq)
+static int check_entries(struct cc *x, const struct kinstr_probe *req, const unsigned long *entries, u32 nreq)
 {
 	const struct kinstr_cache_check *c = x->c;
 	u32 i, k;
@@ -589,7 +589,7 @@ static int check_entries(struct cc *x, const struct kinstr_probe *req, u32 nreq)
 		const struct kinstr_probe *p = &req[k];
 		long j;
 
-		if (p->action != KINSTR_ACTION_ENTER)
+		if (!test_bit(k, entries))
 			continue;
 		j = find_map(c, p->site);
 		if (j < 0 || !lands_on(c, j, p->arg) || c->map[j].form == KINSTR_CACHE_FORM_NATIVE)
@@ -610,8 +610,8 @@ static int check_entries(struct cc *x, const struct kinstr_probe *req, u32 nreq)
 	return 0;
 }
 
-int kinstr_cache_check(const struct kinstr_cache_check *c, const struct kinstr_probe *req, u32 nreq,
-		       struct kinstr_verdict *v, u32 *at)
+int kinstr_cache_check(const struct kinstr_cache_check *c, const struct kinstr_probe *req,
+		       const unsigned long *entries, u32 nreq, struct kinstr_verdict *v, u32 *at)
 {
 	struct cc x = { .c = c, .v = v, .at = at };
 	int err;
@@ -622,7 +622,7 @@ int kinstr_cache_check(const struct kinstr_cache_check *c, const struct kinstr_p
 	x.enter = bitmap_zalloc(max(c->nmap, 1U), GFP_KERNEL);
 	err = !x.used || !x.enter ? -ENOMEM : check_layout(&x);
 	if (!err)
-		err = check_entries(&x, req, nreq);
+		err = check_entries(&x, req, entries, nreq);
 	for (x.f0 = 0; !err && x.f0 < c->nmap; x.f0 = x.f1) {
 		for (x.f1 = x.f0 + 1; x.f1 < c->nmap && !(c->map[x.f1].flags & KINSTR_CACHE_M_FUNC); x.f1++)
 			;

@@ -29,11 +29,12 @@ struct kinstr_cache_range {
 };
 
 /*
- * Prove the image against the live text with req[0, nreq)'s KINSTR_ACTION_ENTER probes as its
- * entry points. 0, or -errno with v the refusal and *at the map entry it is about.
+ * Prove the image against the live text with the probes of req[0, nreq) whose bit is set in
+ * entries (their action enters the cache: KINSTR_ACTION_ENTER) as its entry points. 0, or -errno
+ * with v the refusal and *at the map entry it is about.
  */
-int kinstr_cache_check(const struct kinstr_cache_check *c, const struct kinstr_probe *req, u32 nreq,
-		       struct kinstr_verdict *v, u32 *at);
+int kinstr_cache_check(const struct kinstr_cache_check *c, const struct kinstr_probe *req,
+		       const unsigned long *entries, u32 nreq, struct kinstr_verdict *v, u32 *at);
 /* The copied functions' ranges into r (NULL: only count them); how many. */
 int kinstr_cache_functions(const struct kinstr_cache_check *c, struct kinstr_cache_range *r);
 

@@ -58,7 +58,9 @@ struct kinstr_verdict {
 	u32 insn_len;
 	unsigned long addr;
 };
-int kinstr_verify_probe(const struct kinstr_probe *p, unsigned long body_addr,
+struct kinstr_action_ops;
+/* One request, its action's entry ops (NULL: no such action; the caller looks it up). */
+int kinstr_verify_probe(const struct kinstr_probe *p, const struct kinstr_action_ops *ops, unsigned long body_addr,
 			struct kinstr_verdict *v);
 /* The decoder's helpers, for cache.c (enum: 0 none, 1 jmp, 2 jcc, 3 call, 4 loop/jrcxz). */
 enum kinstr_branch { KINSTR_BR_NONE, KINSTR_BR_JMP, KINSTR_BR_JCC, KINSTR_BR_CALL, KINSTR_BR_LOOP };

@@ -401,24 +401,26 @@ unsigned long kinstr_fentry_of(unsigned long start)
 	return fentry_of(start);
 }
 
-/* arg means something to the timers (which timer) and to a cache's entry (where in it) only. */
-static bool arg_ok(const struct kinstr_probe *p)
+/*
+ * Does the action (ops, NULL: none) take a probe of this kind, with this arg? arg means something
+ * to some actions only (the timers: which timer; a cache's entry: where in it).
+ */
+static bool action_ok(const struct kinstr_probe *p, const struct kinstr_action_ops *ops)
 {
-	return !p->arg || p->action == KINSTR_ACTION_TIMER_START || p->action == KINSTR_ACTION_TIMER_STOP ||
-	       p->action == KINSTR_ACTION_ENTER;
+	return ops && (ops->kinds & (1U << p->kind)) && (!p->arg || ops->arg);
 }
 
 /*
  * An ftrace direct-call probe: at a function's first byte, which must be an ftrace site and
  * reserved for nothing else. ftrace patches the text; there is nothing to relocate.
  */
-static int verify_ftrace_probe(const struct kinstr_probe *p, struct kinstr_verdict *v)
+static int verify_ftrace_probe(const struct kinstr_probe *p, const struct kinstr_action_ops *ops,
+			       struct kinstr_verdict *v)
 {
 	unsigned long start, size;
 	u32 r;
 
-	if (p->action < KINSTR_ACTION_COUNT || p->action == KINSTR_ACTION_ENTER || p->action > KINSTR_ACTION_BPF ||
-	    p->displaced_len != 5 || p->body_len || !arg_ok(p)) {
+	if (!action_ok(p, ops) || p->displaced_len != 5 || p->body_len) {
 		refuse(v, KINSTR_REFUSE_BAD_REQUEST, p->site);
 		return -EINVAL;
 	}
@@ -440,8 +442,12 @@ static int verify_ftrace_probe(const struct kinstr_probe *p, struct kinstr_verdi
 	return 0;
 }
 
-/* Check one request; body_addr is where its body will run. Fills v and returns 0 or -errno. */
-int kinstr_verify_probe(const struct kinstr_probe *p, unsigned long body_addr, struct kinstr_verdict *v)
+/*
+ * Check one request, whose action's entry is ops (NULL: no such action); body_addr is where its
+ * body will run. Fills v and returns 0 or -errno.
+ */
+int kinstr_verify_probe(const struct kinstr_probe *p, const struct kinstr_action_ops *ops, unsigned long body_addr,
+			struct kinstr_verdict *v)
 {
 	unsigned long start, size, a, t = 0, live_end = 0, exit_end = 0;
 	u8 live[KINSTR_MAX_DISPLACED];
@@ -452,12 +458,12 @@ int kinstr_verify_probe(const struct kinstr_probe *p, unsigned long body_addr, s
 
 	memset(v, 0, sizeof(*v));
 	if (p->kind == KINSTR_PROBE_FTRACE)
-		return verify_ftrace_probe(p, v);
-	enter = p->action == KINSTR_ACTION_ENTER;
+		return verify_ftrace_probe(p, ops, v);
+	enter = ops && ops->enters_cache;
 	if ((p->kind != KINSTR_PROBE_JUMP && p->kind != KINSTR_PROBE_TRAP) ||
-	    p->action < KINSTR_ACTION_COUNT || p->action > KINSTR_ACTION_BPF || !p->displaced_len ||
+	    !action_ok(p, ops) || !p->displaced_len ||
 	    p->displaced_len > KINSTR_MAX_DISPLACED || p->body_len > KINSTR_SLOT_BODY_MAX || (enter && p->body_len) ||
-	    !arg_ok(p) || (p->kind == KINSTR_PROBE_JUMP && p->displaced_len < 5)) {
+	    (p->kind == KINSTR_PROBE_JUMP && p->displaced_len < 5)) {
 		refuse(v, KINSTR_REFUSE_BAD_REQUEST, p->site);
 		return -EINVAL;
 	}

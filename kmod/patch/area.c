@@ -39,33 +39,7 @@ void patch_unpin_modules(struct kinstr_area *a)
 	}
 }
 
-/* Each BPF probe's program, referenced from the caller's fd (bpf.c checks what it may do). */
-int patch_get_progs(struct kinstr_area *a, const struct kinstr_probe *req, const struct kinstr_bpf_attach *bpf,
-		     struct kinstr_verdict *v, u32 *at)
-{
-	u32 i, reason;
-
-	for (i = 0; i < a->count; i++) {
-		if (req[i].action != KINSTR_ACTION_BPF)
-			continue;
-		*at = i;
-		if (!bpf || bpf[i].flags) {
-			*v = (struct kinstr_verdict){ .refusal = KINSTR_REFUSE_BAD_REQUEST, .addr = req[i].site };
-			return -EINVAL;
-		}
-		a->probes[i].prog = kinstr_bpf_prog_get(&bpf[i], &reason);
-		if (!a->probes[i].prog) {
-			*v = (struct kinstr_verdict){ .refusal = KINSTR_REFUSE_BPF_PROG, .addr = req[i].site,
-						      .reasons = 1U << reason };
-			return reason == KINSTR_BPF_R_BAD_FD ? -EBADF : reason == KINSTR_BPF_R_UNAVAILABLE ? -EOPNOTSUPP :
-			       -EINVAL;
-		}
-		a->probes[i].cookie = bpf[i].cookie;
-	}
-	return 0;
-}
-
-/* The programs' references, once nothing runs them (or before anything could). */
+/* The BPF probes' programs' references (taken in patch/ops.c), once nothing runs them (or before anything could). */
 void patch_put_progs(struct kinstr_area *a)
 {
 	u32 i;

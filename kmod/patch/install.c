@@ -87,10 +87,40 @@ static int overlap_in_batch(const struct kinstr_probe *req, u32 n, struct kinstr
 	return err;
 }
 
-/* Phase 2: every request verified on its own (verify.c), its action's object present, no two on one site. */
-static int verify_requests(struct kinstr_area *a, const struct kinstr_probe *req, const struct kinstr_trace_spec *specs,
-			   struct kinstr_chan *chan, struct kinstr_timers *timers, struct kinstr_verdict *v, u32 *at)
+/*
+ * The action of a request verified (phase 2 refuses one without an entry in the actions' table):
+ * what its slot holds, what it takes and links (patch/ops.c).
+ */
+static const struct kinstr_action_ops *ops_of(const struct kinstr_probe *r)
 {
+	return kinstr_action_get(r->action);
+}
+
+/* Phase 1b: what each request's action takes from the caller (a BPF probe's program). */
+static int take_objects(struct kinstr_area *a, const struct kinstr_probe *req, const struct kinstr_install_objs *o,
+			struct kinstr_verdict *v, u32 *at)
+{
+	const struct kinstr_action_ops *ops;
+	u32 i;
+	int err;
+
+	for (i = 0; i < a->count; i++) {
+		ops = ops_of(&req[i]);
+		if (!ops || !ops->take)
+			continue;	/* no such action: phase 2 refuses it */
+		*at = i;
+		err = ops->take(a, i, &req[i], o, v);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* Phase 2: every request verified on its own (verify.c), its action's object present, no two on one site. */
+static int verify_requests(struct kinstr_area *a, const struct kinstr_probe *req, const struct kinstr_install_objs *o,
+			   struct kinstr_verdict *v, u32 *at)
+{
+	const struct kinstr_action_ops *ops;
 	u32 i;
 	int err;
 
@@ -99,15 +129,12 @@ static int verify_requests(struct kinstr_area *a, const struct kinstr_probe *req
 
 		cond_resched();	/* thousands of probes: let the rcu-tasks wait of a set before this one end */
 		*at = i;
-		err = kinstr_verify_probe(&req[i], slot + KINSTR_SLOT_BODY, v);
-		if (!err && req[i].action == KINSTR_ACTION_TRACE &&
-		    (!specs || !chan || !kinstr_trace_spec_len(&specs[i]))) {
-			*v = (struct kinstr_verdict){ .refusal = KINSTR_REFUSE_BAD_REQUEST, .addr = req[i].site };
-			err = !chan ? -ENODEV : -EINVAL;
-		}
-		if (!err && (req[i].action == KINSTR_ACTION_TIMER_START || req[i].action == KINSTR_ACTION_TIMER_STOP) && req[i].arg >= kinstr_timers_count(timers)) {
-			*v = (struct kinstr_verdict){ .refusal = KINSTR_REFUSE_BAD_REQUEST, .addr = req[i].site };
-			err = !timers ? -ENODEV : -EINVAL;
+		ops = ops_of(&req[i]);
+		err = kinstr_verify_probe(&req[i], ops, slot + KINSTR_SLOT_BODY, v);
+		if (!err && ops->check) {
+			err = ops->check(&req[i], i, o);
+			if (err)
+				*v = (struct kinstr_verdict){ .refusal = KINSTR_REFUSE_BAD_REQUEST, .addr = req[i].site };
 		}
 		if (err)
 			return err;
@@ -142,7 +169,7 @@ static int check_stacking_locked(struct kinstr_area *a, const struct kinstr_prob
 
 	lockdep_assert_held(&kinstr_patch_mutex);
 	for (i = 0; i < a->count; i++)
-		if (req[i].action != KINSTR_ACTION_ENTER &&
+		if (!ops_of(&req[i])->enters_cache &&
 		    in_cached_locked(a, req[i].site, req[i].site + req[i].displaced_len)) {
 			*v = (struct kinstr_verdict){ .refusal = KINSTR_REFUSE_BUSY, .addr = req[i].site };
 			*at = i;
@@ -201,8 +228,7 @@ static void write_dispatch(struct kinstr_area *a)
 
 /* Phase 4: every slot written, the area read-only and executable, the probes published for the int3 handler. */
 static void write_publish_locked(struct kinstr_area *a, const struct kinstr_probe *req,
-				 const struct kinstr_trace_spec *specs, struct kinstr_chan *chan,
-				 struct kinstr_timers *timers, const struct kinstr_cache_check *cc)
+				 const struct kinstr_install_objs *o, const struct kinstr_cache_check *cc)
 {
 	u32 i;
 
@@ -213,6 +239,7 @@ static void write_publish_locked(struct kinstr_area *a, const struct kinstr_prob
 		list_add_tail(&a->cache_node, &kinstr_cached);
 	}
 	for (i = 0; i < a->count; i++) {
+		const struct kinstr_action_ops *ops = ops_of(&req[i]);
 		struct kprobe_k *p = &a->probes[i];
 
 		p->site = req[i].site;
@@ -220,29 +247,10 @@ static void write_publish_locked(struct kinstr_area *a, const struct kinstr_prob
 		p->displaced_len = req[i].displaced_len;
 		memcpy(p->orig, req[i].expected, KINSTR_MAX_DISPLACED);
 		p->slot = a->mem + (unsigned long)i * KINSTR_SLOT_SIZE;
-		if (req[i].action == KINSTR_ACTION_ENTER) {
-			p->enter = true;
-			p->slot = a->cache + req[i].arg;	/* no slot: straight into the copy */
-			continue;
-		}
-		if (req[i].action == KINSTR_ACTION_TRACE) {
-			p->spec = specs[i];
-			p->rec_len = kinstr_trace_spec_len(&specs[i]);
-			p->chan = chan;
-			if (!a->chan) {
-				a->chan = chan;
-				kinstr_chan_get(a->chan);
-			}
-		}
-		if (req[i].action == KINSTR_ACTION_TIMER_START || req[i].action == KINSTR_ACTION_TIMER_STOP) {
-			p->timers = timers;
-			p->timer = req[i].arg;
-			if (!a->timers) {
-				a->timers = timers;
-				kinstr_timers_get(a->timers);
-			}
-		}
-		kinstr_slot_write(p->slot, &req[i], p);
+		if (ops->link)
+			ops->link(a, p, &req[i], i, o);
+		if (!ops->enters_cache)	/* a cache's entry has no slot: straight into the copy */
+			kinstr_slot_write(p->slot, &req[i], ops, p);
 	}
 	if (KINSTR_DIRECT_SHARED)
 		write_dispatch(a);
@@ -356,11 +364,12 @@ static void unpublish_unfence(struct kinstr_area *a)
 static int check_cache(struct kinstr_area *a, const struct kinstr_probe *req, const struct kinstr_cache_check *cc,
 		       struct kinstr_verdict *v, u32 *at)
 {
+	unsigned long *entries;
 	u32 i, enters = 0;
 	int err, n;
 
 	for (i = 0; i < a->count; i++)
-		enters += req[i].action == KINSTR_ACTION_ENTER;
+		enters += ops_of(&req[i])->enters_cache;
 	kvfree(a->fns);		/* from a refused or verify-only install before */
 	kvfree(a->fn_fences);
 	a->fns = NULL;
@@ -373,7 +382,14 @@ static int check_cache(struct kinstr_area *a, const struct kinstr_probe *req, co
 		*at = 0;
 		return -EINVAL;
 	}
-	err = kinstr_cache_check(cc, req, a->count, v, at);
+	entries = bitmap_zalloc(a->count, GFP_KERNEL);
+	if (!entries)
+		return -ENOMEM;
+	for (i = 0; i < a->count; i++)
+		if (ops_of(&req[i])->enters_cache)
+			__set_bit(i, entries);
+	err = kinstr_cache_check(cc, req, entries, a->count, v, at);
+	bitmap_free(entries);
 	if (err)
 		return err;
 	n = kinstr_cache_functions(cc, NULL);
@@ -404,6 +420,7 @@ int kinstr_area_install(struct kinstr_area *a, const struct kinstr_probe *req, c
 			struct kinstr_chan *chan, struct kinstr_timers *timers, const struct kinstr_cache_check *cc,
 			const struct kinstr_bpf_attach *bpf, struct kinstr_install *in)
 {
+	const struct kinstr_install_objs o = { .specs = specs, .chan = chan, .timers = timers, .bpf = bpf };
 	struct kinstr_verdict v = { 0 };
 	bool jumps = false;
 	u32 i = 0;
@@ -411,9 +428,9 @@ int kinstr_area_install(struct kinstr_area *a, const struct kinstr_probe *req, c
 
 	err = pin_modules(a, req, &v, &i);
 	if (!err)
-		err = patch_get_progs(a, req, bpf, &v, &i);
+		err = take_objects(a, req, &o, &v, &i);
 	if (!err)
-		err = verify_requests(a, req, specs, chan, timers, &v, &i);
+		err = verify_requests(a, req, &o, &v, &i);
 	if (!err)
 		err = check_cache(a, req, cc, &v, &i);
 	if (err)
@@ -428,7 +445,7 @@ int kinstr_area_install(struct kinstr_area *a, const struct kinstr_probe *req, c
 		patch_put_progs(a);
 		return 0;
 	}
-	write_publish_locked(a, req, specs, chan, timers, cc);
+	write_publish_locked(a, req, &o, cc);
 	mutex_unlock(&kinstr_patch_mutex);
 
 	/* phase 5, before the first byte changes: from here kprobes refuse these bytes */

@@ -89,6 +89,10 @@ int kinstr_area_disarm(struct kinstr_area *a, const u32 *idx, u32 n, u32 *done);
 void kinstr_area_remove(struct kinstr_area *a);
 /* Until the worker has no work left: every queued jump is in, every removed slot freed. */
 void kinstr_patch_drain(void);
+/* ops.c: the probe actions' table (actions/actions.h): action's entry, NULL if there is none */
+const struct kinstr_action_ops *kinstr_action_get(u32 action);
+/* The KINSTR_FEAT_* of the actions this kernel can run. */
+u64 kinstr_action_features(void);
 /* What probe context enters here (the int3 notifier and the kernel's int3 delivery). */
 size_t kinstr_patch_hit_roots(unsigned long *r);
 int kinstr_patch_init(void);

@@ -22,8 +22,6 @@ extern struct list_head kinstr_arm_list, kinstr_free_list, kinstr_cached;
 
 
 /* area.c */
-int patch_get_progs(struct kinstr_area *a, const struct kinstr_probe *req, const struct kinstr_bpf_attach *bpf,
-		     struct kinstr_verdict *v, u32 *at);
 void patch_put_progs(struct kinstr_area *a);
 void patch_unpin_modules(struct kinstr_area *a);
 

@@ -24,7 +24,7 @@ void kinstr_put_rel32(u8 *at, unsigned long insn_end, unsigned long target)
  * register, and the flags where they are live at the site (incq writes them), written at b.
  *   [pushfq] push %rax; movabs $hits, %rax; incq %gs:(%rax); pop %rax; [popfq]
  */
-static u8 *write_count(u8 *b, struct kprobe_k *p, bool flags_dead)
+u8 *kinstr_slot_count(const struct kinstr_action_ops *ops, u8 *slot, u8 *b, struct kprobe_k *p, bool flags_dead)
 {
 	unsigned long hits = (unsigned long)p->hits;
 
@@ -50,14 +50,14 @@ static const char caller_saved[][2] = {
 };
 
 /*
- * A timer probe's prologue calls its action itself, with no stub in between (one call and
- * return less a hit, and no pointer on the stack to load back):
+ * A timer probe's prologue calls its action (ops->call) itself, with no stub in between (one call
+ * and return less a hit, and no pointer on the stack to load back):
  *   [pushfq] push 9 registers; movabs $p, %rdi; call kinstr_timer_{start,stop}_hit; pop them; [popfq]
  * The flags are saved where they are live: the C code leaves IF, DF and AC as they were and
  * changes only the status flags. DF is clear here as everywhere in the kernel's C ABI (objtool
  * checks it); sites between std and cld are for the classifier to refuse. 51 bytes at most.
  */
-static u8 *write_timer_call(u8 *b, struct kprobe_k *p, bool start, bool flags_dead)
+u8 *kinstr_slot_call(const struct kinstr_action_ops *ops, u8 *slot, u8 *b, struct kprobe_k *p, bool flags_dead)
 {
 	unsigned long pp = (unsigned long)p;
 	int i;
@@ -74,8 +74,7 @@ static u8 *write_timer_call(u8 *b, struct kprobe_k *p, bool start, bool flags_de
 	memcpy(b, &pp, 8);
 	b += 8;
 	*b = 0xe8;
-	kinstr_put_rel32(b + 1, (unsigned long)b + 5,
-			 (unsigned long)(start ? kinstr_timer_start_hit : kinstr_timer_stop_hit));
+	kinstr_put_rel32(b + 1, (unsigned long)b + 5, (unsigned long)ops->call);
 	b += 5;
 	for (i = ARRAY_SIZE(caller_saved) - 1; i >= 0; i--) {
 		if (caller_saved[i][0] == 0x41)
@@ -88,10 +87,10 @@ static u8 *write_timer_call(u8 *b, struct kprobe_k *p, bool start, bool flags_de
 }
 
 /*
- * A trace probe's prologue: push the probe pointer kept in the slot, call the trace stub (which
- * builds the site's pt_regs), drop the pointer without touching the flags.
+ * A trace or BPF probe's prologue: push the probe pointer kept in the slot, call its stub ops->call
+ * (which builds the site's pt_regs), drop the pointer without touching the flags.
  */
-static u8 *write_trace_call(u8 *slot, u8 *b, void (*stub)(void))
+u8 *kinstr_slot_stub(const struct kinstr_action_ops *ops, u8 *slot, u8 *b, struct kprobe_k *p, bool flags_dead)
 {
 	/* ff 35 disp32: push qword [rip + disp32] -> the pointer at slot + 56 */
 	*b++ = 0xff;
@@ -99,20 +98,22 @@ static u8 *write_trace_call(u8 *slot, u8 *b, void (*stub)(void))
 	kinstr_put_rel32(b, (unsigned long)b + 4, (unsigned long)slot + 56);
 	b += 4;
 	*b = 0xe8;
-	kinstr_put_rel32(b + 1, (unsigned long)b + 5, (unsigned long)stub);
+	kinstr_put_rel32(b + 1, (unsigned long)b + 5, (unsigned long)ops->call);
 	b += 5;
 	/* lea 8(%rsp), %rsp */
 	memcpy(b, "\x48\x8d\x64\x24\x08", 5);
+	memcpy(slot + 56, &p, sizeof(p));
 	return b + 5;
 }
 
 /*
- * The prologue (the action), then a jump to the body. An ftrace probe's slot first drops the
- * return address of ftrace's call: from there on the stack is the function's at its entry, as
- * under a jump probe, so the trace stub's pt_regs (its sp above all) and the timers see the same
- * frame either way.
+ * The prologue (the action's, ops->prologue), then a jump to the body. An ftrace probe's slot
+ * first drops the return address of ftrace's call: from there on the stack is the function's at
+ * its entry, as under a jump probe, so the trace stub's pt_regs (its sp above all) and the timers
+ * see the same frame either way.
  */
-void kinstr_slot_write(u8 *slot, const struct kinstr_probe *req, struct kprobe_k *p)
+void kinstr_slot_write(u8 *slot, const struct kinstr_probe *req, const struct kinstr_action_ops *ops,
+		       struct kprobe_k *p)
 {
 	u8 *b = slot;
 	bool flags_dead;
@@ -124,22 +125,11 @@ void kinstr_slot_write(u8 *slot, const struct kinstr_probe *req, struct kprobe_k
 		b += 5;
 	}
 	flags_dead = kinstr_flags_dead_at(req->site) || kinstr_flags_dead_by_abi(req->site);
-	p->inline_count = req->action == KINSTR_ACTION_COUNT;
-	/* the trace stub always saves them (its pt_regs has the flags) */
-	p->saves_flags = !flags_dead || req->action == KINSTR_ACTION_TRACE || req->action == KINSTR_ACTION_BPF;
-	switch (req->action) {
-	case KINSTR_ACTION_COUNT:
-		b = write_count(b, p, flags_dead);
-		break;
-	case KINSTR_ACTION_TRACE:
-	case KINSTR_ACTION_BPF:	/* a stub of its own, the same pt_regs of the site */
-		b = write_trace_call(slot, b, req->action == KINSTR_ACTION_BPF ? kinstr_bpf_stub : kinstr_trace_stub);
-		memcpy(slot + 56, &p, sizeof(p));
-		break;
-	default:
-		b = write_timer_call(b, p, req->action == KINSTR_ACTION_TIMER_START, flags_dead);
-		break;
-	}
+	p->inline_count = ops->inline_count;
+	/* a stub always saves them (its pt_regs has the flags) */
+	p->saves_flags = ops->flags == KINSTR_SAVE_FLAGS_ALWAYS || (ops->flags == KINSTR_SAVE_FLAGS_LIVE && !flags_dead);
+	if (ops->prologue)
+		b = ops->prologue(ops, slot, b, p, flags_dead);
 	/* the longest prologue (ftrace's lea, then a timer's call with the flags) ends before slot + 56 */
 	BUILD_BUG_ON(5 + 1 + 13 + 10 + 5 + 13 + 1 + 5 > 56);
 	*b = KINSTR_JMP32;

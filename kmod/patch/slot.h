@@ -10,11 +10,23 @@
 
 struct kinstr_probe;
 struct kprobe_k;
+struct kinstr_action_ops;
 
 /* The rel32 at `at` of an instruction ending at insn_end, to reach target. */
 void kinstr_put_rel32(u8 *at, unsigned long insn_end, unsigned long target);
-/* Slot of probe p (KINSTR_SLOT_SIZE bytes, writable) for request req; sets p->inline_count. */
-void kinstr_slot_write(u8 *slot, const struct kinstr_probe *req, struct kprobe_k *p);
+/*
+ * Slot of probe p (KINSTR_SLOT_SIZE bytes, writable) for request req, whose action is ops; sets
+ * p->inline_count and p->saves_flags.
+ */
+void kinstr_slot_write(u8 *slot, const struct kinstr_probe *req, const struct kinstr_action_ops *ops,
+		       struct kprobe_k *p);
+/*
+ * The actions' prologues (kinstr_action_ops.prologue), written at b in slot: an inline counter, a
+ * call of ops->call with the registers saved, a call of the stub ops->call with the probe pushed.
+ */
+u8 *kinstr_slot_count(const struct kinstr_action_ops *ops, u8 *slot, u8 *b, struct kprobe_k *p, bool flags_dead);
+u8 *kinstr_slot_call(const struct kinstr_action_ops *ops, u8 *slot, u8 *b, struct kprobe_k *p, bool flags_dead);
+u8 *kinstr_slot_stub(const struct kinstr_action_ops *ops, u8 *slot, u8 *b, struct kprobe_k *p, bool flags_dead);
 
 /*
  * An area's ftrace dispatcher, where one ftrace_ops sends the calls of all its ftrace probes

@@ -20,14 +20,39 @@ struct pset_probe {
 	uint8_t call_off;		/* where that call starts in bytes[] */
 	bool is_ret;			/* bare ret: moves as jmp __x86_return_thunk */
 	uint64_t call_target;
-	uint8_t timer_action;		/* KINSTR_ACTION_TIMER_START/STOP, or 0 */
-	uint32_t timer;
-	bool trace;			/* KINSTR_ACTION_TRACE with spec */
-	struct kinstr_trace_spec spec;
-	bool bpf;			/* KINSTR_ACTION_BPF: bpf_fd's program with bpf_cookie */
-	int bpf_fd;
+	uint8_t action;			/* enum kinstr_action (0: KINSTR_ACTION_COUNT); pset_actions[] */
+	uint32_t arg;			/* KINSTR_ACTION_TIMER_*: the timer */
+	struct kinstr_trace_spec spec;	/* KINSTR_ACTION_TRACE */
+	int bpf_fd;			/* KINSTR_ACTION_BPF: bpf_fd's program with bpf_cookie */
 	uint64_t bpf_cookie;
 };
+
+/*
+ * What each probe action is to a probe set, one line each (the module's own table is
+ * kmod/patch/ops.c): the feature the module must announce for it and what to say when it does
+ * not, and whether kinstr_probeset__set_action() makes it (an action with no argument and nothing
+ * to hand over; the others have setters of their own).
+ */
+static const struct pset_action {
+	uint64_t feature;
+	const char *missing;
+	bool plain;
+} pset_actions[] = {
+	[KINSTR_ACTION_COUNT] = { .plain = true },
+	[KINSTR_ACTION_TRACE] = { .plain = false },		/* kinstr_probeset__set_trace */
+	[KINSTR_ACTION_TIMER_START] = { .plain = false },	/* kinstr_probeset__set_timer */
+	[KINSTR_ACTION_TIMER_STOP] = { .plain = false },
+	/* KINSTR_ACTION_ENTER: a code cache's requests (lib/cache/cacheset.c), never a probe set's */
+	[KINSTR_ACTION_BPF] = { .feature = KINSTR_FEAT_BPF,	/* kinstr_probeset__set_bpf */
+				.missing = "this kinstr.ko runs no BPF programs (needs ABI 0.11 and bpf_prog_active)" },
+	[KINSTR_ACTION_NOP] = { .feature = KINSTR_FEAT_NOP, .missing = "this kinstr.ko has no no-op action (needs ABI 0.15)", .plain = true },
+};
+
+/* A probe's action, 0 standing for KINSTR_ACTION_COUNT (what a probe added does). */
+static uint8_t pset_action_of(const struct pset_probe *p)
+{
+	return p->action ? p->action : KINSTR_ACTION_COUNT;
+}
 
 /* Analyses kept for the set's life, by function: each function is analysed once per set. */
 struct pset_fn {
@@ -502,10 +527,9 @@ static int pset_install(struct kinstr_probeset *ps, bool verify_only, size_t *re
 
 		req[i].site = p->info.addr;
 		req[i].kind = p->info.kind;
-		req[i].action = p->bpf ? KINSTR_ACTION_BPF : p->trace ? KINSTR_ACTION_TRACE :
-				p->timer_action ? p->timer_action : KINSTR_ACTION_COUNT;
-		req[i].arg = p->timer_action && !p->bpf ? p->timer : 0;
-		if (p->bpf) {
+		req[i].action = pset_action_of(p);
+		req[i].arg = p->arg;
+		if (req[i].action == KINSTR_ACTION_BPF) {
 			if (!bpf)
 				bpf = calloc(ps->n, sizeof(*bpf));
 			if (!bpf) {
@@ -514,7 +538,7 @@ static int pset_install(struct kinstr_probeset *ps, bool verify_only, size_t *re
 			}
 			bpf[i] = (struct kinstr_bpf_attach){ .prog_fd = p->bpf_fd, .cookie = p->bpf_cookie };
 		}
-		if (p->trace) {
+		if (req[i].action == KINSTR_ACTION_TRACE) {
 			if (!specs)
 				specs = calloc(ps->n, sizeof(*specs));
 			if (!specs) {
@@ -535,10 +559,14 @@ static int pset_install(struct kinstr_probeset *ps, bool verify_only, size_t *re
 	in.specs = (uintptr_t)specs;
 	in.bpf = (uintptr_t)bpf;
 	in.probes = (uintptr_t)req;
-	if (bpf && !kinstr_dev__has(ps->dev, KINSTR_FEAT_BPF)) {
-		snprintf(err, errlen, "this kinstr.ko runs no BPF programs (needs ABI 0.11 and bpf_prog_active)");
-		ret = -EOPNOTSUPP;
-		goto undo;
+	for (i = 0; i < ps->n; i++) {
+		const struct pset_action *pa = &pset_actions[req[i].action];
+
+		if (pa->feature && !kinstr_dev__has(ps->dev, pa->feature)) {
+			snprintf(err, errlen, "%s", pa->missing);
+			ret = -EOPNOTSUPP;
+			goto undo;
+		}
 	}
 	if (kinstr_dev__ioctl(ps->dev, KINSTR_IOC_INSTALL, &in) < 0) {
 		ret = -errno;
@@ -644,9 +672,22 @@ int kinstr_probeset__set_trace(struct kinstr_probeset *ps, size_t i, const struc
 {
 	if (i >= ps->n || ps->area)
 		return -EINVAL;
-	ps->probes[i].trace = spec != NULL;
+	if (ps->probes[i].action == KINSTR_ACTION_BPF || (!spec && ps->probes[i].action != KINSTR_ACTION_TRACE))
+		return 0;	/* a BPF probe stays one; NULL undoes a trace only */
+	ps->probes[i].action = spec ? KINSTR_ACTION_TRACE : KINSTR_ACTION_COUNT;
+	ps->probes[i].arg = 0;
 	if (spec)
 		ps->probes[i].spec = *spec;
+	return 0;
+}
+
+int kinstr_probeset__set_action(struct kinstr_probeset *ps, size_t i, unsigned int action)
+{
+	if (i >= ps->n || ps->area || action >= sizeof(pset_actions) / sizeof(pset_actions[0]) ||
+	    !pset_actions[action].plain)
+		return -EINVAL;
+	ps->probes[i].action = (uint8_t)action;
+	ps->probes[i].arg = 0;
 	return 0;
 }
 
@@ -654,11 +695,10 @@ int kinstr_probeset__set_bpf(struct kinstr_probeset *ps, size_t i, int prog_fd, 
 {
 	if (i >= ps->n || ps->area || prog_fd < 0)
 		return -EINVAL;
-	ps->probes[i].bpf = true;
+	ps->probes[i].action = KINSTR_ACTION_BPF;
+	ps->probes[i].arg = 0;
 	ps->probes[i].bpf_fd = prog_fd;
 	ps->probes[i].bpf_cookie = cookie;
-	ps->probes[i].trace = false;
-	ps->probes[i].timer_action = 0;
 	return 0;
 }
 
@@ -684,9 +724,10 @@ int kinstr_probeset__set_timer(struct kinstr_probeset *ps, size_t i, bool start,
 {
 	if (i >= ps->n || ps->area)
 		return -EINVAL;
-	ps->probes[i].timer_action = start ? KINSTR_ACTION_TIMER_START : KINSTR_ACTION_TIMER_STOP;
-	ps->probes[i].timer = timer;
-	ps->probes[i].trace = false;
+	if (ps->probes[i].action == KINSTR_ACTION_BPF)
+		return 0;	/* a BPF probe stays one */
+	ps->probes[i].action = start ? KINSTR_ACTION_TIMER_START : KINSTR_ACTION_TIMER_STOP;
+	ps->probes[i].arg = timer;
 	return 0;
 }
 

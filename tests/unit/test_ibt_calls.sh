@@ -28,6 +28,14 @@ ALLOWED = {
     "kinstr_tables_hidden_targets": "calls its caller's callback, as static_call_targets",
     "tracepoint_probes": "calls its caller's callback, as static_call_targets",
     "lookup_target": "calls its caller's callback, as static_call_targets",
+    # the probe actions' table (kmod/patch/ops.c): its hooks are functions of the module; install's
+    # phases call them (inlined into kinstr_area_install or not), never probe context
+    "kinstr_area_install": "the actions' table's take, check and link hooks (patch/ops.c)",
+    "take_objects": "the actions' table's take hook, as kinstr_area_install",
+    "verify_requests": "the actions' table's check hook, as kinstr_area_install",
+    "write_publish_locked": "the actions' table's link hook, as kinstr_area_install",
+    "kinstr_slot_write": "the actions' table's prologue writers (patch/slot.c)",
+    "kinstr_action_features": "the actions' table's available() (kinstr_bpf_available)",
 }
 INDIRECT = re.compile(r"__x86_indirect_thunk_(\w+)|\b(call|jmp)\s+\*(%\w+|\S+)")
 

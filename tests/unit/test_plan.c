@@ -9,7 +9,9 @@
 #include <stdint.h>
 #include <string.h>
 
+#include <uapi/linux/kinstr.h>
 #include <kinstr/plan.h>
+#include <kinstr/probe.h>
 #include "check.h"
 
 static void t_spec(void)
@@ -378,6 +380,29 @@ static void t_opts(void)
 	kinstr_probeset__free(ps);
 }
 
+/* kinstr_probeset__set_action: the actions without an argument or an object, and no other. */
+static void t_set_action(void)
+{
+	static const unsigned int plain[] = { KINSTR_ACTION_COUNT, KINSTR_ACTION_NOP };
+	static const unsigned int not_plain[] = { 0, KINSTR_ACTION_TRACE, KINSTR_ACTION_TIMER_START,
+						  KINSTR_ACTION_TIMER_STOP, KINSTR_ACTION_ENTER, KINSTR_ACTION_BPF, 200 };
+	struct kinstr_probeset *ps;
+	struct kinstr_plan *pl = plan(&ps, false);
+	struct kinstr_why why;
+	size_t i;
+
+	if (!pl)
+		SKIP("no snapshot");
+	CHECK(kinstr_plan__add_spec(pl, "vfs_read", &why, NULL) == 0 && kinstr_probeset__cnt(ps) == 1, "%s", why.msg);
+	for (i = 0; i < sizeof(plain) / sizeof(plain[0]); i++)
+		CHECK(kinstr_probeset__set_action(ps, 0, plain[i]) == 0, "action %u refused", plain[i]);
+	for (i = 0; i < sizeof(not_plain) / sizeof(not_plain[0]); i++)
+		CHECK(kinstr_probeset__set_action(ps, 0, not_plain[i]) == -EINVAL, "action %u accepted", not_plain[i]);
+	CHECK(kinstr_probeset__set_action(ps, 1, KINSTR_ACTION_COUNT) == -EINVAL, "probe 1 of 1 accepted");
+	kinstr_plan__free(pl);
+	kinstr_probeset__free(ps);
+}
+
 int main(void)
 {
 	RUN(t_spec);
@@ -387,5 +412,6 @@ int main(void)
 	RUN(t_time_adjacent_calls);
 	RUN(t_trace);
 	RUN(t_opts);
+	RUN(t_set_action);
 	return check_done();
 }

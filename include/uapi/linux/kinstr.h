@@ -17,7 +17,7 @@
 
 #define KINSTR_DEVICE		"/dev/kinstr"
 #define KINSTR_ABI_MAJOR	0	/* incompatible changes */
-#define KINSTR_ABI_MINOR	14	/* compatible additions */
+#define KINSTR_ABI_MINOR	15	/* compatible additions */
 
 /* The ioctl numbers carry no size: the struct's leading size field says how much there is. */
 #define KINSTR_IOC_MAGIC	0xb7
@@ -80,6 +80,7 @@ struct kinstr_version {
 #define KINSTR_FEAT_BPF		(1ULL << 15)	/* KINSTR_ACTION_BPF, kinstr_install.bpf (ABI 0.11) */
 #define KINSTR_FEAT_CHECK_ONLY	(1ULL << 16)	/* kinstr_check.only (ABI 0.12) */
 #define KINSTR_FEAT_HELD	(1ULL << 17)	/* KINSTR_IOC_HELD, KINSTR_R_HELD (ABI 0.14) */
+#define KINSTR_FEAT_NOP		(1ULL << 18)	/* KINSTR_ACTION_NOP (ABI 0.15) */
 
 /* KINSTR_IOC_DEBUG_INFO: output only; addresses the module resolved at load time. */
 struct kinstr_debug_info {
@@ -407,6 +408,12 @@ enum kinstr_action {
 	 * cookie). JUMP, TRAP and FTRACE kinds.
 	 */
 	KINSTR_ACTION_BPF = 6,
+	/*
+	 * (ABI 0.15, KINSTR_FEAT_NOP) nothing: the slot holds the displaced instructions and the
+	 * jump back, no counter (hits stay 0), no call. A probe's bare cost, for benchmarks. JUMP,
+	 * TRAP and FTRACE kinds.
+	 */
+	KINSTR_ACTION_NOP = 7,
 };
 
 struct kinstr_probe {

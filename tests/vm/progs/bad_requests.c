@@ -179,6 +179,9 @@ static void m_kind(struct kinstr_probe *p) { p->kind = 9; }
 static void m_action(struct kinstr_probe *p) { p->action = 0; }
 static void m_len_short(struct kinstr_probe *p) { p->displaced_len--; }
 static void m_arg(struct kinstr_probe *p) { p->arg = 1; }
+static void m_action_past(struct kinstr_probe *p) { p->action = KINSTR_ACTION_NOP + 1; }	/* past the table */
+static void m_nop(struct kinstr_probe *p) { p->action = KINSTR_ACTION_NOP; }
+static void m_nop_arg(struct kinstr_probe *p) { m_nop(p); p->arg = 1; }
 static void m_body_len(struct kinstr_probe *p) { p->body_len = KINSTR_SLOT_BODY_MAX + 1; }
 /* The ret in the other form than the kernel's: bare where it wants a thunk, or the reverse. */
 static void m_other_ret(struct kinstr_probe *p)
@@ -200,6 +203,7 @@ static void m_other_ret(struct kinstr_probe *p)
 static void m_ftrace(struct kinstr_probe *p) { p->kind = KINSTR_PROBE_FTRACE; p->body_len = 0; }
 static void m_ftrace_trace(struct kinstr_probe *p) { m_ftrace(p); p->action = KINSTR_ACTION_TRACE; }
 static void m_ftrace_body(struct kinstr_probe *p) { m_ftrace(p); p->body_len = 5; }
+static void m_ftrace_nop(struct kinstr_probe *p) { m_ftrace(p); m_nop(p); }
 
 /* A `ret; int3 x4` in function name: a return thunk's jmp that the kernel rewrote at boot. */
 static unsigned long long filler_ret(const char *name)
@@ -346,6 +350,9 @@ int main(void)
 			{ "unknown probe kind", g7, g7_len, m_kind, EINVAL, KINSTR_REFUSE_BAD_REQUEST, 0 },
 			{ "unknown action", g7, g7_len, m_action, EINVAL, KINSTR_REFUSE_BAD_REQUEST, 0 },
 			{ "arg set on a counting probe", g7, g7_len, m_arg, EINVAL, KINSTR_REFUSE_BAD_REQUEST, 0 },
+			{ "an action past the last one", g7, g7_len, m_action_past, EINVAL, KINSTR_REFUSE_BAD_REQUEST, 0 },
+			{ "a no-op jump probe installs", g7, g7_len, m_nop, 0, 0, 0 },
+			{ "arg set on a no-op probe", g7, g7_len, m_nop_arg, EINVAL, KINSTR_REFUSE_BAD_REQUEST, 0 },
 			{ "body longer than a slot holds", g7, g7_len, m_body_len, EINVAL,
 			  KINSTR_REFUSE_BAD_REQUEST, 0 },
 			{ "a jump over a ret and its int3 filler installs", filler_ret("__x64_sys_getppid"), 5,
@@ -374,6 +381,7 @@ int main(void)
 			  ENODEV, KINSTR_REFUSE_BAD_REQUEST, 0 },
 			{ "an ftrace probe with a body", fentry("vfs_read"), 5, m_ftrace_body, EINVAL,
 			  KINSTR_REFUSE_BAD_REQUEST, 0 },
+			{ "a no-op ftrace probe installs", fentry("vfs_read"), 5, m_ftrace_nop, 0, 0, 0 },
 			{ "entry text", sym("entry_SYSCALL_64", 0), 5, m_none, EPERM, KINSTR_REFUSE_RESERVED,
 			  KINSTR_R_ENTRY_TEXT },
 			{ "noinstr text", sym("exc_page_fault", 0), 5, m_none, EPERM, KINSTR_REFUSE_RESERVED,

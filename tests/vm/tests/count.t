@@ -21,6 +21,18 @@ EXPECT ^sites: __x64_sys_getppid\+0x[0-9a-f]+ __x64_sys_getppid\+0x[0-9a-f]+$
 EXPECT ^__x64_sys_getppid(\+0x[59])? (ftrace|jump|trap) (inline|pushf) 50000 kprobe 50000$
 EXPECT ^exact$
 
+NAME a no-op probe (KINSTR_ACTION_NOP through libkinstr) at the entry, an interior jump site and a jump site that displaces a call: spliced in, hit without effect (getppid's result unchanged, nothing counted, where counting probes on the same sites saw every call), the text restored once removed
+SETUP insmod kmod/kinstr.ko
+RUN sites=$(tests/vm/checks/pick_sites.py --need jump,call __x64_sys_getppid) || exit 1; \
+	build/tests/vm/progs/nop_check 20000 __x64_sys_getppid $sites; echo "rc $?"
+TIMEOUT 120
+EXPECT ^count: 3 probes, 20000 hits each$
+EXPECT ^installed: __x64_sys_getppid\+0x[0-9a-f]+ (ftrace|jump|trap), first byte (e8|e9|cc)$
+EXPECT ^installed: __x64_sys_getppid\+0x[0-9a-f]+ jump, first byte e9$
+EXPECT ^nop: 20000 calls, getppid\(\) unchanged, no probe counted$
+EXPECT ^removed: the text of all 3 sites restored$
+EXPECT ^rc 0$
+
 NAME on every kernel: exact counts at an entry where only an int3 fits after the ftrace NOP (taken through ftrace), an interior trap site and an interior jump site, equal to a kprobe event's count
 SMOKE
 SETUP insmod kmod/kinstr.ko && echo 'p:kinstr_ref urandom_read_iter comm=$comm:string' > /sys/kernel/tracing/kprobe_events && \
@@ -208,6 +220,10 @@ EXPECT ^ok jump label site \(errno EPERM, refusal 1\)$
 EXPECT ^ok a jump over an instruction and a call, the call emulated, installs
 EXPECT ^ok a displaced call that pushes another return address \(errno ENOEXEC
 EXPECT ^ok a jump that displaces a call and the instruction after it \(errno EPERM
+EXPECT ^ok an action past the last one \(errno EINVAL, refusal 10\)$
+EXPECT ^ok a no-op jump probe installs
+EXPECT ^ok arg set on a no-op probe \(errno EINVAL, refusal 10\)$
+EXPECT ^ok a no-op ftrace probe installs
 EXPECT ^ok unknown non-zero tail
 EXPECT ^ok HELD with an unknown flag
 EXPECT ^ok HELD with its reserved field set
