@@ -55,6 +55,7 @@ EXPECT ^urandom_read_iter ftrace inline 20000 kprobe 20000$
 EXPECT ^exact$
 
 NAME exact counts at entry, interior and every return, equal to a kprobe event's count for the same process
+STOCK
 # the offsets and classes of Debian 6.1's build of __x64_sys_getppid (the test above derives them)
 KERNEL 6.1
 SETUP insmod kmod/kinstr.ko && echo 'p:kinstr_ref __x64_sys_getppid comm=$comm:string' > /sys/kernel/tracing/kprobe_events && \
@@ -163,6 +164,7 @@ EXPECT ^kinstr: entry_SYSCALL_64\+0x[0-9a-f]+: refused: in entry text
 EXPECT ^done$
 
 NAME many sites: every non-overlapping jump site of 20 busy functions while a 2-CPU workload runs; text restored after
+STOCK
 SETUP insmod kmod/kinstr.ko
 RUN F="vfs_read vfs_write do_sys_openat2 ksys_read ksys_write security_file_permission fput do_filp_open \
 	path_openat getname_flags kfree kmem_cache_free __x64_sys_getppid tcp_sendmsg \
@@ -263,6 +265,7 @@ EXPECT_NOT FAIL
 EXPECT ^text-restored$
 
 NAME a name kallsyms holds for several functions is refused with each candidate; -l names each as NAME@ADDR, which count takes
+STOCK
 SETUP insmod kmod/kinstr.ko
 RUN echo "kallsyms has $(awk '$2 ~ /^[tT]$/ && $3 == "dummy_handler"' /proc/kallsyms | wc -l)"; \
 	build/kinstr count -d 1 dummy_handler; echo "rc=$?"; \
@@ -318,6 +321,7 @@ EXPECT ^after -- rc [12]$
 TIMEOUT 240
 
 NAME --json -c CMD > FILE is JSON alone: CMD's own output goes to stderr (count, count --by, profile, cover, span); with -o FILE CMD keeps stdout
+STOCK
 SETUP insmod kmod/kinstr.ko
 RUN g='build/tests/vm/progs/getppid_loop 10'; \
 	for c in "count" "count --by comm" "profile" "cover" "span __x64_sys_getppid%return"; do \
@@ -333,6 +337,7 @@ EXPECT ^with -o: cmd on stdout 1$
 TIMEOUT 300
 
 NAME count --by value keys a string whole (every library under /lib/x86_64-linux-gnu/ was one row of its first 15 characters) with the process's comm beside it, and prints a number whole (the hex was cut)
+STOCK
 SETUP insmod kmod/kinstr.ko
 RUN build/kinstr count --by value --json -c 'ls / >/dev/null' 'do_filp_open(path=+0(pathname):string)' > /tmp/bv.json; echo "rc $?"; \
 	python3 -c 'import json; d=json.load(open("/tmp/bv.json")); rows=d["rows"]; \

@@ -1,6 +1,7 @@
 # The code cache (issue 15): kinstr cover --dry-run plans, kinstr cover runs copies the module proved.
 
 NAME cover --dry-run plans a copy of syscall-path functions on the live kernel: every block counted, calls with the original's return address, a re-entry point at each return; nothing is installed
+STOCK
 SETUP insmod kmod/kinstr.ko
 RUN before=$(build/tests/vm/progs/textsum '__x64_sys_getppid,vfs_read,ksys_read,do_sys_openat2'); \
 	build/kinstr cover --dry-run __x64_sys_getppid vfs_read ksys_read do_sys_openat2; \
@@ -28,6 +29,7 @@ EXPECT ^kinstr: no function matches 'no_such_fn_\*'$
 EXPECT ^status 1$
 
 NAME cover --dry-run takes jump-label keys and static-call trampolines from the live kernel: each key is a kernel data symbol, each trampoline a __SCT__ symbol
+STOCK
 SETUP insmod kmod/kinstr.ko
 RUN build/kinstr cover --dry-run --json kfree kmem_cache_free vfs_read do_sys_openat2 schedule \
 	__schedule try_to_wake_up > /tmp/cover.json; echo "status $?"; python3 tests/vm/checks/cover_facts.py < /tmp/cover.json
