@@ -71,7 +71,8 @@ case_ profile_output_unwritable 1 "^kinstr: cannot write /proc/nope: No such fil
 
 # --help tells the truth: every option each subcommand's --help lists, the parser takes (both are
 # drawn from one table, cli/opts.c; this catches an option parsed apart from it, or listed and not
-# taken), and an option it does not list is refused as unrecognised.
+# taken), an option it does not list is refused as unrecognised, and no shared help is left with
+# its %V/%P (the subcommand's verb and participle) unfilled.
 for cmd in $("$k" --help | sed -n 's/^  \([a-z]*\) .*/\1/p') -l; do
 	opts=$("$k" $cmd --help | grep -E '^(  -., |      )--[a-z]' | sed -E 's/^ *(-., )?(--[a-z-]+)( [A-Z][A-Z:]*)?.*/\2\3/')
 	n=0 bad=""
@@ -84,7 +85,11 @@ for cmd in $("$k" --help | sed -n 's/^  \([a-z]*\) .*/\1/p') -l; do
 $opts
 EOT
 	out=$(timeout 10 "$k" $cmd --no-such-option 2>&1 >/dev/null)
-	if [ "$n" -eq 0 ] && [ "$cmd" != batch ]; then
+	unfilled=$("$k" $cmd --help | grep -c '%[VP]')
+	if [ "$unfilled" -ne 0 ]; then
+		echo "FAIL help_truth_$cmd: $unfilled lines of --help hold a %V or %P the subcommand's verb did not fill"
+		fail=1
+	elif [ "$n" -eq 0 ] && [ "$cmd" != batch ]; then
 		echo "FAIL help_truth_$cmd: --help lists no option"
 		fail=1
 	elif [ -n "$bad" ]; then
