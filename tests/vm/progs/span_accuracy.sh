@@ -42,10 +42,17 @@ attempt() {	# FUNC FIELD CMD
 	return 1
 }
 
+# The calibration is a window sum too: one stall inside a probe inflates it, and an inflated
+# cost then fails every attempt. A stall can only add, so the least of three runs is the cost.
 cost=
-check kinstr_test_busy total_ns "busy 100" > /tmp/busy.txt || { cat /tmp/busy.txt; echo "busy run failed"; exit 1; }
-cat /tmp/busy.txt
-cost=$(sed -n 's/^probe cost //p' /tmp/busy.txt)
+: > /tmp/costs.txt
+for a in 1 2 3; do
+	check kinstr_test_busy total_ns "busy 100" > /tmp/busy.txt || { cat /tmp/busy.txt; echo "busy run failed"; exit 1; }
+	sed 's/^probe cost /calibration: /' /tmp/busy.txt
+	sed -n 's/^probe cost //p' /tmp/busy.txt >> /tmp/costs.txt
+done
+cost=$(sort -n /tmp/costs.txt | head -1)
+echo "probe cost $cost"
 st=0
 attempt kinstr_test_inner inner_ns "outer 100" || st=1
 attempt kinstr_test_outer outer_ns "outer 100" || st=1

@@ -44,8 +44,17 @@ sleeper() {
 		python3 $P sleep /tmp/s.json $R/last "$c"
 }
 
-busy || { echo "busy run failed"; exit 1; }
-c=$(sed -n 's/^probe cost //p' /tmp/busy.txt)
+# The calibration is a window sum too: one stall inside a probe inflates it, and an inflated
+# cost then fails every attempt. A stall can only add, so the least of three runs is the cost.
+: > /tmp/costs.txt
+for a in 1 2 3; do
+	busy > /tmp/busy_out.txt || { cat /tmp/busy_out.txt; echo "busy run failed"; exit 1; }
+	sed 's/^probe cost /calibration: /' /tmp/busy_out.txt
+	sed -n 's/^probe cost //p' /tmp/busy.txt >> /tmp/costs.txt
+done
+c=$(sort -n /tmp/costs.txt | head -1)
+[ -n "$c" ] || { echo "busy run failed"; exit 1; }
+echo "probe cost $c"
 st=0
 attempt outer outer || st=1
 attempt split split || st=1
