@@ -7,7 +7,8 @@
 #include <linux/uaccess.h>
 
 #include <uapi/linux/kinstr.h>
-#include "kinstr.h"
+#include "base.h"
+#include "ksym.h"
 #include "abi.h"
 
 /*

@@ -21,7 +21,8 @@
 #include <asm/insn.h>
 #include <asm/text-patching.h>
 
-#include "kinstr.h"
+#include "base.h"
+#include "ksym.h"
 #include "compat.h"
 
 struct kinstr_ksyms kinstr_ksyms;

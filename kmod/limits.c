@@ -14,7 +14,8 @@
 #include <linux/moduleparam.h>
 
 #include <uapi/linux/kinstr.h>
-#include "kinstr.h"
+#include "base.h"
+#include "limits.h"
 
 static unsigned long max_probes_per_fd = 65536;
 static unsigned long max_probes = 262144;

@@ -19,7 +19,12 @@
 
 #include <uapi/linux/kinstr.h>
 #include "patch/patch.h"
-#include "kinstr.h"
+#include "base.h"
+#include "ksym.h"
+#include "limits.h"
+#include "check/check.h"
+#include "actions/actions.h"
+#include "session.h"
 #include "abi.h"
 
 static bool kinstr_readable(unsigned long a, unsigned long len)

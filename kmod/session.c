@@ -12,7 +12,12 @@
 #include <linux/vmalloc.h>
 
 #include <uapi/linux/kinstr.h>
-#include "kinstr.h"
+#include "base.h"
+#include "ksym.h"
+#include "limits.h"
+#include "check/check.h"
+#include "actions/actions.h"
+#include "session.h"
 #include "abi.h"
 #include "actions/hit.h"
 #include "patch/patch.h"

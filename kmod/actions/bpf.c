@@ -10,7 +10,9 @@
 #include <linux/bpf.h>
 
 #include <uapi/linux/kinstr.h>
-#include "kinstr.h"
+#include "base.h"
+#include "ksym.h"
+#include "actions/actions.h"
 #include "compat.h"
 #include "actions/bpf.h"
 

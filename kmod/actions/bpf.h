@@ -12,7 +12,9 @@
 #include <linux/rcupdate.h>
 #include <linux/types.h>
 
-#include "kinstr.h"
+#include "base.h"
+#include "ksym.h"
+#include "actions/actions.h"
 
 struct kinstr_bpf_attach;
 

@@ -9,7 +9,9 @@
 #include <linux/ptrace.h>
 
 #include <uapi/linux/kinstr.h>
-#include "kinstr.h"
+#include "base.h"
+#include "actions/guard.h"
+#include "actions/actions.h"
 #include "actions/hit.h"
 #include "actions/timing.h"
 #include "actions/bpf.h"

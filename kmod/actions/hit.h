@@ -6,7 +6,9 @@
 #include <linux/list.h>
 
 #include <uapi/linux/kinstr.h>
-#include "kinstr.h"
+#include "base.h"
+#include "check/check.h"
+#include "actions/actions.h"
 #include "compat.h"
 
 struct pt_regs;

@@ -29,7 +29,10 @@
 #include <asm/tsc.h>
 
 #include <uapi/linux/kinstr.h>
-#include "kinstr.h"
+#include "base.h"
+#include "ksym.h"
+#include "limits.h"
+#include "actions/actions.h"
 #include "abi.h"
 #include "actions/timing.h"
 

@@ -24,7 +24,9 @@
 
 #include <uapi/linux/kinstr.h>
 #include "ring/ring.h"
-#include "kinstr.h"
+#include "base.h"
+#include "limits.h"
+#include "actions/actions.h"
 #include "compat.h"
 #include "abi.h"
 

@@ -17,7 +17,10 @@
 #include <asm/insn.h>
 
 #include <uapi/linux/kinstr.h>
-#include "kinstr.h"
+#include "base.h"
+#include "ksym.h"
+#include "check/check.h"
+#include "actions/actions.h"
 #include "check/cache.h"
 #include "rules/flags.h"
 #include "rules/out_of_line.h"

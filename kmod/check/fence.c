@@ -22,7 +22,9 @@
 #include <linux/rculist.h>
 
 #include <uapi/linux/kinstr.h>
-#include "kinstr.h"
+#include "base.h"
+#include "ksym.h"
+#include "check/check.h"
 
 #define FENCE_HASH_BITS 10
 #define FENCE_BEFORE 4	/* an optimized kprobe from up to 4 bytes before covers the site */

@@ -15,7 +15,7 @@
  * sched_clock_cpu would call itself through its own clock until the stack overflows.
  *
  * What the closure cannot see (an indirect call to a clocksource's read function, for one) is
- * caught at run time by the actions' per-CPU recursion guard (kinstr.h, around the actions of hit.c), counted as missed.
+ * caught at run time by the actions' per-CPU recursion guard (actions/guard.h, around the actions of hit.c), counted as missed.
  *
  * An int3 probe (a trap probe, or a jump probe before its jmp is in) is also reached through the
  * kernel's int3 delivery: do_int3() -> notify_die() -> atomic_notifier_call_chain(), which takes
@@ -38,7 +38,9 @@
 #include <asm/insn.h>
 
 #include <uapi/linux/kinstr.h>
-#include "kinstr.h"
+#include "base.h"
+#include "ksym.h"
+#include "check/check.h"
 
 /* More than this many functions and the closure is refused as a whole (it has 100-200 here). */
 #define HITPATH_MAX 4096

@@ -17,7 +17,9 @@
 #include <linux/static_call_types.h>
 
 #include <uapi/linux/kinstr.h>
-#include "kinstr.h"
+#include "base.h"
+#include "ksym.h"
+#include "check/check.h"
 #include "abi.h"
 #include "compat.h"
 

@@ -15,7 +15,9 @@
 #include <linux/uaccess.h>
 
 #include <uapi/linux/kinstr.h>
-#include "kinstr.h"
+#include "base.h"
+#include "ksym.h"
+#include "check/check.h"
 #include "abi.h"
 #include "rules/entry.h"
 #include "rules/symbols.h"
@@ -77,7 +79,7 @@ static u32 ftrace_site(unsigned long a, unsigned int len)
 }
 
 /* The *_text_reserved() predicates take an inclusive end, as kprobes passes them. */
-static u32 reserved_by_patchers(unsigned long a, unsigned int len)
+static u32 reserved_by_patchers(unsigned long a, unsigned int len, bool core)
 {
 	const struct kinstr_ksyms *k = &kinstr_ksyms;
 	void *s = (void *)a, *e = (void *)(a + len - 1);
@@ -91,10 +93,10 @@ static u32 reserved_by_patchers(unsigned long a, unsigned int len)
 	 * jump_label_text_reserved()'s and static_call_text_reserved()'s answers, from sorted
 	 * entries (they walk all of them per call, the first decoding each)
 	 */
-	if (in_core_text(a, len) ? kinstr_ksyms_sites_in(KINSTR_SITES_JUMP_LABEL, a, len) :
+	if (core ? kinstr_ksyms_sites_in(KINSTR_SITES_JUMP_LABEL, a, len) :
 	    kinstr_module_sites_in(KINSTR_SITES_JUMP_LABEL, a, len))
 		r |= R(JUMP_LABEL);
-	if (in_core_text(a, len) ? kinstr_ksyms_sites_in(KINSTR_SITES_STATIC_CALL, a, len) :
+	if (core ? kinstr_ksyms_sites_in(KINSTR_SITES_STATIC_CALL, a, len) :
 	    kinstr_module_sites_in(KINSTR_SITES_STATIC_CALL, a, len))
 		r |= R(STATIC_CALL);
 	/* alternatives_text_reserved() wants text_mutex, which nests inside the other patchers' locks */
@@ -110,7 +112,7 @@ static u32 reserved_by_patchers(unsigned long a, unsigned int len)
 }
 
 /* Per byte: exception-table fixups and BUG sites are found by exact instruction address. */
-static u32 reserved_per_byte(unsigned long a, unsigned int len)
+static u32 reserved_per_byte(unsigned long a, unsigned int len, bool core)
 {
 	const struct kinstr_ksyms *k = &kinstr_ksyms;
 	unsigned int i;
@@ -118,10 +120,10 @@ static u32 reserved_per_byte(unsigned long a, unsigned int len)
 
 	if (!kinstr_khas(search_exception_tables) || !k->ex_table.start || (!kinstr_khas(find_bug) && !k->bug_addrs))
 		r |= R(UNVERIFIABLE);
-	if (in_core_text(a, len) && kinstr_ksyms_extable_in(a, len))
+	if (core && kinstr_ksyms_extable_in(a, len))
 		r |= R(EXTABLE);
 	/* a module's table, through the kernel (the core's is indexed above) */
-	for (i = 0; i < len && !in_core_text(a, len); i++)
+	for (i = 0; i < len && !core; i++)
 		if (kinstr_khas(search_exception_tables) && kinstr_kcall(search_exception_tables)(a + i))
 			r |= R(EXTABLE);
 	if (kinstr_ksyms_bug_in(a, len))
@@ -162,10 +164,9 @@ static u32 kprobed(unsigned long a, unsigned int len)
  * modules), so it is walked at each check, and the whole function holding each notifier_call
  * is refused.
  */
-static u32 die_notifier(unsigned long a, unsigned int len)
+static u32 die_notifier(unsigned long a, unsigned int len, bool core)
 {
 	const struct kinstr_ksyms *k = &kinstr_ksyms;
-	bool all_core = in_core_text(a, len), any_core = in_core_text(a, 1) || in_core_text(a + len - 1, 1);
 	struct notifier_block *nb;
 	u32 r = 0;
 
@@ -180,7 +181,7 @@ static u32 die_notifier(unsigned long a, unsigned int len)
 		 * cannot hold these bytes (and a module's symbols are looked up by a walk of its
 		 * whole symbol table, kinstr's own notifier's on every check)
 		 */
-		if (in_core_text(fn, 1) ? !any_core : all_core)
+		if (in_core_text(fn, 1) != core)
 			continue;
 		if (!kinstr_kcall(kallsyms_lookup_size_offset)(fn, &size, &off))
 			continue;
@@ -227,28 +228,35 @@ static void die_fns_gather(struct die_fns *d)
 }
 
 /* die_notifier() against a gathered chain (a notifier added during the batch is the next one's). */
-static u32 die_notifier_in(const struct die_fns *d, unsigned long a, unsigned int len)
+static u32 die_notifier_in(const struct die_fns *d, unsigned long a, unsigned int len, bool core)
 {
 	unsigned int i;
 
 	if (d->n > ARRAY_SIZE(d->fn))
-		return die_notifier(a, len);
+		return die_notifier(a, len, core);
 	for (i = 0; i < d->n; i++)
 		if (a < d->fn[i].end && a + len > d->fn[i].start)
 			return R(DIE_NOTIFIER);
 	return 0;
 }
 
-/* Where the range lies: kinstr itself, not text, a module's state, the core's special sections. */
-static u32 placement(unsigned long addr, unsigned int len)
+/*
+ * Where the range lies: kinstr itself, not text, a module's state, the core's special sections.
+ * Decided once per check: *core says the range is all core text; past placement (nothing PLACED)
+ * it is otherwise all in one live module's core text, and every rule after this asks *core, not
+ * the text again (a module's range is looked up by a walk of the module list).
+ */
+static u32 placement(unsigned long addr, unsigned int len, bool *core)
 {
 	const struct kinstr_ksyms *k = &kinstr_ksyms;
 	u32 r = 0;
 
+	*core = false;
 	if (in_own_module(addr, len))
 		return R(OWN_MODULE) | R(NOT_TEXT);
 	if (!in_core_text(addr, len))	/* a live module's core text, else not text (or a module coming or going) */
 		return kinstr_module_policy(addr, len);
+	*core = true;
 	if (overlaps(&k->entry_text, addr, len) || overlaps(&k->irqentry_text, addr, len))
 		r |= R(ENTRY_TEXT);
 	if (overlaps(&k->noinstr_text, addr, len))
@@ -265,7 +273,8 @@ static u32 placement(unsigned long addr, unsigned int len)
 u32 kinstr_policy_check(unsigned long addr, unsigned int len)
 {
 	char first[KSYM_SYMBOL_LEN], last[KSYM_SYMBOL_LEN];
-	u32 r = placement(addr, len);
+	bool core;
+	u32 r = placement(addr, len, &core);
 
 	if (r & PLACED)
 		return r;
@@ -280,13 +289,13 @@ u32 kinstr_policy_check(unsigned long addr, unsigned int len)
 	if (kinstr_rule_sc_trampoline(first) || kinstr_rule_sc_trampoline(last))
 		r |= R(SC_TRAMPOLINE);
 	r |= endbr(addr, len);
-	r |= reserved_by_patchers(addr, len);
-	r |= reserved_per_byte(addr, len);
+	r |= reserved_by_patchers(addr, len, core);
+	r |= reserved_per_byte(addr, len, core);
 	r |= blacklisted(addr, len, first, last);
 	r |= kprobed(addr, len);
 	if (kinstr_hitpath_has(addr, len))
 		r |= R(HIT_PATH);
-	r |= die_notifier(addr, len);
+	r |= die_notifier(addr, len, core);
 	return r;
 }
 
@@ -328,17 +337,18 @@ static u32 policy_check_by_kernel(unsigned long addr, unsigned int len)
 /* kinstr_policy_check(addr, len) & only, plus UNVERIFIABLE where it could not decide. */
 static u32 policy_check_only(unsigned long addr, unsigned int len, u32 only, const struct die_fns *die)
 {
+	bool core;
 	u32 r;
 
 	if (only & ~OWN_PREDICATE)
 		return kinstr_policy_check(addr, len) & (only | R(UNVERIFIABLE));
-	r = placement(addr, len);
+	r = placement(addr, len, &core);
 	if (r & PLACED)
 		return r & only;
 	if (only & R(FTRACE))
 		r |= ftrace_site(addr, len);
 	if (only & R(DIE_NOTIFIER))
-		r |= die_notifier_in(die, addr, len);
+		r |= die_notifier_in(die, addr, len, core);
 	return r & (only | R(UNVERIFIABLE));
 }
 

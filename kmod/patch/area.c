@@ -21,7 +21,9 @@
 #include <asm/text-patching.h>
 
 #include <uapi/linux/kinstr.h>
-#include "kinstr.h"
+#include "base.h"
+#include "limits.h"
+#include "actions/actions.h"
 #include "abi.h"
 #include "compat.h"
 #include "patch/patch.h"

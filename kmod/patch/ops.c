@@ -9,7 +9,9 @@
 #include <linux/kernel.h>
 
 #include <uapi/linux/kinstr.h>
-#include "kinstr.h"
+#include "base.h"
+#include "check/check.h"
+#include "actions/actions.h"
 #include "patch/patch.h"
 #include "patch/slot.h"
 #include "actions/bpf.h"

@@ -8,7 +8,9 @@
 #include <linux/string.h>
 
 #include <uapi/linux/kinstr.h>
-#include "kinstr.h"
+#include "base.h"
+#include "check/check.h"
+#include "actions/actions.h"
 #include "actions/hit.h"
 #include "patch/slot.h"
 

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # IBT-safe calls: kinstr.ko never calls a function it resolved through a pointer. On IBT hardware
 # an indirect call to a function whose ENDBR the kernel sealed raises #CP; the module calls
-# what it resolves through static calls (kmod/kinstr.h, kinstr_kcall), which become direct calls.
+# what it resolves through static calls (kmod/ksym.h, kinstr_kcall), which become direct calls.
 # From `objdump -dr` of every built kinstr.ko (kmod/ and build/kmod/*/kmod/): each indirect call
 # or jump (through a retpoline thunk, or `call *`) must be
 #   - a paravirt call (through pv_ops: the kernel patches it to a direct call at load), or
