@@ -336,6 +336,8 @@ struct cli_session_opts {
 	void *metrics_ctx;
 	const struct kinstr_plan_opts *popts;	/* NULL: no probe set, no planner */
 	unsigned int trace_events;		/* room for this many trace events (with popts) */
+	/* the scope of the session's probes (cli_common__scope_opts); NULL: every thread (or --dry-run) */
+	const struct cli_common *scope;
 };
 /* CLI_OK, or the exit code (printed; whatever was opened is closed). */
 int cli_session__open(struct cli_session *s, const struct cli_session_opts *o);
@@ -371,11 +373,40 @@ enum {
 	CLI_OPT_NO_FTRACE = 1u << 8,	/* --no-ftrace */
 	CLI_OPT_METRICS = 1u << 9,	/* --metrics ADDR:PORT */
 	CLI_OPT_SNAPSHOT = 1u << 10,	/* --snapshot FILE */
+	/* the scope: which threads the probes act for (kinstr_dev__scope) */
+	CLI_OPT_PID = 1u << 11,		/* -p, --pid PID[,PID...] */
+	CLI_OPT_TID = 1u << 12,		/* --tid TID[,TID...] */
+	CLI_OPT_COMM = 1u << 13,	/* --comm NAME */
+	CLI_OPT_CGROUP = 1u << 14,	/* --cgroup PATH */
+	CLI_OPT_CPU = 1u << 15,		/* --cpu LIST */
+	CLI_OPT_FOLLOW = 1u << 16,	/* --follow */
+	CLI_OPT_SELF = 1u << 17,	/* --self */
 };
+#define CLI_OPT_SCOPE (CLI_OPT_PID | CLI_OPT_TID | CLI_OPT_COMM | CLI_OPT_CGROUP | CLI_OPT_CPU | CLI_OPT_FOLLOW | \
+		       CLI_OPT_SELF)
+/* The scope's options, as entries of a subcommand's table. */
+#define CLI_OPTS_SCOPE                                                                                         \
+	{ .common = CLI_OPT_PID }, { .common = CLI_OPT_TID }, { .common = CLI_OPT_COMM },                      \
+	{ .common = CLI_OPT_CGROUP }, { .common = CLI_OPT_CPU }, { .common = CLI_OPT_FOLLOW },                 \
+	{ .common = CLI_OPT_SELF }
 /* getopt's values of the long-only shared options; a subcommand's own long-only ones start at CLI_KEY_OWN */
 enum {
 	CLI_KEY_JSON = 256, CLI_KEY_DRY_RUN, CLI_KEY_MAX_PROBES, CLI_KEY_NO_FTRACE, CLI_KEY_METRICS, CLI_KEY_SNAPSHOT,
+	CLI_KEY_TID, CLI_KEY_COMM, CLI_KEY_CGROUP, CLI_KEY_CPU, CLI_KEY_FOLLOW, CLI_KEY_SELF,
 	CLI_KEY_OWN = 300
+};
+/* The scope's options as given (CLI_OPT_PID ...). */
+#define CLI_SCOPE_MAX_PIDS 256
+#define CLI_SCOPE_MAX_CPUS 4096
+#define CLI_SCOPE_MAX_TIDS 64	/* the module's KINSTR_SCOPE_MAX_IDS */
+struct cli_scope {
+	uint32_t pids[CLI_SCOPE_MAX_PIDS], tids[CLI_SCOPE_MAX_TIDS];
+	size_t npids, ntids;
+	uint64_t cpus[CLI_SCOPE_MAX_CPUS / 64];
+	size_t ncpus;			/* bits up to the highest CPU given + 1 (0: every CPU) */
+	const char *comm, *cgroup;
+	char cgroup_path[4096];		/* a relative PATH under /sys/fs/cgroup */
+	bool follow, self;
 };
 /* The shared options' values (cli_common__init: none given, interval 1 s). */
 struct cli_common {
@@ -383,8 +414,15 @@ struct cli_common {
 	const char *command, *output, *metrics_at, *snapshot;
 	bool keep, json, dry, no_ftrace;
 	size_t max_probes;		/* 0: the planner's default */
+	struct cli_scope scope;
 	unsigned int given;		/* CLI_OPT_* given on the command line */
 };
+/*
+ * The scope the options ask for into o (pointing into co): kinstr's own process left out unless
+ * --self. Its arrays stay co's.
+ */
+struct kinstr_scope_opts;
+void cli_common__scope_opts(const struct cli_common *co, struct kinstr_scope_opts *o);
 void cli_common__init(struct cli_common *co);
 /* --max-probes and --no-ftrace into the planner's options. */
 struct kinstr_plan_opts;

@@ -17,6 +17,7 @@ static const struct cli_opt attach_opts[] = {
 					  "output goes to stderr)" },
 	{ .common = CLI_OPT_DRY_RUN, .help = "load (verify) the program and show the probes; patch nothing" },
 	{ .common = CLI_OPT_MAX_PROBES },
+	CLI_OPTS_SCOPE,
 	{ 0 },
 };
 
@@ -82,7 +83,7 @@ int cmd_attach(int argc, char **argv)
 		free(log);
 		return CLI_FAIL;
 	}
-	so = (struct cli_session_opts){ .popts = &popts };
+	so = (struct cli_session_opts){ .popts = &popts, .scope = co.dry ? NULL : &co };
 	if (cli_session__open(&se, &so) != CLI_OK)
 		goto out;
 	k = se.k, dev = se.dev, ps = se.ps, pl = se.pl;

@@ -45,6 +45,7 @@ static const struct cli_opt count_opts[] = {
 				   "/metrics; e.g. " CLI_METRICS_DEFAULT ")" },
 	{ .common = CLI_OPT_NO_FTRACE, .help = "count a FUNC's entry with an int3 where only that fits after the ftrace NOP, not "
 				     "with an ftrace direct call from the NOP" },
+	CLI_OPTS_SCOPE,
 	{ 0 },
 };
 
@@ -135,7 +136,8 @@ static int count_plain(int n, char **specs, const struct cli_common *co, struct 
 	struct cli_metrics_src src = { 0 };
 	uint64_t *hits = NULL, *prev = NULL;
 	struct cli_session_opts so = { .output = co->dry ? NULL : co->output, .metrics_at = co->metrics_at,
-				       .metrics_write = cli_metrics__probes, .metrics_ctx = &src, .popts = popts };
+				       .metrics_write = cli_metrics__probes, .metrics_ctx = &src, .popts = popts,
+				       .scope = co->dry ? NULL : co };
 	struct cli_run run;
 	struct live_ctx lc;
 	int i, ret;
@@ -221,6 +223,6 @@ int cmd_count(int argc, char **argv)
 		return cli_count__by(n, specs, &co, &popts, (unsigned int)o.by);
 	}
 	if (o.every_block)
-		return count_every_block(n, specs, &co, co.output || o.every);
+		return count_every_block(n, specs, &co, co.output || o.every || (co.given & CLI_OPT_SCOPE));
 	return count_plain(n, specs, &co, &popts);
 }

@@ -23,6 +23,7 @@ static const struct cli_opt drill_opts[] = {
 	{ .common = CLI_OPT_NO_FTRACE, .help = "where only an int3 fits after a function's ftrace NOP, start its timer "
 					       "with that int3, not with an ftrace direct call from the NOP (the "
 					       "default, as for 'kinstr profile')" },
+	CLI_OPTS_SCOPE,
 	{ 0 },
 };
 
@@ -154,6 +155,7 @@ static void print_json_node(const struct kinstr_drill *d, int id)
 int cmd_drill(int argc, char **argv)
 {
 	struct drill_own o = { .threshold = 5, .depth = 4 };
+	struct kinstr_scope_opts sopts;
 	int ret, i, r = 0, path[128], np;
 	struct cli_common co;
 	struct kinstr_drill *d = NULL;
@@ -168,6 +170,7 @@ int cmd_drill(int argc, char **argv)
 	ret = cli_opts__parse(&drill_usage, argc, argv, &co, drill_opt, &o);
 	if (ret != CLI_GO_ON)
 		return ret;
+	cli_common__scope_opts(&co, &sopts);
 	ret = CLI_FAIL;
 	cli_run__init(&dr.run, co.command, 0, false);
 	cli_run__json(&dr.run, co.json, NULL);
@@ -179,7 +182,7 @@ int cmd_drill(int argc, char **argv)
 	if (!root)
 		goto out;
 	{
-		struct kinstr_drill_opts dopts = { .sz = sizeof(dopts), .threshold = o.threshold / 100,
+		struct kinstr_drill_opts dopts = { .sz = sizeof(dopts), .threshold = o.threshold / 100, .scope = &sopts,
 						   .max_depth = (int)o.depth, .oncpu = o.oncpu, .no_ftrace = co.no_ftrace,
 						   .wait = wait_level, .ctx = &dr };
 

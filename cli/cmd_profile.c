@@ -19,7 +19,6 @@ static const struct cli_opt profile_opts[] = {
 	{ .common = CLI_OPT_DURATION, .help = "profile for SEC seconds (> 0)" },
 	{ .common = CLI_OPT_COMMAND, .help = "run CMD and profile only it and the processes it starts (its process "
 					     "group) while it runs; exit with its status" },
-	{ 0, "pid", 'p', "PID", "profile only process PID (its threads; it must exist)" },
 	{ .common = CLI_OPT_INTERVAL },
 	{ 0, "sort", 's', "KEY", "wall (default), oncpu, calls, mean or max" },
 	{ 0, "hist", O_HIST, NULL, "print each function's latency histogram at the end" },
@@ -39,6 +38,7 @@ static const struct cli_opt profile_opts[] = {
 	{ .common = CLI_OPT_NO_FTRACE, .help = "where only an int3 fits after a function's ftrace NOP, start its timer "
 					       "with that int3, not with an ftrace direct call from the NOP (the "
 					       "default; as cheap as a jump)" },
+	CLI_OPTS_SCOPE,
 	{ 0 },
 };
 
@@ -52,8 +52,9 @@ static const struct cli_usage profile_usage = {
 		 "FUNC is a function name, NAME@ADDR (one of several of that name), or a glob\n"
 		 "('vfs_*').\n\n",
 	.outro = "Without -d or -c, profile until interrupted (Ctrl-C). Interrupt contexts are\n"
-		 "timed too unless -p or -c restricts to a process. Interrupted during -c CMD, CMD's\n"
-		 "process group gets the signal too and kinstr exits 130 (SIGINT) or 143 (SIGTERM).\n"
+		 "timed too unless -p (one process) or -c restricts to a process. Interrupted\n"
+		 "during -c CMD, CMD's process group gets the signal too and kinstr exits 130\n"
+		 "(SIGINT) or 143 (SIGTERM).\n"
 		 "The live table needs a terminal (not TERM=dumb).\n",
 	.opts = profile_opts, .min_args = 1, .max_args = -1,
 };
@@ -69,10 +70,6 @@ static int profile_opt(void *ctx, int key, const char *arg)
 	struct profile_own *o = ctx;
 
 	switch (key) {
-	case 'p':
-		if (cli_parse_pid(arg, &o->pid))
-			return errno == ESRCH ? CLI_FAIL : CLI_USAGE;
-		break;
 	case 's': o->sort_key = arg; break;
 	case O_HIST: o->hist = true; break;
 	case O_CALLS: o->calls = true; break;
@@ -107,7 +104,10 @@ int cmd_profile(int argc, char **argv)
 	if (ret != CLI_GO_ON)
 		return ret;
 	ret = CLI_FAIL;
-	if (co.command && o.pid) {
+	/* one process: its timers also leave interrupts out (task context only), as before the scope */
+	if (co.scope.npids == 1 && !co.scope.ntids)
+		o.pid = co.scope.pids[0];
+	if (co.command && co.scope.npids) {
 		cli_err("-c and -p both name the process to profile: use one");
 		cli_opts__usage(&profile_usage, stderr);
 		return CLI_USAGE;
@@ -126,7 +126,8 @@ int cmd_profile(int argc, char **argv)
 	cli_run__init(&run, co.command, co.duration, true);
 	cli_run__json(&run, co.json, co.output);
 	so = (struct cli_session_opts){ .output = co.output, .metrics_at = co.metrics_at,
-					.metrics_write = cli_metrics__probes, .metrics_ctx = &src, .popts = &popts };
+					.metrics_write = cli_metrics__probes, .metrics_ctx = &src, .popts = &popts,
+					.scope = co.dry ? NULL : &co };
 	if ((ret = cli_session__open(&se, &so)) != CLI_OK)
 		return ret;
 	ret = CLI_FAIL;

@@ -24,6 +24,7 @@ static const struct cli_opt serve_opts[] = {
 	{ .common = CLI_OPT_COMMAND, .help = "serve while CMD runs, exit with its status" },
 	{ .common = CLI_OPT_DURATION, .help = "serve for SEC seconds (without -c or -d: until Ctrl-C/SIGTERM)" },
 	{ .common = CLI_OPT_MAX_PROBES },
+	CLI_OPTS_SCOPE,
 	{ 0 },
 };
 
@@ -90,7 +91,8 @@ int cmd_serve(int argc, char **argv)
 	cli_run__init(&run, co.command, co.duration, false);
 	/* the address first: one that cannot be bound fails before anything is patched */
 	so = (struct cli_session_opts){ .metrics_opt = "--listen", .metrics_at = o.listen_at,
-					.metrics_write = cli_metrics__probes, .metrics_ctx = &src, .popts = &popts };
+					.metrics_write = cli_metrics__probes, .metrics_ctx = &src, .popts = &popts,
+					.scope = co.dry ? NULL : &co };
 	ret = cli_session__open(&se, &so);
 	if (ret != CLI_OK)
 		goto out;

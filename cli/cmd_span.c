@@ -31,6 +31,7 @@ static const struct cli_opt span_opts[] = {
 					     "histogram, the unmatched, lost and overflow counters; a scrape counts "
 					     "what is older than the newest hit less 100 ms, the totals at the end "
 					     "all)" },
+	CLI_OPTS_SCOPE,
 	{ 0 },
 };
 
@@ -114,7 +115,8 @@ int cmd_span(int argc, char **argv)
 	cli_run__json(&run, co.json, NULL);
 	/* the endpoint bound and listening before anything is patched */
 	so = (struct cli_session_opts){ .metrics_at = co.metrics_at, .metrics_write = cli_metrics__span,
-					.metrics_ctx = &sm, .popts = &popts, .trace_events = SPAN_MAX_EVENTS };
+					.metrics_ctx = &sm, .popts = &popts, .trace_events = SPAN_MAX_EVENTS,
+					.scope = co.dry ? NULL : &co };
 	if ((ret = cli_session__open(&se, &so)) != CLI_OK)
 		return ret;
 	ret = CLI_FAIL;

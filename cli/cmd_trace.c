@@ -49,6 +49,7 @@ static const struct cli_opt trace_opts[] = {
 					       "that int3, not with an ftrace direct call from the NOP (the default, as "
 					       "for 'kinstr count'; %rip then reads FUNC's first byte, the NOP, not the "
 					       "instruction after it)" },
+	CLI_OPTS_SCOPE,
 	{ 0 },
 };
 
@@ -162,7 +163,7 @@ int cmd_trace(int argc, char **argv)
 	}
 	topts.overwrite = o.overwrite;
 	cli_run__init(&run, co.command, co.duration, false);
-	so = (struct cli_session_opts){ .popts = &popts, .trace_events = MAX_EVENTS };
+	so = (struct cli_session_opts){ .popts = &popts, .trace_events = MAX_EVENTS, .scope = co.dry ? NULL : &co };
 	if (cli_session__open(&se, &so) != CLI_OK)
 		return CLI_FAIL;
 	dev = se.dev, ps = se.ps;

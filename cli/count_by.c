@@ -66,7 +66,7 @@ int cli_count__by_stack(int n, char **specs, const struct cli_common *co, const 
 		cli_err("--by stack: %s", err);
 		return CLI_FAIL;
 	}
-	so = (struct cli_session_opts){ .popts = popts };
+	so = (struct cli_session_opts){ .popts = popts, .scope = co->dry ? NULL : co };
 	if (cli_session__open(&se, &so) != CLI_OK)
 		goto out_st;
 	k = se.k, dev = se.dev, ps = se.ps, pl = se.pl;
@@ -109,7 +109,7 @@ int cli_count__by(int n, char **specs, const struct cli_common *co, const struct
 		  unsigned int key)
 {
 	struct kinstr_trace_opts topts = { .sz = sizeof(topts) };
-	struct cli_session_opts so = { .popts = popts, .trace_events = BY_MAX_EVENTS };
+	struct cli_session_opts so = { .popts = popts, .trace_events = BY_MAX_EVENTS, .scope = co->dry ? NULL : co };
 	struct cli_session se = CLI_SESSION_INIT;
 	struct kinstr_tally *ta = NULL;
 	struct cli_run run;

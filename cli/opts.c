@@ -4,12 +4,17 @@
  * and help; and one parser and one --help printer for every subcommand, drawn from its table of
  * shared and own options (so that --help lists exactly what the parser takes).
  */
+#include <ctype.h>
+#include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include <kinstr/kinstr.h>
 #include <kinstr/plan.h>
 #include "cli.h"
 
@@ -39,6 +44,20 @@ static const struct cli_opt common[] = {
 		"e.g. " CLI_METRICS_DEFAULT ")" },
 	[10] = { CLI_OPT_SNAPSHOT, "snapshot", CLI_KEY_SNAPSHOT, "FILE",
 		 "analyse a snapshot ('kinstr snapshot') instead of the running kernel" },
+	[11] = { CLI_OPT_PID, "pid", 'p', "PID[,PID]",
+		 "%V only while a thread of process PID runs (interrupts included; repeatable; each must exist)" },
+	[12] = { CLI_OPT_TID, "tid", CLI_KEY_TID, "TID[,TID]", "%V only while thread TID runs (with --pid: either)" },
+	[13] = { CLI_OPT_COMM, "comm", CLI_KEY_COMM, "NAME",
+		 "%V only while a thread whose comm is exactly NAME runs (decided again when it renames itself, "
+		 "e.g. at exec)" },
+	[14] = { CLI_OPT_CGROUP, "cgroup", CLI_KEY_CGROUP, "PATH",
+		 "%V only while a thread of cgroup v2 PATH (absolute, or under /sys/fs/cgroup) or a cgroup "
+		 "below it runs" },
+	[15] = { CLI_OPT_CPU, "cpu", CLI_KEY_CPU, "LIST", "%V only on these CPUs (e.g. 0,2-3)" },
+	[16] = { CLI_OPT_FOLLOW, "follow", CLI_KEY_FOLLOW, NULL,
+		 "with --pid: a process that one of them forks from now on is in too" },
+	[17] = { CLI_OPT_SELF, "self", CLI_KEY_SELF, NULL,
+		 "%V kinstr's own process too (by default what kinstr does to read its results is never in them)" },
 };
 #define NCOMMON (sizeof(common) / sizeof(common[0]))
 #define MAX_OPTS 64
@@ -84,9 +103,119 @@ void cli_common__plan_opts(const struct cli_common *co, struct kinstr_plan_opts 
 	popts->no_ftrace = co->no_ftrace;
 }
 
+/* LIST of ids (NAME: the option) appended to ids[max]: 0, or CLI_USAGE / CLI_FAIL (printed). */
+static int scope_ids(const char *name, const char *arg, uint32_t *ids, size_t *n, size_t max, bool exists)
+{
+	const char *p = arg;
+
+	do {
+		char *end;
+		long v;
+
+		errno = 0;
+		v = strtol(p, &end, 10);
+		if (end == p || (*end && *end != ',') || errno || v <= 0 || v > INT32_MAX) {
+			cli_err("%s: not a list of ids: '%s'", name, arg);
+			return CLI_USAGE;
+		}
+		if (exists && kill((pid_t)v, 0) && errno == ESRCH) {
+			cli_err("%s: no process %ld", name, v);
+			return CLI_FAIL;
+		}
+		if (*n == max) {
+			cli_err("%s: more than %zu ids", name, max);
+			return CLI_USAGE;
+		}
+		ids[(*n)++] = (uint32_t)v;
+		p = *end ? end + 1 : end;
+	} while (*p);
+	return 0;
+}
+
+/* --cpu LIST (0,2-3) into the scope's bitmap. */
+static int scope_cpus(struct cli_scope *sc, const char *arg)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
+	const char *p = arg;
+
+	do {
+		char *end;
+		unsigned long lo, hi, c;
+
+		errno = 0;
+		lo = strtoul(p, &end, 10);
+		hi = lo;
+		if (end != p && *end == '-') {
+			p = end + 1;
+			hi = strtoul(p, &end, 10);
+		}
+		if (end == p || (*end && *end != ',') || errno || hi < lo || !isdigit((unsigned char)*arg)) {
+			cli_err("--cpu: not a list of CPUs (e.g. 0,2-3): '%s'", arg);
+			return CLI_USAGE;
+		}
+		if (hi >= CLI_SCOPE_MAX_CPUS || (ncpu > 0 && hi >= (unsigned long)ncpu)) {
+			cli_err("--cpu: CPU %lu: this machine has CPUs 0-%ld", hi, ncpu - 1);
+			return CLI_USAGE;
+		}
+		for (c = lo; c <= hi; c++)
+			sc->cpus[c / 64] |= 1ULL << (c % 64);
+		if (hi + 1 > sc->ncpus)
+			sc->ncpus = hi + 1;
+		p = *end ? end + 1 : end;
+	} while (*p);
+	return 0;
+}
+
+static int scope_set(struct cli_scope *sc, unsigned int bit, const char *arg)
+{
+	switch (bit) {
+	case CLI_OPT_PID:
+		return scope_ids("--pid", arg, sc->pids, &sc->npids, CLI_SCOPE_MAX_PIDS, true);
+	case CLI_OPT_TID:
+		return scope_ids("--tid", arg, sc->tids, &sc->ntids, CLI_SCOPE_MAX_TIDS, true);
+	case CLI_OPT_CPU:
+		return scope_cpus(sc, arg);
+	case CLI_OPT_COMM:
+		if (!*arg || strlen(arg) >= 16) {
+			cli_err("--comm: '%s': a comm is 1 to 15 bytes", arg);
+			return CLI_USAGE;
+		}
+		sc->comm = arg;
+		return 0;
+	case CLI_OPT_CGROUP:
+		if (*arg != '/') {
+			snprintf(sc->cgroup_path, sizeof(sc->cgroup_path), "/sys/fs/cgroup/%s", arg);
+			arg = sc->cgroup_path;
+		}
+		sc->cgroup = arg;
+		return 0;
+	case CLI_OPT_FOLLOW: sc->follow = true; return 0;
+	case CLI_OPT_SELF: sc->self = true; return 0;
+	}
+	return 0;
+}
+
+void cli_common__scope_opts(const struct cli_common *co, struct kinstr_scope_opts *o)
+{
+	const struct cli_scope *sc = &co->scope;
+
+	*o = (struct kinstr_scope_opts){ .sz = sizeof(*o), .self = sc->self, .follow = sc->follow,
+					 .pids = sc->npids ? sc->pids : NULL, .npids = sc->npids,
+					 .tids = sc->ntids ? sc->tids : NULL, .ntids = sc->ntids, .comm = sc->comm,
+					 .cgroup = sc->cgroup, .cpus = sc->ncpus ? sc->cpus : NULL, .ncpus = sc->ncpus };
+}
+
 /* A shared option's value into co: 0, or CLI_USAGE (printed). */
 static int common_set(struct cli_common *co, unsigned int bit, const char *arg)
 {
+	int ret;
+
+	if (bit & CLI_OPT_SCOPE) {
+		ret = scope_set(&co->scope, bit, arg);
+		if (!ret)
+			co->given |= bit;
+		return ret;
+	}
 	switch (bit) {
 	case CLI_OPT_DURATION:
 		return cli_parse_seconds("--duration", arg, &co->duration) ? CLI_USAGE : 0;
@@ -148,6 +277,10 @@ int cli_opts__parse(const struct cli_usage *u, int argc, char **argv, struct cli
 		ret = bits[i] ? common_set(co, bits[i], optarg) : own ? own(ctx, c, optarg) : 0;
 		if (ret)
 			return ret;
+	}
+	if (co->scope.follow && !co->scope.npids) {
+		cli_err("--follow: follows the processes --pid names: give --pid");
+		return CLI_USAGE;
 	}
 	if (argc - optind < u->min_args || (u->max_args >= 0 && argc - optind > u->max_args)) {
 		cli_opts__usage(u, stderr);

@@ -13,10 +13,32 @@
 #include <unistd.h>
 
 #include <kinstr/btf.h>
+#include <kinstr/kinstr.h>
 #include <kinstr/plan.h>
 #include <kinstr/probe.h>
 #include <kinstr/trace.h>
 #include "cli.h"
+
+/* The scope, before any probe: kinstr's own process out unless --self, and the options' filters. */
+static int apply_scope(struct kinstr_dev *dev, const struct cli_common *co)
+{
+	const struct cli_scope *sc = &co->scope;
+	struct kinstr_scope_opts so;
+	int ret;
+
+	cli_common__scope_opts(co, &so);
+	ret = kinstr_dev__scope(dev, &so);
+	if (!ret || (ret == -EOPNOTSUPP && !(co->given & CLI_OPT_SCOPE)))
+		return CLI_OK;	/* an older module and no option: every thread, kinstr's own included */
+	if (ret == -EOPNOTSUPP)
+		cli_err("the loaded kinstr.ko has no scope (ABI 0.16): --pid, --tid, --comm, --cgroup, --cpu and "
+			"--follow need it");
+	else if (sc->cgroup && (ret == -ENOENT || ret == -ENOTDIR || ret == -EACCES || ret == -EBADF))
+		cli_err("--cgroup %s: %s", sc->cgroup, ret == -EBADF ? "not a cgroup v2 directory" : strerror(-ret));
+	else
+		cli_err("cannot set the scope of the probes: %s", strerror(-ret));
+	return CLI_FAIL;
+}
 
 int cli_session__open(struct cli_session *s, const struct cli_session_opts *o)
 {
@@ -37,6 +59,10 @@ int cli_session__open(struct cli_session *s, const struct cli_session_opts *o)
 	if (!s->k) {
 		cli_session__close(s);
 		return CLI_FAIL;
+	}
+	if (o->scope && (ret = apply_scope(s->dev, o->scope)) != CLI_OK) {
+		cli_session__close(s);
+		return ret;
 	}
 	if (o->popts) {
 		s->ps = kinstr_probeset__new(s->dev, s->k);

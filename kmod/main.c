@@ -179,6 +179,7 @@ static long kinstr_ioctl_version(void __user *uarg)
 			    KINSTR_FEAT_FTRACE_TRACE | KINSTR_FEAT_VERIFY_ONLY | KINSTR_FEAT_HIT_PATH |
 			    KINSTR_FEAT_MISSED | KINSTR_FEAT_LIMITS | KINSTR_FEAT_KPROBE_FENCE |
 			    KINSTR_FEAT_CODE_CACHE | KINSTR_FEAT_DISARM | KINSTR_FEAT_CHECK_ONLY | KINSTR_FEAT_HELD |
+			    KINSTR_FEAT_SCOPE |
 			    kinstr_action_features() |	/* BPF where the kernel can run programs */
 			    (kinstr_khas(__module_address) ? KINSTR_FEAT_MODULE_TEXT : 0),
 	};
@@ -342,6 +343,7 @@ static void __exit kinstr_exit(void)
 	misc_deregister(&kinstr_miscdev);
 	kinstr_probes_exit();	/* frees every area: the timers' last references go */
 	kinstr_timing_exit();
+	kinstr_scope_exit();
 	kinstr_hitpath_exit();
 	kinstr_ksyms_exit();
 	pr_info(KINSTR_PR_PREFIX "unloaded\n");

@@ -28,6 +28,7 @@ struct kinstr_session {
 	u32 next_id;
 	struct kinstr_chan *chan;	/* KINSTR_IOC_TRACE_CREATE */
 	struct kinstr_timers *timers;	/* KINSTR_IOC_TIMERS_CREATE */
+	struct kinstr_scope_k *scope;	/* KINSTR_IOC_SCOPE: before the first ALLOC */
 	u64 probes;			/* slots of its areas, against the limits */
 };
 
@@ -188,7 +189,8 @@ static long ioctl_install(struct kinstr_session *s, void __user *uarg)
 	else if (in.cache)
 		err = get_cache(a, in.cache, &cc);
 	if (!err)
-		err = kinstr_area_install(a, req, specs, s->chan, s->timers, in.cache ? &cc : NULL, bpf, &in);
+		err = kinstr_area_install(a, req, specs, s->chan, s->timers, s->scope, in.cache ? &cc : NULL, bpf,
+					  &in);
 	kvfree(bpf);
 	kvfree(cc.bytes);
 	kvfree(cc.map);
@@ -369,6 +371,10 @@ long kinstr_session_ioctl(struct kinstr_session *s, unsigned int cmd, void __use
 	case KINSTR_IOC_TIMER_PATHS:
 		err = kinstr_timer_paths(s->timers, uarg);
 		break;
+	case KINSTR_IOC_SCOPE:
+		/* the slots test the gate from their install on: no area may be older */
+		err = s->next_id ? -EBUSY : kinstr_scope_create(&s->scope, uarg);
+		break;
 	default:
 		err = -ENOTTY;
 	}
@@ -399,6 +405,7 @@ void kinstr_session_free(struct kinstr_session *s)
 	/* the areas' references keep the buffers until the worker frees them after quiescence */
 	kinstr_chan_put(s->chan);
 	kinstr_timers_put(s->timers);
+	kinstr_scope_put(s->scope);
 	kfree(s);
 }
 
@@ -428,6 +435,7 @@ size_t kinstr_probes_hit_roots(unsigned long *r)
 	r[n++] = (unsigned long)kinstr_trace_stub;
 	r[n++] = (unsigned long)kinstr_bpf_stub;
 	n += kinstr_hit_roots(r + n);
+	n += kinstr_scope_hit_roots(r + n);
 	return n + kinstr_patch_hit_roots(r + n);
 }
 

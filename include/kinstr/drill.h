@@ -44,6 +44,8 @@ struct kinstr_drill_opts {
 	 */
 	int (*wait)(void *ctx, int level, size_t nfuncs, size_t nprobes);
 	void *ctx;
+	/* which threads each level's probes time (kinstr_dev__scope; kept until the drill is freed) */
+	const struct kinstr_scope_opts *scope;	/* NULL: every thread */
 };
 
 struct kinstr_drill;

@@ -51,6 +51,29 @@ int kinstr_dev__module(struct kinstr_dev *dev, unsigned long long addr, struct k
 /* KINSTR_IOC_CHECK: fill ranges[i].reasons with the module's verdict for each range. */
 /* Wait until the module's worker has completed every queued jump and freed every removed slot. */
 int kinstr_dev__sync(struct kinstr_dev *dev);
+/*
+ * Which threads the device's probes act for (KINSTR_IOC_SCOPE), set before the device's first
+ * probe set is installed (-EBUSY after, or when set before): by default kinstr's own process is
+ * left out, so that what kinstr does to read its results is never in them. A condition not given
+ * does not restrict; those given must all hold. Counting, tracing, timing and BPF probes are
+ * scoped; a code cache's block counts are not. -EOPNOTSUPP from a module without the scope
+ * (KINSTR_FEAT_SCOPE); -EINVAL for options out of range (ids 0, more than the module takes, a
+ * comm of 16 bytes or more).
+ */
+struct kinstr_scope_opts {
+	size_t sz;		/* sizeof(struct kinstr_scope_opts) */
+	bool self;		/* observe kinstr's own process (this one) too */
+	bool follow;		/* a process that one of pids forks joins them (pids needed) */
+	const uint32_t *pids;	/* processes (thread group ids) ... */
+	size_t npids;
+	const uint32_t *tids;	/* ... or threads */
+	size_t ntids;
+	const char *comm;	/* exactly this comm (NULL: any) */
+	const char *cgroup;	/* a cgroup v2 directory: its threads and its descendants' (NULL: any) */
+	const uint64_t *cpus;	/* a bitmap of the CPUs (bit c of word c / 64) ... */
+	size_t ncpus;		/* ... of ncpus bits (0: every CPU) */
+};
+int kinstr_dev__scope(struct kinstr_dev *dev, const struct kinstr_scope_opts *opts);
 /* Does the module offer every KINSTR_FEAT_* bit of feature? */
 bool kinstr_dev__has(struct kinstr_dev *dev, uint64_t feature);
 /* The name of feature bit `bit` (KINSTR_FEAT_PROBES is bit 4: "probes"), NULL past the last known. */

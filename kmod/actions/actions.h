@@ -40,6 +40,16 @@ size_t kinstr_timing_hit_roots(unsigned long *roots);
 int kinstr_timing_init(void);
 void kinstr_timing_exit(void);
 
+/* scope.c: which threads a session's probes act for (KINSTR_IOC_SCOPE). */
+struct kinstr_scope_k;
+long kinstr_scope_create(struct kinstr_scope_k **sp, void __user *uarg);
+void kinstr_scope_get(struct kinstr_scope_k *s);
+void kinstr_scope_put(struct kinstr_scope_k *s);	/* NULL: nothing */
+/* The per-CPU byte probe context tests: 1 while the CPU's current thread is in scope. */
+u8 __percpu *kinstr_scope_gate(const struct kinstr_scope_k *s);
+size_t kinstr_scope_hit_roots(unsigned long *roots);
+void kinstr_scope_exit(void);
+
 /*
  * What a probe action (enum kinstr_action) is to the module: one entry per action in one table,
  * indexed by the action (patch/ops.c; kinstr_action_get() looks one up, NULL for none). The slot,
@@ -59,6 +69,7 @@ struct kinstr_install_objs {
 	struct kinstr_chan *chan;		/* the session's trace channel (may be NULL) */
 	struct kinstr_timers *timers;		/* the session's timers (may be NULL) */
 	const struct kinstr_bpf_attach *bpf;	/* per request, for BPF probes (may be NULL) */
+	struct kinstr_scope_k *scope;		/* the session's scope (NULL: every thread) */
 };
 
 /* Which flags a slot's prologue saves (kprobe_k.saves_flags, KINSTR_PROBE_F_SAVES_FLAGS). */
@@ -79,6 +90,7 @@ struct kinstr_action_ops {
 					 * displaced bytes (check/cache.c proves it) */
 	/* its slot (patch/slot.c) */
 	bool inline_count;		/* the prologue counts in place and calls nothing */
+	bool scoped;			/* acts only for the threads in the session's scope (kprobe_k.gate) */
 	u8 flags;			/* enum kinstr_save_flags */
 	/* the prologue, written at b in slot; returns its end. NULL: none (the slot only splices) */
 	u8 *(*prologue)(const struct kinstr_action_ops *ops, u8 *slot, u8 *b, struct kprobe_k *p,

@@ -27,6 +27,8 @@ static __always_inline void timer_hit(struct kprobe_k *p, bool start)
 {
 	u8 bit;
 
+	if (kinstr_out_of_scope(p))
+		return;
 	this_cpu_inc(p->hits[0]);
 	if (!kinstr_action_enter(&bit)) {
 		this_cpu_inc(p->hits[1]);
@@ -51,6 +53,8 @@ notrace void kinstr_trace_hit(struct kprobe_k *p, struct pt_regs *regs)
 {
 	u8 bit;
 
+	if (kinstr_out_of_scope(p))
+		return;
 	regs->ip = p->site;
 	this_cpu_inc(p->hits[0]);
 	if (!kinstr_action_enter(&bit)) {
@@ -69,6 +73,8 @@ notrace void kinstr_trace_hit(struct kprobe_k *p, struct pt_regs *regs)
  */
 notrace void kinstr_bpf_hit(struct kprobe_k *p, struct pt_regs *regs)
 {
+	if (kinstr_out_of_scope(p))
+		return;
 	regs->ip = p->site;
 	this_cpu_inc(p->hits[0]);
 	preempt_disable_notrace();

@@ -25,6 +25,7 @@ struct kprobe_k {
 	bool inline_count;		/* a counting probe: the slot counts, no call */
 	bool saves_flags;		/* the prologue saves the flags: live at the site */
 	struct kinstr_direct direct;	/* KINSTR_PROBE_FTRACE: ftrace's call of the slot */
+	u8 __percpu *gate;		/* the session's scope (scope.c): act only while it is 1; NULL: always */
 	u8 orig[KINSTR_MAX_DISPLACED];
 	u64 __percpu *hits;		/* [0] hits, [1] actions skipped by the recursion guard */
 	struct kinstr_fence fence;	/* kprobes keep off the site's bytes (not on ftrace probes) */
@@ -42,10 +43,17 @@ struct kprobe_k {
 	u64 cookie;
 };
 
+/* Is the CPU's current thread out of p's scope? Tested first by every action that calls out. */
+static __always_inline bool kinstr_out_of_scope(const struct kprobe_k *p)
+{
+	return p->gate && !this_cpu_read(*p->gate);
+}
+
 /* How probe p's slot runs its action, as KINSTR_IOC_COUNTS reports it: KINSTR_PROBE_F_*. */
 static inline u32 kinstr_probe_flags(const struct kprobe_k *p)
 {
-	return (p->inline_count ? KINSTR_PROBE_F_INLINE : 0) | (p->saves_flags ? KINSTR_PROBE_F_SAVES_FLAGS : 0);
+	return (p->inline_count ? KINSTR_PROBE_F_INLINE : 0) | (p->saves_flags ? KINSTR_PROBE_F_SAVES_FLAGS : 0) |
+	       (p->gate ? KINSTR_PROBE_F_SCOPED : 0);
 }
 
 /* The trace and BPF actions' stubs (entry.S): save the whole state as a pt_regs, call the C function below. */

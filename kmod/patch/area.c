@@ -76,6 +76,7 @@ void kinstr_area_free(struct kinstr_area *a)
 	patch_put_progs(a);
 	kinstr_chan_put(a->chan);
 	kinstr_timers_put(a->timers);
+	kinstr_scope_put(a->scope);
 	kvfree(a);
 }
 

@@ -250,6 +250,13 @@ static void write_publish_locked(struct kinstr_area *a, const struct kinstr_prob
 		p->displaced_len = req[i].displaced_len;
 		memcpy(p->orig, req[i].expected, KINSTR_MAX_DISPLACED);
 		p->slot = a->mem + (unsigned long)i * KINSTR_SLOT_SIZE;
+		if (ops->scoped && o->scope) {
+			p->gate = kinstr_scope_gate(o->scope);
+			if (!a->scope) {
+				a->scope = o->scope;
+				kinstr_scope_get(a->scope);
+			}
+		}
 		if (ops->link)
 			ops->link(a, p, &req[i], i, o);
 		if (!ops->enters_cache)	/* a cache's entry has no slot: straight into the copy */
@@ -420,10 +427,12 @@ void kinstr_area_cache_counts(struct kinstr_area *a, u32 first, u32 n, u64 *out)
 }
 
 int kinstr_area_install(struct kinstr_area *a, const struct kinstr_probe *req, const struct kinstr_trace_spec *specs,
-			struct kinstr_chan *chan, struct kinstr_timers *timers, const struct kinstr_cache_check *cc,
-			const struct kinstr_bpf_attach *bpf, struct kinstr_install *in)
+			struct kinstr_chan *chan, struct kinstr_timers *timers, struct kinstr_scope_k *scope,
+			const struct kinstr_cache_check *cc, const struct kinstr_bpf_attach *bpf,
+			struct kinstr_install *in)
 {
-	const struct kinstr_install_objs o = { .specs = specs, .chan = chan, .timers = timers, .bpf = bpf };
+	const struct kinstr_install_objs o = { .specs = specs, .chan = chan, .timers = timers, .bpf = bpf,
+					       .scope = scope };
 	struct kinstr_verdict v = { 0 };
 	bool jumps = false;
 	u32 i = 0;

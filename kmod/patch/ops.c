@@ -88,22 +88,22 @@ static int bpf_take(struct kinstr_area *a, u32 i, const struct kinstr_probe *req
 #define KINDS_ALL	(KINDS_SPLICE | 1U << KINSTR_PROBE_FTRACE)
 
 static const struct kinstr_action_ops ops[] = {
-	[KINSTR_ACTION_COUNT] = { .name = "count", .kinds = KINDS_ALL, .inline_count = true,
+	[KINSTR_ACTION_COUNT] = { .name = "count", .kinds = KINDS_ALL, .inline_count = true, .scoped = true,
 				  .flags = KINSTR_SAVE_FLAGS_LIVE, .prologue = kinstr_slot_count },
-	[KINSTR_ACTION_TRACE] = { .name = "trace", .kinds = KINDS_ALL, .flags = KINSTR_SAVE_FLAGS_ALWAYS,
+	[KINSTR_ACTION_TRACE] = { .name = "trace", .kinds = KINDS_ALL, .scoped = true, .flags = KINSTR_SAVE_FLAGS_ALWAYS,
 				  .prologue = kinstr_slot_stub, .call = kinstr_trace_stub,
 				  .check = trace_check, .link = trace_link },
-	[KINSTR_ACTION_TIMER_START] = { .name = "timer_start", .kinds = KINDS_ALL, .arg = true,
+	[KINSTR_ACTION_TIMER_START] = { .name = "timer_start", .kinds = KINDS_ALL, .arg = true, .scoped = true,
 					.flags = KINSTR_SAVE_FLAGS_LIVE, .prologue = kinstr_slot_call,
 					.call = kinstr_timer_start_hit, .check = timer_check, .link = timer_link },
-	[KINSTR_ACTION_TIMER_STOP] = { .name = "timer_stop", .kinds = KINDS_ALL, .arg = true,
+	[KINSTR_ACTION_TIMER_STOP] = { .name = "timer_stop", .kinds = KINDS_ALL, .arg = true, .scoped = true,
 				       .flags = KINSTR_SAVE_FLAGS_LIVE, .prologue = kinstr_slot_call,
 				       .call = kinstr_timer_stop_hit, .check = timer_check, .link = timer_link },
 	[KINSTR_ACTION_ENTER] = { .name = "enter", .feature = KINSTR_FEAT_CODE_CACHE, .kinds = KINDS_SPLICE,
 				  .arg = true, .enters_cache = true, .link = enter_link },
 	[KINSTR_ACTION_BPF] = { .name = "bpf", .feature = KINSTR_FEAT_BPF, .available = kinstr_bpf_available,
-				.kinds = KINDS_ALL, .flags = KINSTR_SAVE_FLAGS_ALWAYS, .prologue = kinstr_slot_stub,
-				.call = kinstr_bpf_stub, .take = bpf_take },
+				.kinds = KINDS_ALL, .scoped = true, .flags = KINSTR_SAVE_FLAGS_ALWAYS,
+				.prologue = kinstr_slot_stub, .call = kinstr_bpf_stub, .take = bpf_take },
 	[KINSTR_ACTION_NOP] = { .name = "nop", .feature = KINSTR_FEAT_NOP, .kinds = KINDS_ALL },
 };
 

@@ -38,6 +38,7 @@ struct kinstr_area {
 	u8 *mem;			/* module_alloc'ed slots */
 	struct kinstr_chan *chan;	/* held while any probe may trace into it */
 	struct kinstr_timers *timers;	/* held while any probe may time into it */
+	struct kinstr_scope_k *scope;	/* held while any probe may test its gate */
 	unsigned long pages;
 	u64 percpu_bytes;		/* what its per-CPU allocations took, for KINSTR_IOC_LIMITS */
 	/* KINSTR_DIRECT_SHARED: one ftrace_ops for all ftrace probes, calling the dispatcher */
@@ -77,8 +78,9 @@ void kinstr_area_free(struct kinstr_area *a);
  * refusal in in (which probe, which rule).
  */
 int kinstr_area_install(struct kinstr_area *a, const struct kinstr_probe *req, const struct kinstr_trace_spec *specs,
-			struct kinstr_chan *chan, struct kinstr_timers *timers, const struct kinstr_cache_check *cc,
-			const struct kinstr_bpf_attach *bpf, struct kinstr_install *in);
+			struct kinstr_chan *chan, struct kinstr_timers *timers, struct kinstr_scope_k *scope,
+			const struct kinstr_cache_check *cc, const struct kinstr_bpf_attach *bpf,
+			struct kinstr_install *in);
 /* The sums over CPUs of a's cache counters [first, first + n) into out. */
 void kinstr_area_cache_counts(struct kinstr_area *a, u32 first, u32 n, u64 *out);
 /* Until a's jumps are in (the caller keeps a alive). */

@@ -25,14 +25,26 @@ void kinstr_put_rel32(u8 *at, unsigned long insn_end, unsigned long target)
  * A counting probe's prologue: an inline per-CPU increment that calls nothing and saves one
  * register, and the flags where they are live at the site (incq writes them), written at b.
  *   [pushfq] push %rax; movabs $hits, %rax; incq %gs:(%rax); pop %rax; [popfq]
+ * In a scope, the gate's per-CPU byte is tested first (cmpb writes the flags too):
+ *   [pushfq] push %rax; movabs $gate, %rax; cmpb $0, %gs:(%rax); je 1f; movabs $hits, %rax;
+ *   incq %gs:(%rax); 1: pop %rax; [popfq]
  */
 u8 *kinstr_slot_count(const struct kinstr_action_ops *ops, u8 *slot, u8 *b, struct kprobe_k *p, bool flags_dead)
 {
-	unsigned long hits = (unsigned long)p->hits;
+	unsigned long hits = (unsigned long)p->hits, gate = (unsigned long)p->gate;
 
 	if (!flags_dead)
 		*b++ = 0x9c;
 	*b++ = 0x50;
+	if (p->gate) {
+		*b++ = 0x48;
+		*b++ = 0xb8;
+		memcpy(b, &gate, 8);
+		b += 8;
+		/* cmpb $0, %gs:(%rax); je over the 14 bytes of the count */
+		memcpy(b, "\x65\x80\x38\x00\x74\x0e", 6);
+		b += 6;
+	}
 	*b++ = 0x48;
 	*b++ = 0xb8;
 	memcpy(b, &hits, 8);
@@ -132,8 +144,12 @@ void kinstr_slot_write(u8 *slot, const struct kinstr_probe *req, const struct ki
 	p->saves_flags = ops->flags == KINSTR_SAVE_FLAGS_ALWAYS || (ops->flags == KINSTR_SAVE_FLAGS_LIVE && !flags_dead);
 	if (ops->prologue)
 		b = ops->prologue(ops, slot, b, p, flags_dead);
-	/* the longest prologue (ftrace's lea, then a timer's call with the flags) ends before slot + 56 */
+	/*
+	 * the longest prologue (ftrace's lea, then a timer's call with the flags) ends before
+	 * slot + 56, and so does a scoped count's (its gate's test, 16 bytes, before the count)
+	 */
 	BUILD_BUG_ON(5 + 1 + 13 + 10 + 5 + 13 + 1 + 5 > 56);
+	BUILD_BUG_ON(5 + 1 + 1 + 16 + 10 + 4 + 1 + 1 + 5 > 56);
 	*b = KINSTR_JMP32;
 	kinstr_put_rel32(b + 1, (unsigned long)b + 5, (unsigned long)slot + KINSTR_SLOT_BODY);
 	/* an ftrace probe's body is empty: on at site + 5, after the NOP */

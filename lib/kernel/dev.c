@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <kinstr/kinstr.h>
+#include "../opts.h"
 
 struct kinstr_dev {
 	int fd;
@@ -132,7 +133,7 @@ const char *kinstr_feature__str(unsigned int bit)
 	static const char *const names[] = {
 		"debug_info", "read", "check", "layout", "probes", "module_text", "ftrace_probes",
 		"ftrace_trace", "verify_only", "hit_path", "missed", "limits", "kprobe_fence", "code_cache", "disarm", "bpf",
-		"check_only", "held", "nop",
+		"check_only", "held", "nop", "scope",
 	};
 
 	return bit < sizeof(names) / sizeof(names[0]) ? names[bit] : NULL;
@@ -202,6 +203,46 @@ int kinstr_dev__limits(struct kinstr_dev *dev, struct kinstr_limits *l)
 	memset(l, 0, sizeof(*l));
 	l->size = sizeof(*l);
 	return kinstr_dev__ioctl(dev, KINSTR_IOC_LIMITS, l);
+}
+
+int kinstr_dev__scope(struct kinstr_dev *dev, const struct kinstr_scope_opts *opts)
+{
+	struct kinstr_scope sc = { .size = sizeof(sc), .cgroup_fd = -1 };
+	const char *comm = KINSTR_OPTS_GET(opts, comm, NULL), *cgroup = KINSTR_OPTS_GET(opts, cgroup, NULL);
+	uint32_t self = (uint32_t)getpid();
+	int ret;
+
+	if (!KINSTR_OPTS_VALID(opts) || (comm && strlen(comm) >= sizeof(sc.comm)) ||
+	    KINSTR_OPTS_GET(opts, npids, 0) > KINSTR_SCOPE_MAX_PIDS ||
+	    KINSTR_OPTS_GET(opts, ntids, 0) > KINSTR_SCOPE_MAX_IDS || KINSTR_OPTS_GET(opts, ncpus, 0) > UINT32_MAX)
+		return -EINVAL;
+	if (KINSTR_OPTS_GET(opts, self, false) && !KINSTR_OPTS_GET(opts, npids, 0) &&
+	    !KINSTR_OPTS_GET(opts, ntids, 0) && !comm && !cgroup && !KINSTR_OPTS_GET(opts, ncpus, 0))
+		return 0;	/* every thread: no scope, no test in probe context */
+	if (!kinstr_dev__has(dev, KINSTR_FEAT_SCOPE))
+		return -EOPNOTSUPP;
+	sc.flags = KINSTR_OPTS_GET(opts, follow, false) ? KINSTR_SCOPE_F_FOLLOW : 0;
+	sc.pids = (unsigned long)KINSTR_OPTS_GET(opts, pids, NULL);
+	sc.npids = (uint32_t)KINSTR_OPTS_GET(opts, npids, 0);
+	sc.tids = (unsigned long)KINSTR_OPTS_GET(opts, tids, NULL);
+	sc.ntids = (uint32_t)KINSTR_OPTS_GET(opts, ntids, 0);
+	sc.cpus = (unsigned long)KINSTR_OPTS_GET(opts, cpus, NULL);
+	sc.ncpus = (uint32_t)KINSTR_OPTS_GET(opts, ncpus, 0);
+	if (!KINSTR_OPTS_GET(opts, self, false)) {
+		sc.self = (unsigned long)&self;
+		sc.nself = 1;
+	}
+	if (comm)
+		memcpy(sc.comm, comm, strlen(comm));
+	if (cgroup) {
+		sc.cgroup_fd = open(cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (sc.cgroup_fd < 0)
+			return -errno;
+	}
+	ret = kinstr_dev__ioctl(dev, KINSTR_IOC_SCOPE, &sc);
+	if (cgroup)
+		close(sc.cgroup_fd);
+	return ret;
 }
 
 int kinstr_dev__sync(struct kinstr_dev *dev)

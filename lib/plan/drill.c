@@ -63,6 +63,7 @@ struct kinstr_drill *kinstr_drill__new(const struct kinstr_kernel *k, const stru
 	d->o.no_ftrace = KINSTR_OPTS_GET(opts, no_ftrace, false);
 	d->o.wait = opts->wait;
 	d->o.ctx = KINSTR_OPTS_GET(opts, ctx, NULL);
+	d->o.scope = KINSTR_OPTS_GET(opts, scope, NULL);
 	if (d->o.threshold <= 0 || d->o.threshold >= 1 || d->o.max_depth < 1) {
 		free(d);
 		errno = EINVAL;
@@ -191,6 +192,10 @@ int kinstr_drill__step(struct kinstr_drill *d, char *err, size_t errlen)
 	snprintf(err, errlen, "%s", strerror(ENOMEM));
 	lf = calloc(nf, sizeof(*lf));
 	dev = kinstr_dev__open(NULL);
+	if (dev && d->o.scope && (w = kinstr_dev__scope(dev, d->o.scope))) {
+		snprintf(err, errlen, "cannot set the scope of the probes: %s", strerror(-(ret = w)));
+		goto out;
+	}
 	ps = dev ? kinstr_probeset__new(dev, d->k) : NULL;
 	pl = ps ? kinstr_plan__new(ps, &popts) : NULL;
 	if (!dev)

@@ -17,7 +17,7 @@
 
 #define KINSTR_DEVICE		"/dev/kinstr"
 #define KINSTR_ABI_MAJOR	0	/* incompatible changes */
-#define KINSTR_ABI_MINOR	15	/* compatible additions */
+#define KINSTR_ABI_MINOR	16	/* compatible additions */
 
 /* The ioctl numbers carry no size: the struct's leading size field says how much there is. */
 #define KINSTR_IOC_MAGIC	0xb7
@@ -37,6 +37,7 @@
 #define KINSTR_IOC_SYNC		_IO(KINSTR_IOC_MAGIC, 0x14)	/* struct kinstr_sync */
 #define KINSTR_IOC_CACHE_COUNTS	_IO(KINSTR_IOC_MAGIC, 0x15)	/* struct kinstr_cache_counts */
 #define KINSTR_IOC_DISARM	_IO(KINSTR_IOC_MAGIC, 0x16)	/* struct kinstr_disarm */
+#define KINSTR_IOC_SCOPE	_IO(KINSTR_IOC_MAGIC, 0x17)	/* struct kinstr_scope */
 #define KINSTR_IOC_TRACE_CREATE	_IO(KINSTR_IOC_MAGIC, 0x20)	/* struct kinstr_trace_create */
 #define KINSTR_IOC_TRACE_GET	_IO(KINSTR_IOC_MAGIC, 0x21)	/* struct kinstr_trace_subbuf */
 #define KINSTR_IOC_TRACE_PUT	_IO(KINSTR_IOC_MAGIC, 0x22)	/* struct kinstr_trace_subbuf */
@@ -81,6 +82,7 @@ struct kinstr_version {
 #define KINSTR_FEAT_CHECK_ONLY	(1ULL << 16)	/* kinstr_check.only (ABI 0.12) */
 #define KINSTR_FEAT_HELD	(1ULL << 17)	/* KINSTR_IOC_HELD, KINSTR_R_HELD (ABI 0.14) */
 #define KINSTR_FEAT_NOP		(1ULL << 18)	/* KINSTR_ACTION_NOP (ABI 0.15) */
+#define KINSTR_FEAT_SCOPE	(1ULL << 19)	/* KINSTR_IOC_SCOPE (ABI 0.16) */
 
 /* KINSTR_IOC_DEBUG_INFO: output only; addresses the module resolved at load time. */
 struct kinstr_debug_info {
@@ -651,11 +653,51 @@ struct kinstr_sync {
 };
 #define KINSTR_SYNC_SIZE_VER0	8
 
+/*
+ * KINSTR_IOC_SCOPE (ABI 0.16, KINSTR_FEAT_SCOPE): which threads the descriptor's probes act for,
+ * set at most once, before its first ALLOC (EBUSY after). A hit while a thread out of scope is
+ * the CPU's current task does nothing: no count, no record, no timer, no program. Code-cache
+ * entry points and NOP probes are not scoped. Interrupts count as the thread they interrupt (as
+ * perf's and bpftrace's process filters do). The module decides per CPU when a thread is switched
+ * in and when a thread renames itself (exec, prctl), so a hit tests one per-CPU byte; the
+ * scheduler's switch code between its sched_switch tracepoint and the switch runs as the next
+ * thread. Every condition given must hold:
+ *   - its process is not one of self[] (kinstr's own: leave self empty to observe them);
+ *   - pids[] or tids[] given: its process is in pids[] or the thread in tids[]; with
+ *     KINSTR_SCOPE_F_FOLLOW, a process that a process of pids[] forks joins pids[] (at most
+ *     KINSTR_SCOPE_MAX_PIDS in all: more are not followed; a pid, once in, stays in);
+ *   - comm[0]: its comm is exactly comm;
+ *   - cgroup_fd >= 0: it is in that cgroup v2 directory's cgroup or a descendant of it;
+ *   - ncpus: the CPU is set in the bitmap cpus (bit c of word c / 64).
+ */
+struct kinstr_scope {
+	__u32 size;
+	__u32 flags;			/* KINSTR_SCOPE_F_* */
+	__u64 pids;			/* user pointer to __u32[npids] */
+	__u64 tids;			/* user pointer to __u32[ntids] */
+	__u64 self;			/* user pointer to __u32[nself] */
+	__u64 cpus;			/* user pointer to __u64[(ncpus + 63) / 64] */
+	__u32 npids;			/* at most KINSTR_SCOPE_MAX_PIDS */
+	__u32 ntids;			/* at most KINSTR_SCOPE_MAX_IDS */
+	__u32 nself;			/* at most KINSTR_SCOPE_MAX_IDS */
+	__u32 ncpus;			/* bits of cpus[]; 0: every CPU */
+	__s32 cgroup_fd;		/* -1: any cgroup */
+	__u32 __reserved;		/* 0 */
+	char comm[16];			/* "": any comm */
+};
+#define KINSTR_SCOPE_SIZE_VER0	80
+#define KINSTR_SCOPE_F_FOLLOW	(1U << 0)
+#define KINSTR_SCOPE_MAX_PIDS	4096
+#define KINSTR_SCOPE_MAX_IDS	64
+
 /* How a probe's action runs (kinstr_counts.flags). */
 #define KINSTR_PROBE_F_INLINE	(1U << 0)	/* inline per-CPU increment: no call */
 #define KINSTR_PROBE_F_SAVES_FLAGS (1U << 1)	/* (ABI 0.8) the slot saves the flags around its
 						 * action: they are live at the site. Before 0.8 a
 						 * counting probe without F_INLINE called a stub */
+#define KINSTR_PROBE_F_SCOPED	(1U << 2)	/* (ABI 0.16) it acts only in the descriptor's
+						 * scope (KINSTR_IOC_SCOPE): its slot or hit
+						 * function tests the scope's gate first */
 
 /*
  * Tracing. One trace channel per file descriptor: KINSTR_IOC_TRACE_CREATE makes a ring buffer
