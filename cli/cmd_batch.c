@@ -76,6 +76,9 @@ static int text_check(void)
 	len = l->text.end - l->text.start;
 	old = kinstr_kernel__text(k, l->text.start, len);
 	dev = kinstr_dev__open(NULL);
+	/* what the commands left is freed after quiescence, their scopes' tracepoints then taken out */
+	if (dev)
+		kinstr_dev__sync(dev);
 	now = malloc(len);
 	err = dev && now && old ? kinstr_dev__read(dev, l->text.start, now, len) : -ENOMEM;
 	if (err) {

@@ -60,6 +60,8 @@ static const struct cli_usage cover_usage = {
 		 "that starts with instructions the original runs itself (a faulting load, stac) is\n"
 		 "counted where control comes back to the copy after them: a fault there, which leaves\n"
 		 "to its fixup, is not counted (--json marks such blocks counted_after).\n\n",
+	.outro = "Block counts are system-wide, as a copy runs for every thread: cover takes no --pid,\n"
+		 "--comm or other scope, and kinstr's own process is counted too.\n",
 	.opts = cover_opts, .min_args = 1, .max_args = -1,
 };
 

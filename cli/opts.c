@@ -103,8 +103,11 @@ void cli_common__plan_opts(const struct cli_common *co, struct kinstr_plan_opts 
 	popts->no_ftrace = co->no_ftrace;
 }
 
-/* LIST of ids (NAME: the option) appended to ids[max]: 0, or CLI_USAGE / CLI_FAIL (printed). */
-static int scope_ids(const char *name, const char *arg, uint32_t *ids, size_t *n, size_t max, bool exists)
+/*
+ * LIST of ids (NAME: the option, WHAT: "process", "thread") appended to ids[max], each alive: 0, or
+ * CLI_USAGE / CLI_FAIL (printed).
+ */
+static int scope_ids(const char *name, const char *what, const char *arg, uint32_t *ids, size_t *n, size_t max)
 {
 	const char *p = arg;
 
@@ -115,11 +118,11 @@ static int scope_ids(const char *name, const char *arg, uint32_t *ids, size_t *n
 		errno = 0;
 		v = strtol(p, &end, 10);
 		if (end == p || (*end && *end != ',') || errno || v <= 0 || v > INT32_MAX) {
-			cli_err("%s: not a list of ids: '%s'", name, arg);
+			cli_err("%s: not a %s id: '%s'", name, what, arg);
 			return CLI_USAGE;
 		}
-		if (exists && kill((pid_t)v, 0) && errno == ESRCH) {
-			cli_err("%s: no process %ld", name, v);
+		if (kill((pid_t)v, 0) && errno == ESRCH) {
+			cli_err("%s: no %s %ld", name, what, v);
 			return CLI_FAIL;
 		}
 		if (*n == max) {
@@ -170,9 +173,9 @@ static int scope_set(struct cli_scope *sc, unsigned int bit, const char *arg)
 {
 	switch (bit) {
 	case CLI_OPT_PID:
-		return scope_ids("--pid", arg, sc->pids, &sc->npids, CLI_SCOPE_MAX_PIDS, true);
+		return scope_ids("--pid", "process", arg, sc->pids, &sc->npids, CLI_SCOPE_MAX_PIDS);
 	case CLI_OPT_TID:
-		return scope_ids("--tid", arg, sc->tids, &sc->ntids, CLI_SCOPE_MAX_TIDS, true);
+		return scope_ids("--tid", "thread", arg, sc->tids, &sc->ntids, CLI_SCOPE_MAX_TIDS);
 	case CLI_OPT_CPU:
 		return scope_cpus(sc, arg);
 	case CLI_OPT_COMM:

@@ -318,7 +318,8 @@ static long ioctl_sync(void __user *uarg)
 		return err;
 	if (sy.flags)
 		return -EINVAL;
-	kinstr_patch_drain();
+	kinstr_patch_drain();	/* frees the areas: their scopes' last references go */
+	kinstr_scope_drain();
 	return 0;
 }
 

@@ -48,6 +48,8 @@ void kinstr_scope_put(struct kinstr_scope_k *s);	/* NULL: nothing */
 /* The per-CPU byte probe context tests: 1 while the CPU's current thread is in scope. */
 u8 __percpu *kinstr_scope_gate(const struct kinstr_scope_k *s);
 size_t kinstr_scope_hit_roots(unsigned long *roots);
+/* Wait until the tracepoints of scopes no longer live are out (KINSTR_IOC_SYNC). */
+void kinstr_scope_drain(void);
 void kinstr_scope_exit(void);
 
 /*

@@ -7,9 +7,11 @@
  * functions (hit.c). A process that a followed process forks joins the scope in
  * sched_process_fork, before the child can run.
  *
- * The tracepoint probes are registered with the first scope and stay until the module unloads:
- * with no scope they walk an empty list. They are roots of the hit path (check/hitpath.c) and call
- * nothing out of line, so no probe can be placed in what they run.
+ * The tracepoint probes are registered with the first scope and unregistered (from a work item)
+ * once the last scope is freed, so that the kernel's text is as it was once kinstr is done: the
+ * tracepoints' static calls and keys switch back. KINSTR_IOC_SYNC waits for that too. They are
+ * roots of the hit path (check/hitpath.c) and call nothing out of line, so no probe can be placed
+ * in what they run.
  */
 #include <linux/cgroup.h>
 #include <linux/hash.h>
@@ -20,6 +22,7 @@
 #include <linux/smp.h>
 #include <linux/tracepoint.h>
 #include <linux/uaccess.h>
+#include <linux/workqueue.h>
 
 #include <uapi/linux/kinstr.h>
 #include "base.h"
@@ -47,8 +50,9 @@ struct kinstr_scope_k {
 
 static LIST_HEAD(scopes);
 static DEFINE_SPINLOCK(scopes_lock);	/* list writers */
-static DEFINE_MUTEX(scope_tp_mutex);	/* registering the probes */
-static bool scope_tp_on;
+static DEFINE_MUTEX(scope_tp_mutex);	/* registering and unregistering the probes */
+static bool scope_tp_on;		/* under scope_tp_mutex */
+static atomic_t scope_live;		/* scopes not yet released */
 static struct tracepoint *tp_switch, *tp_fork, *tp_rename;
 
 static __always_inline bool pids_has(const struct kinstr_scope_k *s, u32 pid)
@@ -193,11 +197,33 @@ static void find_tps(struct tracepoint *tp, void *priv)
 		tp_rename = tp;
 }
 
+/* Called with scope_tp_mutex held, the probes on. */
+static void scope_tp_unregister_locked(void)
+{
+	tracepoint_probe_unregister(tp_rename, scope_rename, NULL);
+	tracepoint_probe_unregister(tp_fork, scope_fork, NULL);
+	tracepoint_probe_unregister(tp_switch, scope_switch, NULL);
+	tracepoint_synchronize_unregister();
+	scope_tp_on = false;
+}
+
+/* The last scope went: the probes out, unless a new scope came meanwhile. */
+static void scope_tp_off(struct work_struct *w)
+{
+	mutex_lock(&scope_tp_mutex);
+	if (scope_tp_on && !atomic_read(&scope_live))
+		scope_tp_unregister_locked();
+	mutex_unlock(&scope_tp_mutex);
+}
+static DECLARE_WORK(scope_tp_off_work, scope_tp_off);
+
+/* Registered for one more scope (counted in scope_live on success). */
 static int scope_tp_register(void)
 {
 	int err = 0;
 
 	mutex_lock(&scope_tp_mutex);
+	atomic_inc(&scope_live);
 	if (scope_tp_on)
 		goto out;
 	for_each_kernel_tracepoint(find_tps, NULL);
@@ -222,18 +248,24 @@ no_fork:
 	tracepoint_probe_unregister(tp_switch, scope_switch, NULL);
 	tracepoint_synchronize_unregister();
 out:
+	if (err)
+		atomic_dec(&scope_live);
 	mutex_unlock(&scope_tp_mutex);
 	return err;
 }
 
+void kinstr_scope_drain(void)
+{
+	flush_work(&scope_tp_off_work);
+}
+
 void kinstr_scope_exit(void)
 {
-	if (scope_tp_on) {
-		tracepoint_probe_unregister(tp_rename, scope_rename, NULL);
-		tracepoint_probe_unregister(tp_fork, scope_fork, NULL);
-		tracepoint_probe_unregister(tp_switch, scope_switch, NULL);
-		tracepoint_synchronize_unregister();
-	}
+	flush_work(&scope_tp_off_work);
+	mutex_lock(&scope_tp_mutex);
+	if (scope_tp_on)
+		scope_tp_unregister_locked();
+	mutex_unlock(&scope_tp_mutex);
 	rcu_barrier();	/* every scope_free_rcu has run */
 }
 
@@ -259,6 +291,9 @@ static void scope_release(struct kref *ref)
 	list_del_rcu(&s->node);
 	spin_unlock(&scopes_lock);
 	call_rcu(&s->rcu, scope_free_rcu);	/* after the tracepoint probes that may walk it */
+	/* unregistering sleeps and takes text_mutex: not here, where a worker may hold it */
+	if (atomic_dec_and_test(&scope_live))
+		schedule_work(&scope_tp_off_work);
 }
 
 void kinstr_scope_get(struct kinstr_scope_k *s)
@@ -375,14 +410,19 @@ long kinstr_scope_create(struct kinstr_scope_k **sp, void __user *uarg)
 	if (err)
 		return err;
 	s = kvzalloc(sizeof(*s), GFP_KERNEL);
-	if (!s)
+	if (!s) {
+		if (atomic_dec_and_test(&scope_live))
+			schedule_work(&scope_tp_off_work);
 		return -ENOMEM;
+	}
 	kref_init(&s->ref);
 	INIT_LIST_HEAD(&s->node);
 	s->gate = alloc_percpu(u8);
 	err = s->gate ? scope_fill(s, &sc) : -ENOMEM;
 	if (err) {
 		scope_free(s);
+		if (atomic_dec_and_test(&scope_live))
+			schedule_work(&scope_tp_off_work);
 		return err;
 	}
 	spin_lock(&scopes_lock);

@@ -344,7 +344,8 @@ struct kinstr_limits {
  * then on, through the int3 handler) and a worker writes the jumps after an rcu-tasks wait,
  * unless KINSTR_INSTALL_F_WAIT asks to return with the jumps in place. REMOVE returns with the
  * text restored; the worker frees the slots after quiescence. KINSTR_IOC_SYNC waits until the
- * worker has nothing left to do.
+ * worker has nothing left to do (and, ABI 0.16, until the tracepoints that scopes no longer in use
+ * needed are unregistered: the kernel's text is then as kinstr found it).
  */
 #define KINSTR_SLOT_SIZE	128
 #define KINSTR_SLOT_BODY	64	/* relocated bytes start here, at most 56 of them */
