@@ -1,26 +1,23 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* Between cover_run.c (the code cache's run) and out/cover.c (what it prints). */
+/* Between cover_run.c (the code cache's run, through lib/cache/cover.c) and out/cover.c (what it prints). */
 #ifndef KINSTR_CLI_COVER_H
 #define KINSTR_CLI_COVER_H
 
 #include <stdbool.h>
 #include <stddef.h>
-#include <kinstr/cache.h>
+#include <kinstr/cover.h>
 
-/* cover_run.c and out/cover.c: a function the run could not cover, and why. */
-struct cli_cover_refused {
-	const struct kinstr_func *f;
-	struct kinstr_cache_refusal r;	/* the plan's refusal (by the library) */
-	char *module;			/* else -k: the refusal at install, as libkinstr words it */
-	bool by_module;			/* kinstr.ko refused the copy (else libkinstr, at install) */
-};
-/* Plan f as the module's area would hold it and print its row (or JSON object); shown and refused count. */
-void cli_cover__plan_one(const struct kinstr_kernel *k, const struct kinstr_func *f, bool json, bool edges,
-			 size_t *shown, size_t *refused, int *rc);
+/* --dry-run: each function's plan as the module's area would hold it, a row (or JSON object) each; CLI_*. */
+int cli_cover__dry_run(const struct kinstr_kernel *k, const struct kinstr_cover *cv, bool json, bool edges);
+/* On stderr, for the core kernel and each module among cv's functions: where its source lines come from. */
+void cli_cover__lines_from(const struct kinstr_kernel *k, const struct kinstr_cover *cv,
+			   const struct kinstr_lines *l);
 struct kinstr_cacheset;
-struct kinstr_lines;
 /* Each function's blocks and counts (hit_only: hit or not), the refused ones, the totals. */
-void cli_cover__results(const struct kinstr_cacheset *cs, const struct cli_cover_refused *rf, size_t nrf, bool json,
-			bool hit_only, double secs, int status, struct kinstr_lines *lines);
+void cli_cover__results(const struct kinstr_cacheset *cs, const struct kinstr_cover_refusal *rf, size_t nrf,
+			bool json, bool hit_only, double secs, int status, struct kinstr_lines *lines);
+/* --once: the functions refused when planned (text only); then each block hit or not, and the totals. */
+void cli_cover__once_refused(const struct kinstr_cover_once *o);
+void cli_cover__once_results(const struct kinstr_cover_once *o, bool json, double secs, int status);
 
 #endif

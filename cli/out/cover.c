@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * What kinstr cover (and count --every-block) prints: a function's plan (--dry-run), and after a run
- * each function's blocks with their counts, edges and source lines, as text or JSON (cover_run.c runs).
+ * What kinstr cover (and count --every-block) prints: the functions' plans (--dry-run), where their
+ * source lines come from, and after a run each function's blocks with their counts, edges and
+ * source lines, or with --once each block hit or not, as text or JSON (cover_run.c runs).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -10,6 +11,7 @@
 
 #include <uapi/linux/kinstr.h>
 #include <kinstr/cache.h>
+#include <kinstr/cover.h>
 #include <kinstr/kinstr.h>
 #include <kinstr/lines.h>
 #include "cli/cli.h"
@@ -94,8 +96,8 @@ static void print_json(const struct kinstr_kernel *k, const struct kinstr_func *
 	printf("]}");
 }
 
-/* Plan f and print the row (or JSON object); shown and refused count the functions. */
-void cli_cover__plan_one(const struct kinstr_kernel *k, const struct kinstr_func *f, bool json, bool edges,
+/* Plan f as the module's area would hold it and print its row (or JSON object); shown and refused count. */
+static void plan_one(const struct kinstr_kernel *k, const struct kinstr_func *f, bool json, bool edges,
 		     size_t *shown, size_t *refused, int *rc)
 {
 	struct kinstr_cache_opts o = { .sz = sizeof(o), .flags = edges ? KINSTR_CACHE_F_EDGES : 0 };
@@ -130,6 +132,130 @@ void cli_cover__plan_one(const struct kinstr_kernel *k, const struct kinstr_func
 	kinstr_cache_fn__free(cf);
 }
 
+int cli_cover__dry_run(const struct kinstr_kernel *k, const struct kinstr_cover *cv, bool json, bool edges)
+{
+	size_t refused = 0, shown = 0, i;
+	int rc = CLI_OK;
+
+	if (json)
+		printf("{\"kernel\":\"%s\",\"functions\":[", kinstr_kernel__release(k));
+	else
+		printf("%-36s %6s %6s %6s %7s %6s %6s %6s %9s\n", "FUNCTION", "BLOCKS", "PUSHF", "INSNS", "BYTES", "CALLS",
+		       "NATIVE", "JLABEL", "REENTRY");
+	for (i = 0; i < kinstr_cover__func_cnt(cv); i++)
+		plan_one(k, kinstr_cover__func(cv, i), json, edges, &shown, &refused, &rc);
+	if (json)
+		printf("],\"refused\":%zu}\n", refused);
+	else
+		printf("kinstr: dry run, nothing installed: %zu planned, %zu refused; REENTRY is jumps/int3s the "
+		       "original would get\n", shown - refused, refused);
+	return rc;
+}
+
+static bool same_module(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+void cli_cover__lines_from(const struct kinstr_kernel *k, const struct kinstr_cover *cv,
+			   const struct kinstr_lines *l)
+{
+	size_t i, j;
+
+	for (i = 0; i < kinstr_cover__func_cnt(cv); i++) {
+		const struct kinstr_func *f = kinstr_cover__func(cv, i);
+		const char *m = f->module;
+
+		for (j = 0; j < i && !same_module(kinstr_cover__func(cv, j)->module, m); j++)
+			;
+		if (j < i)
+			continue;	/* its module's said */
+		if (kinstr_lines__path(l, m))
+			fprintf(stderr, "kinstr: source lines of %s%s from %s\n", m ? "module " : "the core kernel",
+				m ? m : "", kinstr_lines__path(l, m));
+		else if (!m)
+			fprintf(stderr, "kinstr: no DWARF for the core kernel (install linux-image-%s-dbg, or give "
+				"--debuginfo VMLINUX): its blocks are function+offset\n", kinstr_kernel__release(k));
+		else
+			fprintf(stderr, "kinstr: no DWARF for module %s (its .ko from the -dbg package, or --debuginfo "
+				"%s.ko): its blocks are function+offset\n", m, m);
+	}
+}
+
+/*
+ * Function i's head, its nb blocks hit blocks covered (counted into the totals): its JSON object up
+ * to its counts' '[', or its text line.
+ */
+static void fn_head(const struct kinstr_func *f, size_t i, size_t nb, size_t hit, bool json, size_t *fcov,
+		    size_t *bcov, size_t *btot)
+{
+	*fcov += hit != 0;
+	*bcov += hit;
+	*btot += nb;
+	if (json) {
+		printf("%s{\"function\":", i ? "," : "");
+		cli_json_str(f->name);
+		printf(",\"addr\":\"0x%llx\",\"blocks\":%zu,\"covered\":%zu,\"counts\":[", f->addr, nb, hit);
+	} else {
+		printf("%s: %zu/%zu blocks (%.1f%%)\n", f->name, hit, nb, nb ? 100.0 * (double)hit / (double)nb : 0.0);
+	}
+}
+
+/* A function the library refused when planned. */
+static void print_refused(const struct kinstr_cover_refusal *rf)
+{
+	printf("%s: not covered: refused (%s) at +0x%llx: %s\n", rf->f->name, kinstr_cache_refusal__id((unsigned int)rf->r.code),
+	       (unsigned long long)(rf->r.addr - rf->f->addr), rf->r.why);
+}
+
+void cli_cover__once_refused(const struct kinstr_cover_once *o)
+{
+	size_t i, n;
+	const struct kinstr_cover_refusal *rf = kinstr_cover_once__refused(o, &n);
+
+	for (i = 0; i < n; i++)
+		print_refused(&rf[i]);
+}
+
+void cli_cover__once_results(const struct kinstr_cover_once *o, bool json, double secs, int status)
+{
+	struct kinstr_cover_once_sum s;
+	const struct kinstr_cache_fn *c;
+	const struct kinstr_func *f;
+	size_t i, b, fcov = 0, bcov = 0, btot = 0;
+
+	kinstr_cover_once__sum(o, &s);
+	if (json)
+		printf("{\"seconds\":%.3f,\"once\":true,\"functions\":[", secs);
+	for (i = 0; (c = kinstr_cover_once__fn(o, i, &f)); i++) {
+		size_t nb = kinstr_cache_fn__block_cnt(c), hit = 0;
+
+		for (b = 0; b < nb; b++)
+			hit += kinstr_cover_once__hit(o, i, b) > 0;
+		fn_head(f, i, nb, hit, json, &fcov, &bcov, &btot);
+		for (b = 0; b < nb; b++) {
+			unsigned long long off = kinstr_cache_fn__block(c, b)->addr - f->addr;
+			int h = kinstr_cover_once__hit(o, i, b);
+
+			if (json)
+				printf("%s{\"offset\":%llu,\"hit\":%d,\"probed\":%d}", b ? "," : "", off, h > 0, h >= 0);
+			else
+				printf("  +0x%-6llx %s\n", off, h < 0 ? "unprobed" : h ? "hit" : "-");
+		}
+		if (json)
+			printf("]}");
+	}
+	if (json)
+		printf("],\"probes\":%zu,\"disarmed\":%zu,\"left\":%zu,\"unprobed\":%zu,\"refused\":%zu,"
+		       "\"functions_covered\":%zu,\"blocks_covered\":%zu,\"blocks_total\":%zu,\"status\":%d}\n",
+		       s.probes, s.disarmed, s.probes - s.disarmed, s.unprobed, s.refused, fcov, bcov, btot, status);
+	else
+		printf("kinstr: one-shot: covered %zu/%zu functions, %zu/%zu blocks (%.1f%%); %zu probes: %zu taken out "
+		       "after their first hit, %zu never hit; %zu blocks without a probe, %zu functions refused\n",
+		       fcov, s.funcs, bcov, btot, btot ? 100.0 * (double)bcov / (double)btot : 0.0, s.probes, s.disarmed,
+		       s.probes - s.disarmed, s.unprobed, s.refused);
+}
+
 /* With edges: "in = count = out" of block b, or what differs, or what the counters do not see. */
 static const char *flow_of(const struct kinstr_cacheset *cs, size_t i, size_t b, uint64_t *in, uint64_t *out)
 {
@@ -144,8 +270,8 @@ static const char *flow_of(const struct kinstr_cacheset *cs, size_t i, size_t b,
 }
 
 
-void cli_cover__results(const struct kinstr_cacheset *cs, const struct cli_cover_refused *rf, size_t nrf, bool json,
-			  bool hit_only, double secs, int status, struct kinstr_lines *lines)
+void cli_cover__results(const struct kinstr_cacheset *cs, const struct kinstr_cover_refusal *rf, size_t nrf,
+			bool json, bool hit_only, double secs, int status, struct kinstr_lines *lines)
 {
 	const char *src;
 	int ln;
@@ -162,13 +288,8 @@ void cli_cover__results(const struct kinstr_cacheset *cs, const struct cli_cover
 
 		for (b = 0; b < nb; b++)
 			hit += kinstr_cacheset__block_count(cs, i, b) != 0;
-		fcov += hit != 0;
-		bcov += hit;
-		btot += nb;
+		fn_head(f, i, nb, hit, json, &fcov, &bcov, &btot);
 		if (json) {
-			printf("%s{\"function\":", i ? "," : "");
-			cli_json_str(f->name);
-			printf(",\"addr\":\"0x%llx\",\"blocks\":%zu,\"covered\":%zu,\"counts\":[", f->addr, nb, hit);
 			for (b = 0; b < nb; b++) {
 				const struct kinstr_cache_block *bl = kinstr_cache_fn__block(c, b);
 				uint64_t v = kinstr_cacheset__block_count(cs, i, b);
@@ -215,7 +336,6 @@ void cli_cover__results(const struct kinstr_cacheset *cs, const struct cli_cover
 			printf("}");
 			continue;
 		}
-		printf("%s: %zu/%zu blocks (%.1f%%)\n", f->name, hit, nb, nb ? 100.0 * (double)hit / (double)nb : 0.0);
 		for (b = 0; b < nb; b++) {
 			const struct kinstr_cache_block *bl = kinstr_cache_fn__block(c, b);
 			uint64_t v = kinstr_cacheset__block_count(cs, i, b);
@@ -241,10 +361,10 @@ void cli_cover__results(const struct kinstr_cacheset *cs, const struct cli_cover
 			printf("%s{\"function\":", i ? "," : "");
 			cli_json_str(rf[i].f->name);
 			printf(",\"addr\":\"0x%llx\"", rf[i].f->addr);
-			if (rf[i].module) {
+			if (rf[i].at_install) {
 				printf(",\"refused\":\"%s\",\"by\":\"%s\",\"why\":", rf[i].by_module ? "module" : "install",
 				       rf[i].by_module ? "module" : "library");
-				cli_json_str(rf[i].module);
+				cli_json_str(rf[i].at_install);
 			} else {
 				printf(",\"refused\":\"%s\",\"by\":\"library\",\"why\":",
 				       kinstr_cache_refusal__id((unsigned int)rf[i].r.code));
@@ -253,7 +373,7 @@ void cli_cover__results(const struct kinstr_cacheset *cs, const struct cli_cover
 			printf("}");
 		}
 		for (i = 0; i < nrf; i++)
-			nmod += rf[i].module != NULL;
+			nmod += rf[i].at_install != NULL;
 		printf("],\"refused_at_install\":%zu,\"functions_covered\":%zu,\"functions_total\":%zu,"
 		       "\"blocks_covered\":%zu,\"blocks_total\":%zu", nmod, fcov, kinstr_cacheset__cnt(cs), bcov, btot);
 		if (fl_ok + fl_bad + fl_unseen)
@@ -262,14 +382,12 @@ void cli_cover__results(const struct kinstr_cacheset *cs, const struct cli_cover
 		return;
 	}
 	for (i = 0; i < nrf; i++) {
-		if (rf[i].module) {
+		if (rf[i].at_install) {
 			printf("%s: not covered: refused %s: %s\n", rf[i].f->name,
-			       rf[i].by_module ? "by the module" : "at install", rf[i].module);
+			       rf[i].by_module ? "by the module" : "at install", rf[i].at_install);
 			nmod++;
 		} else {
-			printf("%s: not covered: refused (%s) at +0x%llx: %s\n", rf[i].f->name,
-			       kinstr_cache_refusal__id((unsigned int)rf[i].r.code),
-			       (unsigned long long)(rf[i].r.addr - rf[i].f->addr), rf[i].r.why);
+			print_refused(&rf[i]);
 		}
 	}
 	printf("kinstr: covered %zu/%zu functions, %zu/%zu blocks (%.1f%%) in %.1f s; %zu refused", fcov,

@@ -26,6 +26,15 @@ struct kinstr_lines;
  */
 int kinstr_lcov__write_fn(FILE *info, const char *dir, const struct kinstr_kernel *k, const struct kinstr_func *f,
 			  const struct kinstr_cache_fn *c, const uint64_t *counts, struct kinstr_lines *lines);
+/*
+ * The tracefile path of every function of cache set cs with its blocks' counts as last read, the
+ * listings in the directory PATH.src (made if it is not there). 0, or a negative errno with why
+ * (may be NULL) saying where ("PATH: reason").
+ */
+struct kinstr_cacheset;
+struct kinstr_why;
+int kinstr_lcov__write(const char *path, const struct kinstr_kernel *k, const struct kinstr_cacheset *cs,
+		       struct kinstr_lines *lines, struct kinstr_why *why);
 
 #ifdef __cplusplus
 }

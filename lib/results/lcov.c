@@ -5,9 +5,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <kinstr/lcov.h>
 #include <kinstr/lines.h>
+#include <kinstr/plan.h>
 #include <kinstr/x86.h>
 
 /* A file name for f's listing: its name, and its address when names repeat; no '/'. */
@@ -90,4 +92,54 @@ int kinstr_lcov__write_fn(FILE *info, const char *dir, const struct kinstr_kerne
 	fprintf(info, "LF:%zu\nLH:%zu\nend_of_record\n", nb, hit);
 	free(line);
 	return ferror(info) ? -EIO : 0;
+}
+
+/* err about path into why (if not NULL; a path too long for it ends in "..."); returns err. */
+static int path_failed(struct kinstr_why *why, int err, const char *path)
+{
+	size_t sz = sizeof(why->msg);
+
+	if (why) {
+		memset(why, 0, sizeof(*why));
+		why->err = err;
+		if ((size_t)snprintf(why->msg, sz, "%s: %s", path, strerror(-err)) >= sz)
+			memcpy(why->msg + sz - 4, "...", 4);
+	}
+	return err;
+}
+
+int kinstr_lcov__write(const char *path, const struct kinstr_kernel *k, const struct kinstr_cacheset *cs,
+		       struct kinstr_lines *lines, struct kinstr_why *why)
+{
+	char dir[PATH_MAX];
+	uint64_t *counts;
+	FILE *info;
+	size_t i, b;
+	int err = 0;
+
+	if (!path || !k || !cs)
+		return path_failed(why, -EINVAL, path ? path : "(null)");
+	snprintf(dir, sizeof(dir), "%s.src", path);
+	if (mkdir(dir, 0755) && errno != EEXIST)
+		return path_failed(why, -errno, dir);
+	info = fopen(path, "we");
+	if (!info)
+		return path_failed(why, -errno, path);
+	for (i = 0; i < kinstr_cacheset__cnt(cs) && !err; i++) {
+		const struct kinstr_cache_fn *c = kinstr_cacheset__fn(cs, i);
+		size_t nb = kinstr_cache_fn__block_cnt(c);
+
+		counts = calloc(nb ? nb : 1, sizeof(*counts));
+		if (!counts) {
+			err = -ENOMEM;
+			break;
+		}
+		for (b = 0; b < nb; b++)
+			counts[b] = kinstr_cacheset__block_count(cs, i, b);
+		err = kinstr_lcov__write_fn(info, dir, k, kinstr_cacheset__func(cs, i), c, counts, lines);
+		free(counts);
+	}
+	if (fclose(info) && !err)
+		err = -errno;
+	return err ? path_failed(why, err, path) : 0;
 }
