@@ -56,6 +56,16 @@ case_ trace_max_size_junk 2 "^kinstr: --max-size: not a size: '1.5M'" -- trace -
 case_ profile_pid_abc 2 "^kinstr: --pid: not a process id: 'abc'$" -- profile -p abc vfs_read
 case_ profile_pid_0 2 "^kinstr: --pid: not a process id: '0'$" -- profile -p 0 vfs_read
 case_ profile_pid_gone 1 "^kinstr: --pid: no process 999999999$" -- profile -p 999999999 vfs_read
+# the scope's options, shared by every probing subcommand, checked before the device is opened
+case_ scope_pid_list 2 "^kinstr: --pid: not a process id: '1,x'$" -- count --pid 1,x vfs_read
+case_ scope_tid_0 2 "^kinstr: --tid: not a thread id: '0'$" -- trace --tid 0 vfs_read
+case_ scope_comm_long 2 "^kinstr: --comm: '0123456789abcdefg': a comm is 1 to 15 bytes$" -- \
+	span --comm 0123456789abcdefg vfs_read 'vfs_read%return'
+case_ scope_cpu_range 2 "^kinstr: --cpu: not a list of CPUs \(e.g. 0,2-3\): '1-0'$" -- count --cpu 1-0 vfs_read
+case_ scope_cpu_none 2 "^kinstr: --cpu: CPU 4095: this machine has CPUs 0-[0-9]+$" -- profile --cpu 4095 vfs_read
+case_ scope_follow 2 "^kinstr: --follow: follows the processes --pid names: give --pid$" -- attach --follow x.o vfs_read
+case_ scope_every_block 2 "^kinstr: --every-block takes -c, -d, -k, --json and --dry-run only$" -- \
+	count --every-block --comm sh vfs_read
 case_ count_returnx 2 "^kinstr: vfs_read%returnx: unknown suffix '%returnx' \(FUNC%return\)$" -- count 'vfs_read%returnx'
 case_ trace_returnx 2 "^kinstr: vfs_read%returnx: unknown suffix '%returnx' \(FUNC%return\)$" -- \
 	trace -o /tmp/x 'vfs_read%returnx(ret)'

@@ -36,6 +36,7 @@ ALLOWED = {
     "write_publish_locked": "the actions' table's link hook, as kinstr_area_install",
     "kinstr_slot_write": "the actions' table's prologue writers (patch/slot.c)",
     "kinstr_action_features": "the actions' table's available() (kinstr_bpf_available)",
+    "scope_free": "cgroup_put() (css_put, inline) drops the css's percpu_ref, whose release the kernel set, as every caller does",
 }
 INDIRECT = re.compile(r"__x86_indirect_thunk_(\w+)|\b(call|jmp)\s+\*(%\w+|\S+)")
 

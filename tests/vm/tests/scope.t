@@ -14,6 +14,7 @@ EXPECT ^self: scope_work 12 kinstr True$
 TIMEOUT 120
 
 NAME scope: --comm of either of two programs calling getppid 2,000 and 3,000 times at once gives exactly its own calls; --tid and --pid of a process started before kinstr give exactly its calls
+SMOKE
 FEATURE scope
 SETUP insmod kmod/kinstr.ko
 RUN cp build/tests/vm/progs/getppid_loop /tmp/sc_one && cp build/tests/vm/progs/getppid_loop /tmp/sc_two; \
