@@ -4,8 +4,8 @@
  * FUNC+0xOFF, FUNC%return, GLOB; FUNC a name or NAME@ADDR) become probes of a set; a function's
  * entry is chosen (after its ftrace NOP, or from the NOP through an ftrace direct call); a
  * function and its call sites are timed. Each function is analysed once per probe set
- * (kinstr_probeset__analysis). A refusal comes back as a struct kinstr_why: the stable sentence
- * a tool prints after "kinstr: ", and what it is about.
+ * (kinstr_probeset__analysis). A refusal comes back as a struct kinstr_why (kinstr/why.h): the
+ * stable sentence a tool prints after "kinstr: ", and what it is about.
  */
 #ifndef KINSTR_PLAN_H
 #define KINSTR_PLAN_H
@@ -17,6 +17,7 @@
 #include <kinstr/ctf.h>
 #include <kinstr/event.h>
 #include <kinstr/probe.h>
+#include <kinstr/why.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -33,16 +34,6 @@ struct kinstr_spec {
 int kinstr_spec__parse(const char *text, struct kinstr_spec *sp, char *err, size_t errlen);
 /* The same for a trace spec, SPEC or SPEC(VALUE,...) (the values are parsed when planned). */
 int kinstr_spec__parse_trace(const char *text, struct kinstr_spec *sp, char *err, size_t errlen);
-
-/* Why something was refused. */
-struct kinstr_why {
-	int err;				/* -errno */
-	const struct kinstr_func *func;		/* NULL when no function is known */
-	uint64_t addr;				/* the address refused, 0 when none */
-	unsigned int rule;			/* the site's enum kinstr_site_rule at addr (NONE if none) */
-	uint8_t insn_len;			/* the instruction at addr, 0 when unknown */
-	char msg[512];				/* the sentence, e.g. "vfs_read+0x3: refused: ..." */
-};
 
 /*
  * The one function name (or NAME@ADDR) denotes; else NULL, errno ENOENT or ENOTUNIQ, and why

@@ -20,6 +20,7 @@ import glob, os, subprocess, sys
 
 # lib/'s layers, lowest first; folders on one line form one layer (they may not call each other)
 LIB_LAYERS = [
+    ["base"],                       # what every layer uses: the error report (kinstr_why)
     ["isa"],                        # x86 decoding, relocation
     ["kernel"],                     # the device, the kernel view, BTF, DWARF lines
     ["analysis", "bpf", "trace"],   # CFG and sites; BPF programs; trace writing
