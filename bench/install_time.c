@@ -148,15 +148,15 @@ static long check_text(const char *when, int want0, int want1, int restored, lon
 /* Install every set; the time each took goes to per_set[] (for the "sets" line). */
 static int install_all(struct kinstr_probeset **ps, int nsets, int async, char *per_set, size_t len)
 {
-	char err[512];
+	struct kinstr_why why;
 	int i;
 
 	for (i = 0; i < nsets; i++) {
 		double t = now_ms();
 
 		kinstr_probeset__set_async(ps[i], async);
-		if (kinstr_probeset__install(ps[i], err, sizeof(err))) {
-			printf("FAIL install of set %d: %s\n", i, err);
+		if (kinstr_probeset__install(ps[i], &why)) {
+			printf("FAIL install of set %d: %s\n", i, why.msg);
 			return 1;
 		}
 		snprintf(per_set + strlen(per_set), len - strlen(per_set), " %.1f", now_ms() - t);
@@ -193,7 +193,8 @@ static int timed(struct kinstr_kernel *k, long want, const char *path)
 	long i, bad = 0;
 	int nsets, set;
 	double t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, tprep;
-	char err[512], per_async[256] = "", per_wait[256] = "";
+	struct kinstr_why why;
+	char per_async[256] = "", per_wait[256] = "";
 	uint64_t hits = 0, *counts;
 	long hit_probes = 0;
 	uint64_t top_hits = 0;
@@ -237,8 +238,8 @@ static int timed(struct kinstr_kernel *k, long want, const char *path)
 		for (; i < end; i++) {
 			const struct kinstr_probe_info *pi;
 
-			if (kinstr_probeset__add(ps[set], sites[i].f, sites[i].addr, err, sizeof(err))) {
-				printf("FAIL add: %s\n", err);
+			if (kinstr_probeset__add(ps[set], sites[i].f, sites[i].addr, &why)) {
+				printf("FAIL add: %s\n", why.msg);
 				return 1;
 			}
 			pi = kinstr_probeset__info(ps[set], kinstr_probeset__cnt(ps[set]) - 1);

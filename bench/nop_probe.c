@@ -32,7 +32,6 @@ int main(int argc, char **argv)
 	struct kinstr_probeset *ps = k ? kinstr_probeset__new(dev, k) : NULL;
 	struct kinstr_plan *pl = ps ? kinstr_plan__new(ps, &po) : NULL;
 	struct kinstr_why why;
-	char err[512];
 	size_t i;
 	int a;
 
@@ -50,8 +49,8 @@ int main(int argc, char **argv)
 		kinstr_probeset__set_action(ps, i, KINSTR_ACTION_NOP);
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
-	if (!kinstr_probeset__cnt(ps) || kinstr_probeset__install(ps, err, sizeof(err))) {
-		printf("FAIL: %s\n", kinstr_probeset__cnt(ps) ? err : "no probe planned");
+	if (!kinstr_probeset__cnt(ps) || kinstr_probeset__install(ps, &why)) {
+		printf("FAIL: %s\n", kinstr_probeset__cnt(ps) ? why.msg : "no probe planned");
 		return 1;
 	}
 	printf("nop: %zu probes in\n", kinstr_probeset__cnt(ps));

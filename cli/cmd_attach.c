@@ -62,7 +62,8 @@ int cmd_attach(int argc, char **argv)
 	uint64_t *hits = NULL, *missed = NULL;
 	int i, ret;
 	struct cli_run run;
-	char err[512], *log = NULL;
+	struct kinstr_why why;
+	char *log = NULL;
 
 	cli_common__init(&co);
 	ret = cli_opts__parse(&attach_usage, argc, argv, &co, NULL, NULL);
@@ -75,9 +76,9 @@ int cmd_attach(int argc, char **argv)
 	split_obj(argv[optind], &path, &prog);
 	cli_run__init(&run, co.command, co.duration, false);
 	cli_run__json(&run, co.json, NULL);
-	obj = kinstr_bpf_obj__open(path, prog, err, sizeof(err), &log);
+	obj = kinstr_bpf_obj__open(path, prog, &why, &log);
 	if (!obj) {
-		cli_err("%s", err);
+		cli_err("%s", why.msg);
 		if (log)
 			fprintf(stderr, "%s%s", log, log[strlen(log) - 1] == '\n' ? "" : "\n");
 		free(log);

@@ -160,7 +160,7 @@ int cmd_drill(int argc, char **argv)
 	struct cli_common co;
 	struct kinstr_drill *d = NULL;
 	struct drill_run dr;
-	char err[512];
+	struct kinstr_why why;
 	struct kinstr_kernel *k;
 	struct kinstr_dev *dev;
 	const struct kinstr_func *root;
@@ -195,13 +195,13 @@ int cmd_drill(int argc, char **argv)
 	cli_catch_signals();
 	if (co.command && cli_run__spawn(&dr.run))
 		goto out;
-	while (!cli_stop && (r = kinstr_drill__step(d, err, sizeof(err))) > 0)
+	while (!cli_stop && (r = kinstr_drill__step(d, &why)) > 0)
 		if (!kinstr_drill__node(d, 0)->calls) {
 			cli_err("%s was not called in %.1f s: nothing to drill into", root->name, co.interval);
 			goto out;
 		}
 	if (!cli_stop && r < 0) {
-		cli_err("%s", err);
+		cli_err("%s", why.msg);
 		goto out;
 	}
 	kinstr_drill__finish(d);

@@ -95,7 +95,7 @@ int cmd_profile(int argc, char **argv)
 	struct cli_pfunc *pf = NULL;
 	unsigned int n = 0, cap = 0, ntimers = 0;
 	struct kinstr_dev *dev;
-	char err[512];
+	struct kinstr_why why;
 	int c, i, ret = CLI_FAIL;
 	struct cli_run run;
 
@@ -136,7 +136,6 @@ int cmd_profile(int argc, char **argv)
 	if (!timed)
 		goto out;
 	for (i = optind; i < argc; i++) {
-		struct kinstr_why why;
 		size_t got, skipped, j;
 
 		if (kinstr_plan__time_spec(pl, argv[i], n, timed, KINSTR_AREA_MAX_PROBES / 2, &got, &skipped, &why)) {
@@ -188,8 +187,8 @@ int cmd_profile(int argc, char **argv)
 		goto out;
 	}
 	cli_catch_signals();
-	if (kinstr_probeset__install(ps, err, sizeof(err))) {
-		cli_err("%s", err);
+	if (kinstr_probeset__install(ps, &why)) {
+		cli_err("%s", why.msg);
 		goto out;
 	}
 	if (!co.json)

@@ -84,7 +84,7 @@ int cmd_report(int argc, char **argv)
 	struct cli_common co;
 	bool json;
 	int c, ret, status = CLI_FAIL;
-	char err[1024];
+	struct kinstr_why why;
 	const char *dir;
 
 	cli_common__init(&co);
@@ -107,18 +107,17 @@ int cmd_report(int argc, char **argv)
 	if (o.dat) {
 		uint64_t n;
 
-		err[0] = 0;
-		ret = kinstr_tracedat__from_ctf(dir, o.dat, &n, err, sizeof(err));
+		ret = kinstr_tracedat__from_ctf(dir, o.dat, &n, &why);
 		if (ret) {
-			cli_err("%s", err[0] ? err : strerror(-ret));
+			cli_err("%s", why.msg);
 			return CLI_FAIL;
 		}
 		fprintf(stderr, "kinstr: wrote %s: %" PRIu64 " events\n", o.dat, n);
 		return CLI_OK;
 	}
-	r = kinstr_ctf_reader__open(dir, err, sizeof(err));
+	r = kinstr_ctf_reader__open(dir, &why);
 	if (!r) {
-		cli_err("%s", err);
+		cli_err("%s", why.msg);
 		return CLI_FAIL;
 	}
 	nclasses = kinstr_ctf_reader__class_cnt(r);
@@ -134,7 +133,7 @@ int cmd_report(int argc, char **argv)
 		cli_err("%s: out of memory", dir);
 		goto out;
 	}
-	while ((ret = kinstr_ctf_reader__next(r, &ev, err, sizeof(err))) == 1) {
+	while ((ret = kinstr_ctf_reader__next(r, &ev, &why)) == 1) {
 		if (kinstr_call_pairs__add(pairs, &ev)) {
 			cli_err("%s: out of memory", dir);
 			goto out;
@@ -148,7 +147,7 @@ int cmd_report(int argc, char **argv)
 		total++;
 	}
 	if (ret < 0) {
-		cli_err("%s", err);
+		cli_err("%s", why.msg);
 		goto out;
 	}
 	for (i = 0; i < nstreams; i++)

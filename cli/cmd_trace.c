@@ -124,7 +124,8 @@ static bool trace_should_stop(void *run)
 int cmd_trace(int argc, char **argv)
 {
 	const char *dir;
-	char err[512], specs_env[1024] = "";
+	char specs_env[1024] = "";
+	struct kinstr_why why;
 	struct cli_common co;
 	struct kinstr_plan_opts popts = { .sz = sizeof(popts) };
 	struct kinstr_trace_opts topts = { .sz = sizeof(topts) };
@@ -185,15 +186,15 @@ int cmd_trace(int argc, char **argv)
 	ropts.env_cnt = 1;
 	ropts.max_size = o.max_size;
 	ropts.on_event = o.live ? cli_trace__event : NULL;
-	rec = kinstr_recording__new(dev, dir, se.ev, se.nev, &ropts, err, sizeof(err));
+	rec = kinstr_recording__new(dev, dir, se.ev, se.nev, &ropts, &why);
 	if (!rec) {
-		cli_err("%s", err);
+		cli_err("%s", why.msg);
 		goto out;
 	}
 	dir = kinstr_recording__dir(rec);
 	cli_catch_signals();
-	if (kinstr_probeset__install(ps, err, sizeof(err))) {
-		cli_err("%s", err);
+	if (kinstr_probeset__install(ps, &why)) {
+		cli_err("%s", why.msg);
 		goto out;
 	}
 	fprintf(stderr, "kinstr: tracing %zu probes (%u events) into %s%s\n", kinstr_probeset__cnt(ps), se.nev, dir,
@@ -201,10 +202,10 @@ int cmd_trace(int argc, char **argv)
 	cli_run__begin(&run);
 	if (co.command && cli_run__spawn(&run))
 		goto out;
-	r = kinstr_recording__run(rec, o.live, co.command ? 20 : 100, err, sizeof(err));
+	r = kinstr_recording__run(rec, o.live, co.command ? 20 : 100, &why);
 	cli_trace__capped(rec);
 	if (r) {
-		cli_err("%s", err);
+		cli_err("%s", why.msg);
 		goto out;
 	}
 	missed = kinstr_probeset__missed_total(ps);
@@ -217,10 +218,10 @@ int cmd_trace(int argc, char **argv)
 	st = calloc(nr_cpus, sizeof(*st));
 	if (!cpus || !st)
 		goto out;
-	r = kinstr_recording__drain(rec, cpus, st, err, sizeof(err));
+	r = kinstr_recording__drain(rec, cpus, st, &why);
 	cli_trace__capped(rec);
-	if (r || kinstr_recording__close(rec, err, sizeof(err))) {
-		cli_err("%s", err);
+	if (r || kinstr_recording__close(rec, &why)) {
+		cli_err("%s", why.msg);
 		goto out;
 	}
 	cli_trace__summary(cpus, st, nr_cpus, dir, missed);

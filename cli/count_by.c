@@ -55,15 +55,15 @@ int cli_count__by_stack(int n, char **specs, const struct cli_common *co, const 
 	struct cli_session se = CLI_SESSION_INIT;
 	struct cli_session_opts so;
 	struct cli_run run;
-	char err[512];
+	struct kinstr_why why;
 
 	if (cli_specs__check(n, specs, false))
 		return CLI_USAGE;
 	cli_run__init(&run, co->command, co->duration, false);
 	cli_run__json(&run, co->json, NULL);
-	st = kinstr_stacks__new(err, sizeof(err));
+	st = kinstr_stacks__new(&why);
 	if (!st) {
-		cli_err("--by stack: %s", err);
+		cli_err("--by stack: %s", why.msg);
 		return CLI_FAIL;
 	}
 	so = (struct cli_session_opts){ .popts = popts, .scope = co->dry ? NULL : co };

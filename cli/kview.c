@@ -110,12 +110,12 @@ static void print_glob(const char *spec, const struct kinstr_plan_glob *g)
 int cli_specs__check(int n, char *const *specs, bool trace)
 {
 	struct kinstr_spec sp;
-	char err[512];
+	struct kinstr_why why;
 	int i;
 
 	for (i = 0; i < n; i++)
-		if ((trace ? kinstr_spec__parse_trace : kinstr_spec__parse)(specs[i], &sp, err, sizeof(err))) {
-			cli_err("%s", err);
+		if ((trace ? kinstr_spec__parse_trace : kinstr_spec__parse)(specs[i], &sp, &why)) {
+			cli_err("%s", why.msg);
 			return -EINVAL;
 		}
 	return 0;

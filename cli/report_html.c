@@ -59,7 +59,8 @@ static bool is_dir(const char *path)
 /* A trace directory as the page's time line input (lib/report/report_trace.c), or NULL (printed). */
 static char *trace_data(const char *dir, const char *name, size_t *len)
 {
-	char *buf = NULL, err[512] = "";
+	struct kinstr_why why;
+	char *buf = NULL;
 	FILE *f = open_memstream(&buf, len);
 	int r;
 
@@ -67,11 +68,11 @@ static char *trace_data(const char *dir, const char *name, size_t *len)
 		cli_err("%s: %s", dir, strerror(errno));
 		return NULL;
 	}
-	r = kinstr_report__trace_json(f, dir, name, 0, err, sizeof(err));
+	r = kinstr_report__trace_json(f, dir, name, 0, &why);
 	if (fclose(f) && !r)
-		r = -errno;
+		r = kinstr_why__fail(&why, -errno, "%s", strerror(errno));
 	if (r) {
-		cli_err("%s", err[0] ? err : strerror(-r));
+		cli_err("%s", why.msg);
 		free(buf);
 		return NULL;
 	}
@@ -82,7 +83,8 @@ static char *trace_data(const char *dir, const char *name, size_t *len)
 int cli_report__html(const char *out, const char *title, int n, char **files)
 {
 	struct kinstr_report_input *in = calloc((size_t)n, sizeof(*in));
-	char tmp[4096], err[512];
+	struct kinstr_why why;
+	char tmp[4096];
 	int i, ret = CLI_FAIL, r;
 	FILE *f = NULL;
 
@@ -102,12 +104,12 @@ int cli_report__html(const char *out, const char *title, int n, char **files)
 		cli_err("%s: %s", tmp, strerror(errno));
 		goto done;
 	}
-	r = kinstr_report__html(f, title, in, (size_t)n, err, sizeof(err));
+	r = kinstr_report__html(f, title, in, (size_t)n, &why);
 	if (fclose(f) && !r)
-		r = -errno;
+		r = kinstr_why__fail(&why, -errno, "%s", strerror(errno));
 	if (r) {
 		unlink(tmp);
-		cli_err("%s", r == -EINVAL ? err : strerror(-r));
+		cli_err("%s", why.msg);
 		goto done;
 	}
 	if (rename(tmp, out)) {

@@ -190,11 +190,11 @@ int cli_run__spawn(struct cli_run *r)
 
 int cli_run__start(struct cli_run *r, struct kinstr_probeset *ps)
 {
-	char err[512];
+	struct kinstr_why why;
 
 	cli_catch_signals();
-	if (kinstr_probeset__install(ps, err, sizeof(err))) {
-		cli_err("%s", err);
+	if (kinstr_probeset__install(ps, &why)) {
+		cli_err("%s", why.msg);
 		return -1;
 	}
 	cli_run__begin(r);

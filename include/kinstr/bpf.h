@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <kinstr/why.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -23,14 +24,14 @@ struct kinstr_bpf_obj;
 
 /*
  * Open the BPF object file at path and load its program prog (NULL: the object must hold just one
- * program of kprobe type). NULL with errno on failure, the reason in err: the verifier's refusal
+ * program of kprobe type). NULL with errno on failure, and why: the verifier's refusal
  * (-EACCES/-EINVAL from the kernel) gives its log in *log (malloc'ed, may be NULL; the caller frees).
  */
-struct kinstr_bpf_obj *kinstr_bpf_obj__open(const char *path, const char *prog, char *err, size_t errlen,
+struct kinstr_bpf_obj *kinstr_bpf_obj__open(const char *path, const char *prog, struct kinstr_why *why,
 					     char **log);
 /* The same from an object in memory (name: how errors call it). */
 struct kinstr_bpf_obj *kinstr_bpf_obj__open_mem(const void *buf, size_t len, const char *name, const char *prog,
-						 char *err, size_t errlen, char **log);
+						 struct kinstr_why *why, char **log);
 void kinstr_bpf_obj__close(struct kinstr_bpf_obj *o);
 int kinstr_bpf_obj__prog_fd(const struct kinstr_bpf_obj *o);
 const char *kinstr_bpf_obj__prog_name(const struct kinstr_bpf_obj *o);

@@ -38,6 +38,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <kinstr/kernel.h>
+#include <kinstr/why.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -236,12 +237,12 @@ const struct kinstr_func *kinstr_cacheset__func(const struct kinstr_cacheset *cs
 const struct kinstr_cache_fn *kinstr_cacheset__fn(const struct kinstr_cacheset *cs, size_t i);
 /*
  * Install every function's copy (flags: KINSTR_INSTALL_F_*; with F_VERIFY_ONLY the module only
- * checks). -errno with err saying why and, when one function's copy is the cause (the module
+ * checks). -errno and why and, when one function's copy is the cause (the module
  * refused it, it has more counters than a chunk, it changed between plan and install), *refused
  * that function's index; else *refused is left as it was.
  */
-int kinstr_cacheset__install(struct kinstr_cacheset *cs, unsigned int flags, size_t *refused, char *err,
-			     size_t errlen);
+int kinstr_cacheset__install(struct kinstr_cacheset *cs, unsigned int flags, size_t *refused,
+			     struct kinstr_why *why);
 /* Read every counter (one ioctl); then the count of block b of function i. */
 int kinstr_cacheset__read(struct kinstr_cacheset *cs);
 uint64_t kinstr_cacheset__block_count(const struct kinstr_cacheset *cs, size_t i, size_t block);

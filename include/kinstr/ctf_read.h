@@ -8,6 +8,7 @@
 #define KINSTR_CTF_READ_H
 
 #include <kinstr/ctf.h>
+#include <kinstr/why.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -42,15 +43,15 @@ struct kinstr_ctf_event {
 
 /*
  * Open the trace in dir: parse its metadata and check every packet's header and context against
- * the file sizes. NULL with errno on failure, and a sentence naming the file and offset in err
+ * the file sizes. NULL with errno on failure, and why: a sentence naming the file and offset
  * (e.g. "t/stream_1: truncated packet at offset 8192 (packet_size says 4096 bytes, 1200 left)").
  */
-struct kinstr_ctf_reader *kinstr_ctf_reader__open(const char *dir, char *err, size_t errlen);
+struct kinstr_ctf_reader *kinstr_ctf_reader__open(const char *dir, struct kinstr_why *why);
 void kinstr_ctf_reader__close(struct kinstr_ctf_reader *r);
 
-/* 1 and *ev filled, 0 at the end, or a negative errno with the reason in err (-EBADMSG for a
- * malformed event). */
-int kinstr_ctf_reader__next(struct kinstr_ctf_reader *r, struct kinstr_ctf_event *ev, char *err, size_t errlen);
+/* 1 and *ev filled, 0 at the end, or a negative errno and why (-EBADMSG for a malformed
+ * event). */
+int kinstr_ctf_reader__next(struct kinstr_ctf_reader *r, struct kinstr_ctf_event *ev, struct kinstr_why *why);
 
 unsigned int kinstr_ctf_reader__class_cnt(const struct kinstr_ctf_reader *r);
 const struct kinstr_ctf_class *kinstr_ctf_reader__class(const struct kinstr_ctf_reader *r, unsigned int id);

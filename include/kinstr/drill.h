@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <kinstr/kernel.h>
+#include <kinstr/why.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -55,9 +56,9 @@ struct kinstr_drill *kinstr_drill__new(const struct kinstr_kernel *k, const stru
 void kinstr_drill__free(struct kinstr_drill *d);
 /*
  * Measure the next level: 1 when one was measured, 0 when the search is over (no frontier, the
- * depth limit, or wait said stop), -errno with the reason in err.
+ * depth limit, or wait said stop), or -errno and why.
  */
-int kinstr_drill__step(struct kinstr_drill *d, char *err, size_t errlen);
+int kinstr_drill__step(struct kinstr_drill *d, struct kinstr_why *why);
 /* After the search: the nodes left unmeasured say why (below the threshold, at the depth limit). */
 void kinstr_drill__finish(struct kinstr_drill *d);
 int kinstr_drill__node_cnt(const struct kinstr_drill *d);

@@ -30,10 +30,10 @@ struct kinstr_spec {
 	enum kinstr_spec_kind kind;
 	uint64_t offset;		/* KINSTR_SPEC_OFFSET */
 };
-/* text into sp: 0, or -EINVAL with the reason in err (the whole word must be a spec). */
-int kinstr_spec__parse(const char *text, struct kinstr_spec *sp, char *err, size_t errlen);
+/* text into sp: 0, or -EINVAL and why (the whole word must be a spec). */
+int kinstr_spec__parse(const char *text, struct kinstr_spec *sp, struct kinstr_why *why);
 /* The same for a trace spec, SPEC or SPEC(VALUE,...) (the values are parsed when planned). */
-int kinstr_spec__parse_trace(const char *text, struct kinstr_spec *sp, char *err, size_t errlen);
+int kinstr_spec__parse_trace(const char *text, struct kinstr_spec *sp, struct kinstr_why *why);
 
 /*
  * The one function name (or NAME@ADDR) denotes; else NULL, errno ENOENT or ENOTUNIQ, and why

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <kinstr/sites.h>
+#include <kinstr/why.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -35,21 +36,21 @@ const struct kinstr_kernel *kinstr_probeset__kernel(const struct kinstr_probeset
 
 /*
  * Add a counting probe at addr, an instruction of function f: a jump probe where a jmp fits,
- * else a trap probe. Returns 0, or a negative errno with a sentence naming the rule in err:
+ * else a trap probe. Returns 0, or a negative errno and why, a sentence naming the rule:
  * -EILSEQ not an instruction boundary, -EPERM refused, -EEXIST already in the set, -EBUSY it
  * would share bytes with a probe of the set.
  */
 int kinstr_probeset__add(struct kinstr_probeset *ps, const struct kinstr_func *f, uint64_t addr,
-			 char *err, size_t errlen);
+			 struct kinstr_why *why);
 
 /*
  * Add a probe at the first byte of f, its ftrace NOP: ftrace calls the probe's slot directly
  * (an ftrace direct call), which then goes on after the NOP. As cheap as a jump probe where the
  * instruction after the NOP is only a trap site; counting and timers only (no trace). -EPERM
- * when f has no ftrace site there or something else reserves it.
+ * when f has no ftrace site there or something else reserves it; why as kinstr_probeset__add's.
  */
 int kinstr_probeset__add_ftrace(struct kinstr_probeset *ps, const struct kinstr_func *f,
-				char *err, size_t errlen);
+				struct kinstr_why *why);
 
 /*
  * f's analysis, made once for the set's life (each add and the planner share it); NULL with
@@ -68,10 +69,10 @@ const struct kinstr_probe_info *kinstr_probeset__info(const struct kinstr_probes
  * The body probe i's slot would run if it sat at body_addr: its displaced instructions relocated,
  * a direct call emulated (push $return; jmp target), a bare ret as the kernel writes returns. The
  * module verifies it again before anything is patched. Its length in buf (size bytes; an ftrace
- * probe's is empty), or -errno with err filled in.
+ * probe's is empty), or -errno and why.
  */
 int kinstr_probeset__body(const struct kinstr_probeset *ps, size_t i, uint64_t body_addr, uint8_t *buf,
-			  size_t size, char *err, size_t errlen);
+			  size_t size, struct kinstr_why *why);
 
 /*
  * Install without waiting for the jumps: the call returns once an int3 is on every site (the
@@ -95,14 +96,14 @@ int kinstr_probeset__set_timer(struct kinstr_probeset *ps, size_t i, bool start,
  */
 int kinstr_probeset__set_action(struct kinstr_probeset *ps, size_t i, unsigned int action);
 
-/* Reserve slots, relocate, install every probe. On refusal, err names the probe and the rule. */
-int kinstr_probeset__install(struct kinstr_probeset *ps, char *err, size_t errlen);
+/* Reserve slots, relocate, install every probe: 0, or -errno and why (a refusal names the probe and the rule). */
+int kinstr_probeset__install(struct kinstr_probeset *ps, struct kinstr_why *why);
 /*
  * Have the module verify every probe as install would, and patch nothing: 0, or -errno with
- * the reason in err and, when the module refused one probe, its index in *refused (if not
- * NULL). The set can be installed afterwards. Needs KINSTR_FEAT_VERIFY_ONLY.
+ * why and, when the module refused one probe, its index in *refused (if not NULL). The set can
+ * be installed afterwards. Needs KINSTR_FEAT_VERIFY_ONLY.
  */
-int kinstr_probeset__verify(struct kinstr_probeset *ps, size_t *refused, char *err, size_t errlen);
+int kinstr_probeset__verify(struct kinstr_probeset *ps, size_t *refused, struct kinstr_why *why);
 /* Hits per probe, summed over CPUs, into counts[cnt]. */
 int kinstr_probeset__counts(struct kinstr_probeset *ps, uint64_t *counts);
 /* The same, and per probe the actions its recursion guard skipped (missed[cnt], may be NULL). */

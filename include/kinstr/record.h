@@ -14,6 +14,7 @@
 #include <kinstr/ctf.h>
 #include <kinstr/event.h>
 #include <kinstr/trace.h>
+#include <kinstr/why.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -84,7 +85,7 @@ int kinstr_recorder__finish_cpu(struct kinstr_recorder *rec, unsigned int cpu, c
 /*
  * A recording (lib/trace/recording.c): the trace channel on a device, the CTF trace in a folder and a
  * recorder between them, run until asked to stop, then drained. Every failure comes back as
- * -errno with a sentence in err.
+ * -errno (or NULL and errno) with the sentence in a struct kinstr_why.
  */
 struct kinstr_recording_opts {
 	size_t sz;
@@ -102,26 +103,26 @@ struct kinstr_recording;
 /*
  * Events ev[nev] (the planner's, kept by the caller) of dev's probes into a new trace in dir
  * (NULL: kinstr-trace-YYYYmmdd-HHMMSS in the current folder, kinstr_recording__dir). NULL with
- * errno and err: EINVAL (opts), ENODEV (no dev), or the channel's, the trace's, the recorder's.
+ * errno and why: EINVAL (opts), ENODEV (no dev), or the channel's, the trace's, the recorder's.
  */
 struct kinstr_recording *kinstr_recording__new(struct kinstr_dev *dev, const char *dir, struct kinstr_trace_event *ev,
-					       unsigned int nev, const struct kinstr_recording_opts *opts, char *err,
-					       size_t errlen);
+					       unsigned int nev, const struct kinstr_recording_opts *opts,
+					       struct kinstr_why *why);
 /*
  * Record until should_stop (checked between every two sub-buffers, so that probes that fire as
- * fast as they are read still stop), waiting up to poll_ms for records: 0 or -errno. live: a
+ * fast as they are read still stop), waiting up to poll_ms for records: 0, or -errno and why. live: a
  * partly filled sub-buffer goes out every second, and stdout is flushed after each read.
  */
-int kinstr_recording__run(struct kinstr_recording *rec, bool live, int poll_ms, char *err, size_t errlen);
+int kinstr_recording__run(struct kinstr_recording *rec, bool live, int poll_ms, struct kinstr_why *why);
 /*
  * Once the probes are out and every handler finished (kinstr_dev__sync): what the buffers hold,
  * at most a buffer's worth per CPU, then each CPU's losses since its last packet; cpus[] (nr_cpus
- * of them, may be NULL) gets each CPU's totals and st[] the channel's.
+ * of them, may be NULL) gets each CPU's totals and st[] the channel's: 0, or -errno and why.
  */
 int kinstr_recording__drain(struct kinstr_recording *rec, struct kinstr_rec_cpu *cpus, struct kinstr_trace_stats *st,
-			    char *err, size_t errlen);
-/* Write the trace's last bytes: 0 or -errno. */
-int kinstr_recording__close(struct kinstr_recording *rec, char *err, size_t errlen);
+			    struct kinstr_why *why);
+/* Write the trace's last bytes: 0, or -errno and why. */
+int kinstr_recording__close(struct kinstr_recording *rec, struct kinstr_why *why);
 void kinstr_recording__free(struct kinstr_recording *rec);
 unsigned int kinstr_recording__nr_cpus(const struct kinstr_recording *rec);
 const char *kinstr_recording__dir(const struct kinstr_recording *rec);

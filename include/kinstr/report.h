@@ -12,6 +12,7 @@
 
 #include <stddef.h>
 #include <stdio.h>
+#include <kinstr/why.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -33,18 +34,18 @@ struct kinstr_report_input {
  * space). -EINVAL for anything else.
  */
 int kinstr_report__kind(const char *data, size_t len);
-/* The page for in[0, n) on out: 0, -EINVAL naming the input that is neither in err, or -errno. */
-int kinstr_report__html(FILE *out, const char *title, const struct kinstr_report_input *in, size_t n, char *err,
-			size_t errlen);
+/* The page for in[0, n) on out: 0, or -EINVAL (why names the input that is neither) or -errno, and why. */
+int kinstr_report__html(FILE *out, const char *title, const struct kinstr_report_input *in, size_t n,
+			struct kinstr_why *why);
 
 /*
  * The time line of the CTF trace in dir as a JSON input for the page (named name): per CPU and
  * per event class the exact counts, the packets' lost events, and at most max events (0:
  * KINSTR_REPORT_TRACE_MAX; beyond it every step-th) as [cpu, class, ns since the first event].
- * 0, or -errno with the reason in err (the reader's: which file, which offset).
+ * 0, or -errno and why (the reader's: which file, which offset).
  */
 #define KINSTR_REPORT_TRACE_MAX 20000
-int kinstr_report__trace_json(FILE *out, const char *dir, const char *name, size_t max, char *err, size_t errlen);
+int kinstr_report__trace_json(FILE *out, const char *dir, const char *name, size_t max, struct kinstr_why *why);
 
 #ifdef __cplusplus
 }

@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <kinstr/why.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -27,8 +28,8 @@ struct kinstr_stack_row {
 	uint64_t ips[KINSTR_STACK_MAX_DEPTH];	/* [0] the site, then each return address outwards */
 };
 
-/* The built-in program, loaded (verified); NULL with errno and err. */
-struct kinstr_stacks *kinstr_stacks__new(char *err, size_t errlen);
+/* The built-in program, loaded (verified); NULL with errno and why. */
+struct kinstr_stacks *kinstr_stacks__new(struct kinstr_why *why);
 void kinstr_stacks__free(struct kinstr_stacks *s);
 /* Run it at every probe of ps (before install), probe i with cookie i. */
 int kinstr_stacks__attach(struct kinstr_stacks *s, struct kinstr_probeset *ps);

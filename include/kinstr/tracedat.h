@@ -8,13 +8,14 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <kinstr/why.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* The trace in dir as out: 0 with *nevents written, or -errno with the reason in err. */
-int kinstr_tracedat__from_ctf(const char *dir, const char *out, uint64_t *nevents, char *err, size_t errlen);
+/* The trace in dir as out: 0 with *nevents written, or -errno and why. */
+int kinstr_tracedat__from_ctf(const char *dir, const char *out, uint64_t *nevents, struct kinstr_why *why);
 
 #ifdef __cplusplus
 }

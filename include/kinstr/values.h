@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <uapi/linux/kinstr.h>
 #include <kinstr/ctf.h>
+#include <kinstr/why.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -29,10 +30,10 @@ struct kinstr_value {
 };
 /*
  * list (NULL or empty: none; at a return, ret) into vals[KINSTR_TRACE_MAX_VALS], *nvals of them:
- * 0, or -errno with the reason in err.
+ * 0, or -errno and why.
  */
 int kinstr_values__parse(const char *list, const struct kinstr_proto *proto, bool at_entry, bool at_return,
-			 const char *func, struct kinstr_value *vals, unsigned int *nvals, char *err, size_t errlen);
+			 const char *func, struct kinstr_value *vals, unsigned int *nvals, struct kinstr_why *why);
 
 #ifdef __cplusplus
 }

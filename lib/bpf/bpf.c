@@ -51,8 +51,8 @@ static const char *prog_type_str(enum bpf_prog_type t)
 }
 
 /* The program to run: the one named, else the object's only kprobe program. */
-static struct bpf_program *choose(struct bpf_object *obj, const char *name, const char *what, char *err,
-				  size_t errlen)
+static struct bpf_program *choose(struct bpf_object *obj, const char *name, const char *what,
+				  struct kinstr_why *why)
 {
 	struct bpf_program *p, *found = NULL;
 	char names[256] = "";
@@ -61,7 +61,7 @@ static struct bpf_program *choose(struct bpf_object *obj, const char *name, cons
 	if (name) {
 		found = bpf_object__find_program_by_name(obj, name);
 		if (!found) {
-			snprintf(err, errlen, "%s: no program called '%s'", what, name);
+			kinstr_why__fail(why, -ENOENT, "%s: no program called '%s'", what, name);
 			errno = ENOENT;
 			return NULL;
 		}
@@ -75,31 +75,33 @@ static struct bpf_program *choose(struct bpf_object *obj, const char *name, cons
 			}
 		if (n != 1) {
 			if (n)
-				snprintf(err, errlen, "%s: %d kprobe programs (%s): name one as %s:PROG", what, n, names, what);
+				kinstr_why__fail(why, -EINVAL, "%s: %d kprobe programs (%s): name one as %s:PROG", what, n,
+						 names, what);
 			else
-				snprintf(err, errlen, "%s: no program of kprobe type: write it as SEC(\"kprobe\")", what);
+				kinstr_why__fail(why, -ENOENT, "%s: no program of kprobe type: write it as SEC(\"kprobe\")",
+						 what);
 			errno = n ? EINVAL : ENOENT;
 			return NULL;
 		}
 	}
 	if (bpf_program__type(found) != BPF_PROG_TYPE_KPROBE) {
-		snprintf(err, errlen, "%s: program '%s' is of type %s, not kprobe: write it as SEC(\"kprobe\")", what,
-			 bpf_program__name(found), prog_type_str(bpf_program__type(found)));
+		kinstr_why__fail(why, -EINVAL, "%s: program '%s' is of type %s, not kprobe: write it as SEC(\"kprobe\")",
+				 what, bpf_program__name(found), prog_type_str(bpf_program__type(found)));
 		errno = EINVAL;
 		return NULL;
 	}
 	if (bpf_program__expected_attach_type(found) != 0) {
-		snprintf(err, errlen, "%s: program '%s' is a multi-attach kprobe program (%s): kinstr runs plain "
-			 "SEC(\"kprobe\") programs", what, bpf_program__name(found),
-			 libbpf_bpf_attach_type_str(bpf_program__expected_attach_type(found)) ?: "?");
+		kinstr_why__fail(why, -EINVAL, "%s: program '%s' is a multi-attach kprobe program (%s): kinstr runs plain "
+				 "SEC(\"kprobe\") programs", what, bpf_program__name(found),
+				 libbpf_bpf_attach_type_str(bpf_program__expected_attach_type(found)) ?: "?");
 		errno = EINVAL;
 		return NULL;
 	}
 	return found;
 }
 
-static struct kinstr_bpf_obj *load(struct bpf_object *obj, const char *what, const char *prog, char *err,
-				   size_t errlen, char **log)
+static struct kinstr_bpf_obj *load(struct bpf_object *obj, const char *what, const char *prog,
+				   struct kinstr_why *why, char **log)
 {
 	struct kinstr_bpf_obj *o = calloc(1, sizeof(*o));
 	struct bpf_program *p;
@@ -108,10 +110,12 @@ static struct kinstr_bpf_obj *load(struct bpf_object *obj, const char *what, con
 
 	if (log)
 		*log = NULL;
-	if (!o)
+	if (!o) {
+		kinstr_why__fail(why, -ENOMEM, "%s", strerror(ENOMEM));
 		goto fail;
+	}
 	o->obj = obj;
-	o->prog = choose(obj, prog, what, err, errlen);
+	o->prog = choose(obj, prog, what, why);
 	if (!o->prog)
 		goto fail;
 	bpf_object__for_each_program(p, obj)
@@ -125,32 +129,32 @@ static struct kinstr_bpf_obj *load(struct bpf_object *obj, const char *what, con
 		ret = errno ? -errno : ret;
 		if (ret == -ENOSPC && buf && strnlen(buf, LOG_BYTES) >= LOG_BYTES - 1) {
 			/* a fixed log that filled up: the kernel's ENOSPC replaces the refusal's own errno */
-			snprintf(err, errlen, "%s: the verifier refused program '%s': its log passed %u MiB, where the "
-				 "kernel stops it and says ENOSPC instead of the reason: a log that long means the program is "
-				 "too large (the verifier explores at most 1,000,000 instructions); its start follows", what,
-				 bpf_program__name(o->prog), LOG_BYTES >> 20);
+			kinstr_why__fail(why, ret, "%s: the verifier refused program '%s': its log passed %u MiB, "
+					 "where the kernel stops it and says ENOSPC instead of the reason: a log that long "
+					 "means the program is too large (the verifier explores at most 1,000,000 "
+					 "instructions); its start follows", what, bpf_program__name(o->prog), LOG_BYTES >> 20);
 			if (log) {
 				*log = buf;
 				buf = NULL;
 			}
 		} else if (ret == -E2BIG) {	/* strerror says "Argument list too long" */
-			snprintf(err, errlen, "%s: program '%s' is too large for the kernel: more instructions than it "
-				 "loads (1,000,000) or than the verifier explores (E2BIG)%s", what,
-				 bpf_program__name(o->prog), buf && buf[0] ? "; its log follows" : "");
+			kinstr_why__fail(why, ret, "%s: program '%s' is too large for the kernel: more instructions than it "
+					 "loads (1,000,000) or than the verifier explores (E2BIG)%s", what,
+					 bpf_program__name(o->prog), buf && buf[0] ? "; its log follows" : "");
 			if (log && buf && buf[0]) {
 				*log = buf;
 				buf = NULL;
 			}
 		} else if (buf && buf[0]) {
-			snprintf(err, errlen, "%s: the verifier refused program '%s': %s (its log follows)", what,
-				 bpf_program__name(o->prog), strerror(-ret));
+			kinstr_why__fail(why, ret, "%s: the verifier refused program '%s': %s (its log follows)", what,
+					 bpf_program__name(o->prog), strerror(-ret));
 			if (log) {
 				*log = buf;
 				buf = NULL;
 			}
 		} else {
-			snprintf(err, errlen, "%s: loading program '%s' failed: %s%s%s", what, bpf_program__name(o->prog),
-				 strerror(-ret), said[0] ? ": " : "", said);
+			kinstr_why__fail(why, ret, "%s: loading program '%s' failed: %s%s%s", what,
+					 bpf_program__name(o->prog), strerror(-ret), said[0] ? ": " : "", said);
 		}
 		errno = -ret;
 		goto fail;
@@ -167,8 +171,8 @@ fail:
 }
 
 /* Open (from a file when buf is NULL, else from memory), then choose and load; libbpf's warnings kept. */
-static struct kinstr_bpf_obj *open_load(const char *path, const void *buf, size_t len, const char *prog, char *err,
-					size_t errlen, char **log)
+static struct kinstr_bpf_obj *open_load(const char *path, const void *buf, size_t len, const char *prog,
+					struct kinstr_why *why, char **log)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, opts, .object_name = buf ? path : NULL);
 	libbpf_print_fn_t old = libbpf_set_print(capture);
@@ -180,13 +184,13 @@ static struct kinstr_bpf_obj *open_load(const char *path, const void *buf, size_
 	obj = buf ? bpf_object__open_mem(buf, len, &opts) : bpf_object__open_file(path, NULL);
 	if (!obj) {
 		e = errno;
-		snprintf(err, errlen, "%s: cannot open the BPF object: %s%s%s%s", path,
-			 e >= __LIBBPF_ERRNO__START ? "not a BPF ELF object" : strerror(e), said[0] ? " (" : "", said,
-			 said[0] ? ")" : "");
+		kinstr_why__fail(why, -e, "%s: cannot open the BPF object: %s%s%s%s", path,
+				 e >= __LIBBPF_ERRNO__START ? "not a BPF ELF object" : strerror(e), said[0] ? " (" : "", said,
+				 said[0] ? ")" : "");
 		if (log)
 			*log = NULL;
 	} else {
-		o = load(obj, path, prog, err, errlen, log);
+		o = load(obj, path, prog, why, log);
 		e = errno;
 	}
 	libbpf_set_print(old);
@@ -194,16 +198,16 @@ static struct kinstr_bpf_obj *open_load(const char *path, const void *buf, size_
 	return o;
 }
 
-struct kinstr_bpf_obj *kinstr_bpf_obj__open(const char *path, const char *prog, char *err, size_t errlen,
+struct kinstr_bpf_obj *kinstr_bpf_obj__open(const char *path, const char *prog, struct kinstr_why *why,
 					     char **log)
 {
-	return open_load(path, NULL, 0, prog, err, errlen, log);
+	return open_load(path, NULL, 0, prog, why, log);
 }
 
 struct kinstr_bpf_obj *kinstr_bpf_obj__open_mem(const void *buf, size_t len, const char *name, const char *prog,
-						 char *err, size_t errlen, char **log)
+						 struct kinstr_why *why, char **log)
 {
-	return open_load(name, buf, len, prog, err, errlen, log);
+	return open_load(name, buf, len, prog, why, log);
 }
 
 void kinstr_bpf_obj__close(struct kinstr_bpf_obj *o)

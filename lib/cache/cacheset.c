@@ -194,9 +194,9 @@ static int entry_probe(const struct kinstr_cacheset *cs, const struct kinstr_cac
 	return 0;
 }
 
-static void refusal_msg(const struct kinstr_cacheset *cs, const struct kinstr_install *in,
-			const struct kinstr_cache_map *map, size_t nmap, const struct kinstr_probe *req, size_t nreq,
-			char *err, size_t errlen)
+static int refusal_msg(const struct kinstr_cacheset *cs, const struct kinstr_install *in,
+		       const struct kinstr_cache_map *map, size_t nmap, const struct kinstr_probe *req, size_t nreq,
+		       struct kinstr_why *why, int ret)
 {
 	uint64_t a = in->refusal_addr;
 	const struct kinstr_func *f;
@@ -217,14 +217,13 @@ static void refusal_msg(const struct kinstr_cacheset *cs, const struct kinstr_in
 				snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra), ": %s",
 					 kinstr_site_reason__str(b));
 	if (f)
-		snprintf(err, errlen, "%s+0x%llx: the module refused the code cache: %s%s", f->name,
-			 (unsigned long long)(a - f->addr), kinstr_refusal__str(in->refusal), extra);
-	else
-		snprintf(err, errlen, "0x%llx: the module refused the code cache: %s%s", (unsigned long long)a,
-			 kinstr_refusal__str(in->refusal), extra);
+		return kinstr_why__fail(why, ret, "%s+0x%llx: the module refused the code cache: %s%s", f->name,
+					(unsigned long long)(a - f->addr), kinstr_refusal__str(in->refusal), extra);
+	return kinstr_why__fail(why, ret, "0x%llx: the module refused the code cache: %s%s", (unsigned long long)a,
+				kinstr_refusal__str(in->refusal), extra);
 }
 
-int kinstr_cacheset__install(struct kinstr_cacheset *cs, unsigned int flags, size_t *refused, char *err, size_t errlen)
+int kinstr_cacheset__install(struct kinstr_cacheset *cs, unsigned int flags, size_t *refused, struct kinstr_why *why)
 {
 	struct kinstr_alloc al = { .size = sizeof(al) };
 	struct kinstr_install in = { .size = sizeof(in) };
@@ -239,7 +238,7 @@ int kinstr_cacheset__install(struct kinstr_cacheset *cs, unsigned int flags, siz
 	int ret;
 
 	if (!cs->dev || !cs->n || cs->area)
-		return -EINVAL;
+		return kinstr_why__fail(why, -EINVAL, "%s", strerror(EINVAL));
 	/* ascending addresses, as the module wants the map; no copy's counters across two chunks */
 	qsort(cs->fns, cs->n, sizeof(*cs->fns), cmp_fn);
 	for (i = 0; i < cs->n; i++) {
@@ -247,11 +246,10 @@ int kinstr_cacheset__install(struct kinstr_cacheset *cs, unsigned int flags, siz
 		uint32_t nb = (uint32_t)kinstr_cache_fn__counter_cnt(c);
 
 		if (nb > KINSTR_CACHE_CHUNK) {
-			snprintf(err, errlen, "%s: %u counters (blocks, edges), more than a counter chunk (%d)",
-				 cs->fns[i].func->name, nb, KINSTR_CACHE_CHUNK);
 			if (refused)
 				*refused = i;
-			return -E2BIG;
+			return kinstr_why__fail(why, -E2BIG, "%s: %u counters (blocks, edges), more than a counter chunk (%d)",
+						cs->fns[i].func->name, nb, KINSTR_CACHE_CHUNK);
 		}
 		if (counters / KINSTR_CACHE_CHUNK != (counters + nb - 1) / KINSTR_CACHE_CHUNK)
 			counters = (counters / KINSTR_CACHE_CHUNK + 1) * KINSTR_CACHE_CHUNK;
@@ -262,24 +260,22 @@ int kinstr_cacheset__install(struct kinstr_cacheset *cs, unsigned int flags, siz
 		nmap += kinstr_cache_fn__insn_cnt(c);
 		nreq += kinstr_cache_fn__reentry_cnt(c);
 	}
-	if (size > KINSTR_CACHE_MAX_BYTES || counters > KINSTR_CACHE_MAX_COUNTERS || nreq > KINSTR_AREA_MAX_PROBES) {
-		snprintf(err, errlen, "%zu functions: %llu bytes of copies, %u counters, %zu entry points: beyond one area's limits",
-			 cs->n, (unsigned long long)size, counters, nreq);
-		return -E2BIG;
-	}
+	if (size > KINSTR_CACHE_MAX_BYTES || counters > KINSTR_CACHE_MAX_COUNTERS || nreq > KINSTR_AREA_MAX_PROBES)
+		return kinstr_why__fail(why, -E2BIG, "%zu functions: %llu bytes of copies, %u counters, %zu entry points: "
+					"beyond one area's limits", cs->n, (unsigned long long)size, counters, nreq);
 	chunks = calloc((counters + KINSTR_CACHE_CHUNK - 1) / KINSTR_CACHE_CHUNK + 1, sizeof(*chunks));
 	if (!chunks)
-		return -ENOMEM;
+		return kinstr_why__fail(why, -ENOMEM, "%s", strerror(ENOMEM));
 	al.count = (uint32_t)nreq;
 	al.cache_size = size;
 	al.cache_counters = counters;
 	al.cache_chunks = (uintptr_t)chunks;
 	if (kinstr_dev__ioctl(cs->dev, KINSTR_IOC_ALLOC, &al) < 0) {
 		ret = -errno;
-		snprintf(err, errlen, "cannot reserve a code cache of %llu bytes and %u counters: %s%s",
-			 (unsigned long long)size, counters, strerror(-ret),
-			 ret == -EINVAL && !kinstr_dev__has(cs->dev, KINSTR_FEAT_CODE_CACHE) ?
-			 " (the loaded kinstr.ko has no code cache: load this version's)" : "");
+		kinstr_why__fail(why, ret, "cannot reserve a code cache of %llu bytes and %u counters: %s%s",
+				 (unsigned long long)size, counters, strerror(-ret),
+				 ret == -EINVAL && !kinstr_dev__has(cs->dev, KINSTR_FEAT_CODE_CACHE) ?
+				 " (the loaded kinstr.ko has no code cache: load this version's)" : "");
 		free(chunks);
 		return ret;
 	}
@@ -287,7 +283,7 @@ int kinstr_cacheset__install(struct kinstr_cacheset *cs, unsigned int flags, siz
 	map = calloc(nmap, sizeof(*map));
 	req = calloc(nreq, sizeof(*req));
 	if (!bytes || !map || !req) {
-		ret = -ENOMEM;
+		ret = kinstr_why__fail(why, -ENOMEM, "%s", strerror(ENOMEM));
 		goto undo;
 	}
 	/* built again for where the module put the cache and the counters */
@@ -300,9 +296,8 @@ int kinstr_cacheset__install(struct kinstr_cacheset *cs, unsigned int flags, siz
 		o.counters = chunks[f->counter0 / KINSTR_CACHE_CHUNK] + 8ull * (f->counter0 % KINSTR_CACHE_CHUNK);
 		c = kinstr_cache_fn__build(cs->k, f->func, al.cache_addr + f->offset, &o, &r);
 		if (!c || kinstr_cache_fn__size(c) != kinstr_cache_fn__size(f->copy)) {
-			ret = c ? -EAGAIN : -errno;
-			snprintf(err, errlen, "%s: the copy changed between plan and install: %s", f->func->name,
-				 c ? "another size" : r.why);
+			ret = kinstr_why__fail(why, c ? -EAGAIN : -errno, "%s: the copy changed between plan and install: %s",
+					       f->func->name, c ? "another size" : r.why);
 			if (refused)
 				*refused = i;
 			kinstr_cache_fn__free(c);
@@ -338,8 +333,8 @@ int kinstr_cacheset__install(struct kinstr_cacheset *cs, unsigned int flags, siz
 		for (j = 0; j < kinstr_cache_fn__reentry_cnt(c); j++) {
 			ret = entry_probe(cs, c, i, kinstr_cache_fn__reentry(c, j), &req[nreq++]);
 			if (ret) {
-				snprintf(err, errlen, "%s: an entry point at 0x%llx cannot be made: %s", f->func->name,
-					 (unsigned long long)kinstr_cache_fn__reentry(c, j)->addr, strerror(-ret));
+				kinstr_why__fail(why, ret, "%s: an entry point at 0x%llx cannot be made: %s", f->func->name,
+						 (unsigned long long)kinstr_cache_fn__reentry(c, j)->addr, strerror(-ret));
 				if (refused)
 					*refused = i;
 				goto undo;
@@ -360,13 +355,14 @@ int kinstr_cacheset__install(struct kinstr_cacheset *cs, unsigned int flags, siz
 	if (kinstr_dev__ioctl(cs->dev, KINSTR_IOC_INSTALL, &in) < 0) {
 		ret = -errno;
 		if (in.refusal) {
-			refusal_msg(cs, &in, map, nmap, req, nreq, err, errlen);
+			refusal_msg(cs, &in, map, nmap, req, nreq, why, ret);
 			if (refused)
 				*refused = fn_of(cs, in.refusal == KINSTR_REFUSE_BAD_COPY && in.refused_index < nmap ?
 						 map[in.refused_index].addr : in.refused_index < nreq ?
 						 req[in.refused_index].site : in.refusal_addr);
 		} else {
-			snprintf(err, errlen, "installing the code cache of %zu functions failed: %s", cs->n, strerror(-ret));
+			kinstr_why__fail(why, ret, "installing the code cache of %zu functions failed: %s", cs->n,
+					 strerror(-ret));
 		}
 		goto undo;
 	}

@@ -40,12 +40,11 @@ static int fail(struct kinstr_why *why, int err, const struct kinstr_func *f, co
 {
 	va_list ap;
 
-	if (why) {
-		*why = (struct kinstr_why){ .err = err, .func = f };
-		va_start(ap, fmt);
-		vsnprintf(why->msg, sizeof(why->msg), fmt, ap);
-		va_end(ap);
-	}
+	va_start(ap, fmt);
+	kinstr_why__vfail(why, err, fmt, ap);
+	va_end(ap);
+	if (why)
+		why->func = f;
 	return err;
 }
 
@@ -284,7 +283,7 @@ static int leave_out(struct kinstr_cover *cv, const struct kinstr_func *f, const
 
 int kinstr_cover__install(struct kinstr_cover *cv, unsigned int flags, struct kinstr_why *why)
 {
-	char err[512];
+	struct kinstr_why refusal;
 
 	if (!cv || !cv->cs || !cv->dev)
 		return fail(why, -EINVAL, NULL, "%s", strerror(EINVAL));
@@ -293,16 +292,13 @@ int kinstr_cover__install(struct kinstr_cover *cv, unsigned int flags, struct ki
 		size_t bad = SIZE_MAX;
 		int e;
 
-		err[0] = 0;
-		e = kinstr_cacheset__install(cv->cs, flags, &bad, err, sizeof(err));
+		e = kinstr_cacheset__install(cv->cs, flags, &bad, &refusal);
 		if (!e)
 			return 0;
-		if (!err[0])
-			snprintf(err, sizeof(err), "%s", strerror(-e));
 		f = bad < kinstr_cacheset__cnt(cv->cs) ? kinstr_cacheset__func(cv->cs, bad) : NULL;
-		if (!cv->keep || !f || (cv->left_out && cv->left_out(f, err, cv->ctx)))
-			return fail(why, e, f, "%s", err);
-		e = leave_out(cv, f, err, why);
+		if (!cv->keep || !f || (cv->left_out && cv->left_out(f, refusal.msg, cv->ctx)))
+			return fail(why, e, f, "%s", refusal.msg);
+		e = leave_out(cv, f, refusal.msg, why);
 		if (e)
 			return e;
 	}
@@ -357,7 +353,6 @@ static int once_add(struct kinstr_cover_once *o, const struct kinstr_kernel *k, 
 {
 	struct kinstr_cache_refusal r = { 0 };
 	struct once_fn *x = &o->fns[o->nf];
-	char err[512];
 	size_t b, nb;
 
 	x->f = f;
@@ -373,7 +368,7 @@ static int once_add(struct kinstr_cover_once *o, const struct kinstr_kernel *k, 
 	if (!x->probe)
 		return -ENOMEM;
 	for (b = 0; b < nb; b++) {
-		if (kinstr_probeset__add(o->ps, f, kinstr_cache_fn__block(x->plan, b)->addr, err, sizeof(err))) {
+		if (kinstr_probeset__add(o->ps, f, kinstr_cache_fn__block(x->plan, b)->addr, NULL)) {
 			x->probe[b] = SIZE_MAX;
 			o->unprobed++;
 		} else {
@@ -461,15 +456,9 @@ const struct kinstr_cover_refusal *kinstr_cover_once__refused(const struct kinst
 
 int kinstr_cover_once__install(struct kinstr_cover_once *o, struct kinstr_why *why)
 {
-	char err[512] = "";
-	int e;
-
 	if (!o->n)
 		return fail(why, -ENOENT, NULL, "no block left to probe (%zu functions refused)", o->nrf);
-	e = kinstr_probeset__install(o->ps, err, sizeof(err));
-	if (e)
-		return fail(why, e, NULL, "%s", err[0] ? err : strerror(-e));
-	return 0;
+	return kinstr_probeset__install(o->ps, why);
 }
 
 void kinstr_cover_once__tick(struct kinstr_cover_once *o)

@@ -172,7 +172,7 @@ static void split(struct kinstr_drill *d, const struct level_fn *lf, const struc
 	n->self = in_calls >= total ? 0 : 1.0 - (double)in_calls / (double)total;
 }
 
-int kinstr_drill__step(struct kinstr_drill *d, char *err, size_t errlen)
+int kinstr_drill__step(struct kinstr_drill *d, struct kinstr_why *why)
 {
 	struct kinstr_plan_opts popts = { .sz = sizeof(popts), .no_ftrace = d->o.no_ftrace };
 	int front[KINSTR_DRILL_MAX_NODES];
@@ -189,28 +189,31 @@ int kinstr_drill__step(struct kinstr_drill *d, char *err, size_t errlen)
 	nf = frontier(d, front);
 	if (!nf)
 		return 0;
-	snprintf(err, errlen, "%s", strerror(ENOMEM));
 	lf = calloc(nf, sizeof(*lf));
 	dev = kinstr_dev__open(NULL);
 	if (dev && d->o.scope && (w = kinstr_dev__scope(dev, d->o.scope))) {
-		snprintf(err, errlen, "cannot set the scope of the probes: %s", strerror(-(ret = w)));
+		ret = kinstr_why__fail(why, w, "cannot set the scope of the probes: %s", strerror(-w));
 		goto out;
 	}
 	ps = dev ? kinstr_probeset__new(dev, d->k) : NULL;
 	pl = ps ? kinstr_plan__new(ps, &popts) : NULL;
-	if (!dev)
-		snprintf(err, errlen, "cannot open %s: %s", KINSTR_DEVICE, strerror(ret = -errno));
+	if (!dev) {
+		ret = -errno;
+		kinstr_why__fail(why, ret, "cannot open %s: %s", KINSTR_DEVICE, strerror(-ret));
+	} else if (!lf || !pl) {
+		kinstr_why__fail(why, ret, "%s", strerror(ENOMEM));
+	}
 	if (!lf || !pl)
 		goto out;
 	for (i = 0; i < nf; i++) {
 		struct kinstr_drill_node *n = &d->nodes[front[i]];
-		struct kinstr_why why;
+		struct kinstr_why refused;
 
-		if (kinstr_plan__time_func(pl, n->f, ntimers, &exits, &why)) {
+		if (kinstr_plan__time_func(pl, n->f, ntimers, &exits, &refused)) {
 			/* the rule, without the function's name the tree already shows */
-			const char *r = strstr(why.msg, ": ");
+			const char *r = strstr(refused.msg, ": ");
 
-			snprintf(n->why, sizeof(n->why), "not timed: %.148s", r ? r + 2 : why.msg);
+			snprintf(n->why, sizeof(n->why), "not timed: %.148s", r ? r + 2 : refused.msg);
 			continue;
 		}
 		lf[nl].node = front[i];
@@ -223,24 +226,22 @@ int kinstr_drill__step(struct kinstr_drill *d, char *err, size_t errlen)
 		goto out;
 	ret = kinstr_timers__create(dev, ntimers, 0, 0);
 	if (ret) {
-		snprintf(err, errlen, "cannot create %u timers: %s", ntimers, strerror(-ret));
+		kinstr_why__fail(why, ret, "cannot create %u timers: %s", ntimers, strerror(-ret));
 		goto out;
 	}
-	ret = kinstr_probeset__install(ps, err, errlen);
+	ret = kinstr_probeset__install(ps, why);
 	if (ret)
 		goto out;
 	w = d->o.wait(d->o.ctx, d->level, (size_t)nl, kinstr_probeset__cnt(ps));
 	kinstr_probeset__remove(ps);
 	if (w < 0) {
-		ret = w;
-		snprintf(err, errlen, "the level's wait failed: %s", strerror(-w));
+		ret = kinstr_why__fail(why, w, "the level's wait failed: %s", strerror(-w));
 		goto out;
 	}
 	d->over = w > 0;
 	st = calloc(ntimers, sizeof(*st));
 	if (!st || kinstr_timers__read(dev, 0, ntimers, st)) {
-		ret = -EIO;
-		snprintf(err, errlen, "cannot read the timers: %s", strerror(EIO));
+		ret = kinstr_why__fail(why, -EIO, "cannot read the timers: %s", strerror(EIO));
 		goto out;
 	}
 	for (i = 0; i < nl; i++)

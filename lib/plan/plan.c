@@ -18,23 +18,20 @@ struct kinstr_plan {
 	size_t max_probes;
 };
 
-int kinstr_spec__parse(const char *spec, struct kinstr_spec *sp, char *err, size_t errlen)
+int kinstr_spec__parse(const char *spec, struct kinstr_spec *sp, struct kinstr_why *why)
 {
 	const char *plus = strchr(spec, '+'), *pct = strchr(spec, '%');
 	const char *stop = plus && (!pct || plus < pct) ? plus : pct;
 	size_t len = stop ? (size_t)(stop - spec) : strlen(spec);
 
 	memset(sp, 0, sizeof(*sp));
-	if (len >= sizeof(sp->name)) {
-		snprintf(err, errlen, "%.200s...: name too long", spec);
-		return -EINVAL;
-	}
+	if (len >= sizeof(sp->name))
+		return kinstr_why__fail(why, -EINVAL, "%.200s...: name too long", spec);
 	memcpy(sp->name, spec, len);
 	sp->name[len] = 0;
-	if (!len) {
-		snprintf(err, errlen, "%.200s: no function name (FUNC, FUNC+0xOFF, FUNC%%return, GLOB)", spec);
-		return -EINVAL;
-	}
+	if (!len)
+		return kinstr_why__fail(why, -EINVAL, "%.200s: no function name (FUNC, FUNC+0xOFF, FUNC%%return, GLOB)",
+					spec);
 	if (stop == plus && plus) {
 		const char *o = plus + 1;
 		char *end;
@@ -42,24 +39,19 @@ int kinstr_spec__parse(const char *spec, struct kinstr_spec *sp, char *err, size
 		/* digits only: strtoull would take "-1" as 0xffffffffffffffff */
 		errno = 0;
 		sp->offset = isdigit((unsigned char)*o) ? strtoull(o, &end, 0) : 0;
-		if (!isdigit((unsigned char)*o) || errno || *end) {
-			snprintf(err, errlen, "%.200s: bad offset '%.100s' (FUNC+0xOFF)", spec, o);
-			return -EINVAL;
-		}
+		if (!isdigit((unsigned char)*o) || errno || *end)
+			return kinstr_why__fail(why, -EINVAL, "%.200s: bad offset '%.100s' (FUNC+0xOFF)", spec, o);
 		sp->kind = KINSTR_SPEC_OFFSET;
 	} else if (pct) {
-		if (strcmp(pct, "%return")) {
-			snprintf(err, errlen, "%.200s: unknown suffix '%.100s' (FUNC%%return)", spec, pct);
-			return -EINVAL;
-		}
+		if (strcmp(pct, "%return"))
+			return kinstr_why__fail(why, -EINVAL, "%.200s: unknown suffix '%.100s' (FUNC%%return)", spec, pct);
 		sp->kind = KINSTR_SPEC_RETURN;
 	} else {
 		sp->kind = strpbrk(sp->name, "*?[") ? KINSTR_SPEC_GLOB : KINSTR_SPEC_ENTRY;
 	}
-	if (sp->kind != KINSTR_SPEC_GLOB && strpbrk(sp->name, "*?[")) {
-		snprintf(err, errlen, "%.200s: a glob takes no offset or %%return (FUNC+0xOFF, FUNC%%return)", spec);
-		return -EINVAL;
-	}
+	if (sp->kind != KINSTR_SPEC_GLOB && strpbrk(sp->name, "*?["))
+		return kinstr_why__fail(why, -EINVAL, "%.200s: a glob takes no offset or %%return (FUNC+0xOFF, FUNC%%return)",
+					spec);
 	return 0;
 }
 
@@ -69,15 +61,13 @@ static int why_set(struct kinstr_why *why, int err, const struct kinstr_func *f,
 {
 	va_list ap;
 
-	if (!why)
-		return err;
-	memset(why, 0, sizeof(*why));
-	why->err = err;
-	why->func = f;
-	why->addr = addr;
 	va_start(ap, fmt);
-	vsnprintf(why->msg, sizeof(why->msg), fmt, ap);
+	kinstr_why__vfail(why, err, fmt, ap);
 	va_end(ap);
+	if (why) {
+		why->func = f;
+		why->addr = addr;
+	}
 	return err;
 }
 
@@ -193,13 +183,13 @@ static int add_entry(struct kinstr_plan *pl, const struct kinstr_func *f, const 
 	bool ftrace;
 	const struct kinstr_site *s = kinstr_plan__entry_site(fn, f, pl->ftrace, &ftrace);
 	uint64_t at = s ? s->addr : f->addr;
-	char err[512];
+	struct kinstr_why w;
 	int ret;
 
-	if (ftrace && kinstr_probeset__add_ftrace(pl->ps, f, err, sizeof(err)) == 0)
+	if (ftrace && kinstr_probeset__add_ftrace(pl->ps, f, NULL) == 0)
 		return 0;
-	ret = kinstr_probeset__add(pl->ps, f, at, err, sizeof(err));
-	return ret ? why_probe(pl, why, ret, f, at, NULL, err) : 0;
+	ret = kinstr_probeset__add(pl->ps, f, at, &w);
+	return ret ? why_probe(pl, why, ret, f, at, NULL, w.msg) : 0;
 }
 
 /* Count a glob refusal's rule (the text after "FUNC+0xOFF: " or "refused: "). */
@@ -274,7 +264,7 @@ static int add_returns(struct kinstr_plan *pl, const char *spec, const struct ki
 {
 	const struct kinstr_fn *fn = kinstr_probeset__analysis(pl->ps, f);
 	const struct kinstr_cfg *cfg;
-	char err[512];
+	struct kinstr_why w;
 	size_t i, n = 0;
 	int ret;
 
@@ -286,9 +276,9 @@ static int add_returns(struct kinstr_plan *pl, const char *spec, const struct ki
 
 		if (!(in->flags & KINSTR_CFG_I_RETURN))
 			continue;
-		ret = kinstr_probeset__add(pl->ps, f, in->x.addr, err, sizeof(err));
+		ret = kinstr_probeset__add(pl->ps, f, in->x.addr, &w);
 		if (ret)
-			return why_probe(pl, why, ret, f, in->x.addr, spec, err);
+			return why_probe(pl, why, ret, f, in->x.addr, spec, w.msg);
 		n++;
 	}
 	if (!n)
@@ -302,7 +292,7 @@ static int add_every(struct kinstr_plan *pl, const struct kinstr_func *f, struct
 {
 	const struct kinstr_fn *fn = kinstr_probeset__analysis(pl->ps, f);
 	uint64_t end = 0;
-	char err[512];
+	struct kinstr_why w;
 	size_t i, n = 0;
 	int ret;
 
@@ -313,9 +303,9 @@ static int add_every(struct kinstr_plan *pl, const struct kinstr_func *f, struct
 
 		if (s->cls != KINSTR_SITE_JUMP || s->addr < end)
 			continue;
-		ret = kinstr_probeset__add(pl->ps, f, s->addr, err, sizeof(err));
+		ret = kinstr_probeset__add(pl->ps, f, s->addr, &w);
 		if (ret)
-			return why_probe(pl, why, ret, f, s->addr, NULL, err);
+			return why_probe(pl, why, ret, f, s->addr, NULL, w.msg);
 		end = s->addr + s->displaced_len;
 		n++;
 	}
@@ -329,12 +319,12 @@ static int add_spec(struct kinstr_plan *pl, const char *spec, struct kinstr_why 
 	const struct kinstr_fn *fn;
 	const struct kinstr_func *f;
 	struct kinstr_spec sp;
-	char err[512];
+	struct kinstr_why w;
 	int ret;
 
-	ret = kinstr_spec__parse(spec, &sp, err, sizeof(err));
+	ret = kinstr_spec__parse(spec, &sp, why);
 	if (ret)
-		return why_set(why, ret, NULL, 0, "%s", err);
+		return ret;
 	if (sp.kind == KINSTR_SPEC_GLOB)
 		return add_glob(pl, spec, sp.name, why, glob);
 	f = kinstr_plan__func(pl->k, sp.name, why);
@@ -345,16 +335,16 @@ static int add_spec(struct kinstr_plan *pl, const char *spec, struct kinstr_why 
 	case KINSTR_SPEC_RETURN:
 		return add_returns(pl, spec, f, why);
 	case KINSTR_SPEC_OFFSET:
-		ret = kinstr_probeset__add(pl->ps, f, f->addr + sp.offset, err, sizeof(err));
-		return ret ? why_probe(pl, why, ret, f, f->addr + sp.offset, NULL, err) : 0;
+		ret = kinstr_probeset__add(pl->ps, f, f->addr + sp.offset, &w);
+		return ret ? why_probe(pl, why, ret, f, f->addr + sp.offset, NULL, w.msg) : 0;
 	default:
 		if (pl->every)
 			return add_every(pl, f, why);
 		fn = kinstr_probeset__analysis(pl->ps, f);
 		if (fn)
 			return add_entry(pl, f, fn, why);
-		ret = kinstr_probeset__add(pl->ps, f, f->addr, err, sizeof(err));
-		return ret ? why_probe(pl, why, ret, f, f->addr, NULL, err) : 0;
+		ret = kinstr_probeset__add(pl->ps, f, f->addr, &w);
+		return ret ? why_probe(pl, why, ret, f, f->addr, NULL, w.msg) : 0;
 	}
 }
 
@@ -456,7 +446,7 @@ int kinstr_plan__time_func(struct kinstr_plan *pl, const struct kinstr_func *f, 
 	size_t i, n0 = kinstr_probeset__cnt(pl->ps), j;
 	uint64_t at = f->addr, where = 0;
 	bool ftrace;
-	char err[512] = "";
+	struct kinstr_why w;
 	int ret = 0;
 
 	*exits = 0;
@@ -465,10 +455,10 @@ int kinstr_plan__time_func(struct kinstr_plan *pl, const struct kinstr_func *f, 
 	cfg = kinstr_fn__cfg(fn);
 	where = kinstr_plan__switch_at(pl, f, false);
 	if (where) {
-		snprintf(err, sizeof(err), "%s+0x%llx: switches threads (stores the CPU's current task): entered in one "
-			 "thread, it returns in another, which per-thread timers cannot pair", f->name,
-			 (unsigned long long)(where - f->addr));
-		return why_probe(pl, why, -EOPNOTSUPP, f, where, NULL, err);
+		kinstr_why__fail(&w, -EOPNOTSUPP, "%s+0x%llx: switches threads (stores the CPU's current task): entered "
+				 "in one thread, it returns in another, which per-thread timers cannot pair", f->name,
+				 (unsigned long long)(where - f->addr));
+		return why_probe(pl, why, -EOPNOTSUPP, f, where, NULL, w.msg);
 	}
 	for (i = 0; i < kinstr_cfg__insn_cnt(cfg); i++) {
 		const struct kinstr_cfg_insn *in = kinstr_cfg__insn(cfg, i);
@@ -476,10 +466,10 @@ int kinstr_plan__time_func(struct kinstr_plan *pl, const struct kinstr_func *f, 
 		if ((in->flags & (KINSTR_CFG_I_TAIL_CALL | KINSTR_CFG_I_RETURN)) && in->x.flow == KINSTR_X86_FLOW_JCC) {
 			if ((in->flags & KINSTR_CFG_I_TAIL_CALL) && cold_comes_back(pl, f, in->x.target))
 				continue;
-			snprintf(err, sizeof(err), "%s+0x%llx: a conditional %s: exits there cannot be timed", f->name,
-				 (unsigned long long)(in->x.addr - f->addr),
-				 in->flags & KINSTR_CFG_I_RETURN ? "return" : "tail call");
-			return why_probe(pl, why, -EOPNOTSUPP, f, in->x.addr, NULL, err);
+			kinstr_why__fail(&w, -EOPNOTSUPP, "%s+0x%llx: a conditional %s: exits there cannot be timed", f->name,
+					 (unsigned long long)(in->x.addr - f->addr),
+					 in->flags & KINSTR_CFG_I_RETURN ? "return" : "tail call");
+			return why_probe(pl, why, -EOPNOTSUPP, f, in->x.addr, NULL, w.msg);
 		}
 	}
 	s = kinstr_plan__entry_site(fn, f, pl->ftrace, &ftrace);
@@ -487,18 +477,18 @@ int kinstr_plan__time_func(struct kinstr_plan *pl, const struct kinstr_func *f, 
 		at = s->addr;
 	for (i = 0; i < kinstr_cfg__insn_cnt(cfg); i++)
 		if (kinstr_cfg__insn(cfg, i)->x.addr == at && (kinstr_cfg__insn(cfg, i)->flags & KINSTR_CFG_I_TARGET)) {
-			snprintf(err, sizeof(err),
-				 "%s+0x%llx: the function branches back to its entry: calls cannot be told apart",
-				 f->name, (unsigned long long)(at - f->addr));
-			return why_probe(pl, why, -EOPNOTSUPP, f, at, NULL, err);
+			kinstr_why__fail(&w, -EOPNOTSUPP,
+					 "%s+0x%llx: the function branches back to its entry: calls cannot be told apart",
+					 f->name, (unsigned long long)(at - f->addr));
+			return why_probe(pl, why, -EOPNOTSUPP, f, at, NULL, w.msg);
 		}
 	/* where only an int3 fits after the ftrace NOP: from the NOP, a trap costs ten times more */
 	ret = -1;
 	if (ftrace)
-		ret = kinstr_probeset__add_ftrace(pl->ps, f, err, sizeof(err));
+		ret = kinstr_probeset__add_ftrace(pl->ps, f, &w);
 	if (ret) {
 		where = at;
-		ret = kinstr_probeset__add(pl->ps, f, at, err, sizeof(err));
+		ret = kinstr_probeset__add(pl->ps, f, at, &w);
 	}
 	for (i = 0; !ret && i < kinstr_cfg__insn_cnt(cfg); i++) {
 		const struct kinstr_cfg_insn *in = kinstr_cfg__insn(cfg, i);
@@ -508,18 +498,17 @@ int kinstr_plan__time_func(struct kinstr_plan *pl, const struct kinstr_func *f, 
 		if (in->x.flow == KINSTR_X86_FLOW_JCC)
 			continue;	/* into its .cold fragment, which comes back (above) */
 		where = in->x.addr;
-		ret = kinstr_probeset__add(pl->ps, f, in->x.addr, err, sizeof(err));
+		ret = kinstr_probeset__add(pl->ps, f, in->x.addr, &w);
 		++*exits;
 	}
 	if (!ret && !*exits) {
-		snprintf(err, sizeof(err), "%s: no exit site (it never returns)", f->name);
-		ret = -ENOENT;
+		ret = kinstr_why__fail(&w, -ENOENT, "%s: no exit site (it never returns)", f->name);
 		where = 0;
 	}
 	if (ret) {
 		kinstr_probeset__truncate(pl->ps, n0);
 		*exits = 0;
-		return why_probe(pl, why, ret, f, where, NULL, err);
+		return why_probe(pl, why, ret, f, where, NULL, w.msg);
 	}
 	for (j = n0; j < kinstr_probeset__cnt(pl->ps); j++)
 		kinstr_probeset__set_timer(pl->ps, j, j == n0, timer);
@@ -533,7 +522,6 @@ unsigned int kinstr_plan__time_calls(struct kinstr_plan *pl, const struct kinstr
 	const struct kinstr_cfg *cfg;
 	unsigned int n = 0;
 	size_t i;
-	char err[512];
 
 	if (!fn)
 		return 0;
@@ -556,8 +544,8 @@ unsigned int kinstr_plan__time_calls(struct kinstr_plan *pl, const struct kinstr
 			s->switches = s->callee && kinstr_plan__switch_at(pl, s->callee, true);
 		}
 		n0 = kinstr_probeset__cnt(pl->ps);
-		if (kinstr_probeset__add(pl->ps, f, in->x.addr, err, sizeof(err)) ||
-		    kinstr_probeset__add(pl->ps, f, in->x.addr + in->x.len, err, sizeof(err))) {
+		if (kinstr_probeset__add(pl->ps, f, in->x.addr, NULL) ||
+		    kinstr_probeset__add(pl->ps, f, in->x.addr + in->x.len, NULL)) {
 			kinstr_probeset__truncate(pl->ps, n0);
 			continue;
 		}
@@ -638,7 +626,8 @@ static int trace_event(struct kinstr_plan *pl, size_t i, const char *values, boo
 	const struct kinstr_probe_info *p = kinstr_probeset__info(pl->ps, i);
 	struct kinstr_proto proto, *pp = NULL;
 	struct kinstr_trace_spec spec;
-	char name[192], err[512];
+	struct kinstr_why w;
+	char name[192];
 	unsigned int e, j;
 
 	if (at_return)
@@ -658,8 +647,8 @@ static int trace_event(struct kinstr_plan *pl, size_t i, const char *values, boo
 		if (btf && kinstr_btf__proto(btf, p->func->name, &proto) == 0)
 			pp = &proto;
 		if (kinstr_values__parse(values, pp, !at_return && !offset, at_return, p->func->name, ev[e].vals,
-					 &ev[e].nvals, err, sizeof(err)))
-			return why_set(why, -EINVAL, p->func, p->addr, "%s: %s", name, err);
+					 &ev[e].nvals, &w))
+			return why_set(why, -EINVAL, p->func, p->addr, "%s: %s", name, w.msg);
 		++*nev;
 	}
 	memset(&spec, 0, sizeof(spec));
@@ -672,7 +661,7 @@ static int trace_event(struct kinstr_plan *pl, size_t i, const char *values, boo
 	return 0;
 }
 
-int kinstr_spec__parse_trace(const char *text, struct kinstr_spec *sp, char *err, size_t errlen)
+int kinstr_spec__parse_trace(const char *text, struct kinstr_spec *sp, struct kinstr_why *why)
 {
 	char probe[512];
 	size_t n = strlen(text);
@@ -680,11 +669,9 @@ int kinstr_spec__parse_trace(const char *text, struct kinstr_spec *sp, char *err
 
 	snprintf(probe, sizeof(probe), "%s", text);
 	probe[strcspn(probe, "(")] = 0;
-	ret = kinstr_spec__parse(probe, sp, err, errlen);
-	if (!ret && strchr(text, '(') && (n >= sizeof(probe) || text[n - 1] != ')')) {
-		snprintf(err, errlen, "%.400s: expected SPEC(VALUE,...)", text);
-		ret = -EINVAL;
-	}
+	ret = kinstr_spec__parse(probe, sp, why);
+	if (!ret && strchr(text, '(') && (n >= sizeof(probe) || text[n - 1] != ')'))
+		ret = kinstr_why__fail(why, -EINVAL, "%.400s: expected SPEC(VALUE,...)", text);
 	return ret;
 }
 

@@ -195,8 +195,22 @@ static void last_displaced(const struct kinstr_cfg *cfg, const struct kinstr_cfg
 			*last = &first[j];
 }
 
+/* Room for one more probe: 0, or -ENOMEM. */
+static int grow(struct kinstr_probeset *ps)
+{
+	void *np;
+
+	if (ps->n < ps->cap)
+		return 0;
+	np = realloc(ps->probes, (ps->cap = ps->cap ? ps->cap * 2 : 64) * sizeof(*ps->probes));
+	if (!np)
+		return -ENOMEM;
+	ps->probes = np;
+	return 0;
+}
+
 int kinstr_probeset__add(struct kinstr_probeset *ps, const struct kinstr_func *f, uint64_t addr,
-			 char *err, size_t errlen)
+			 struct kinstr_why *why)
 {
 	const struct kinstr_site *s;
 	unsigned long long to;
@@ -204,20 +218,16 @@ int kinstr_probeset__add(struct kinstr_probeset *ps, const struct kinstr_func *f
 	const struct kinstr_fn *fn;
 	struct pset_probe *p;
 	const unsigned char *text;
-	char why[256];
+	char rule[256];
 	size_t i;
 
 	for (i = 0; i < ps->n; i++)
-		if (ps->probes[i].info.addr == addr) {
-			snprintf(err, errlen, "%s+0x%llx: already probed", f->name,
-				 (unsigned long long)(addr - f->addr));
-			return -EEXIST;
-		}
+		if (ps->probes[i].info.addr == addr)
+			return kinstr_why__fail(why, -EEXIST, "%s+0x%llx: already probed", f->name,
+						(unsigned long long)(addr - f->addr));
 	fn = kinstr_probeset__analysis(ps, f);
-	if (!fn) {
-		snprintf(err, errlen, "%s: cannot analyse: %s", f->name, strerror(errno));
-		return -errno;
-	}
+	if (!fn)
+		return kinstr_why__fail(why, -errno, "%s: cannot analyse: %s", f->name, strerror(errno));
 	s = kinstr_fn__site_at(fn, addr);
 	if (!s) {
 		const struct kinstr_cfg *cfg = kinstr_fn__cfg(fn);
@@ -226,14 +236,13 @@ int kinstr_probeset__add(struct kinstr_probeset *ps, const struct kinstr_func *f
 		for (i = 0; i < n && kinstr_cfg__insn(cfg, i)->x.addr + kinstr_cfg__insn(cfg, i)->x.len <= addr; i++)
 			;
 		if (i < n)
-			snprintf(err, errlen, "%s+0x%llx: not an instruction boundary (instruction at +0x%llx, %u bytes)",
-				 f->name, (unsigned long long)(addr - f->addr),
-				 (unsigned long long)(kinstr_cfg__insn(cfg, i)->x.addr - f->addr),
-				 kinstr_cfg__insn(cfg, i)->x.len);
-		else
-			snprintf(err, errlen, "%s+0x%llx: outside the function (%u bytes)", f->name,
-				 (unsigned long long)(addr - f->addr), f->size);
-		return -EILSEQ;
+			return kinstr_why__fail(why, -EILSEQ,
+						"%s+0x%llx: not an instruction boundary (instruction at +0x%llx, %u bytes)",
+						f->name, (unsigned long long)(addr - f->addr),
+						(unsigned long long)(kinstr_cfg__insn(cfg, i)->x.addr - f->addr),
+						kinstr_cfg__insn(cfg, i)->x.len);
+		return kinstr_why__fail(why, -EILSEQ, "%s+0x%llx: outside the function (%u bytes)", f->name,
+					(unsigned long long)(addr - f->addr), f->size);
 	}
 	in = kinstr_cfg__insn(kinstr_fn__cfg(fn), s - kinstr_fn__site(fn, 0));
 	if (s->cls == KINSTR_SITE_REFUSED) {
@@ -241,20 +250,14 @@ int kinstr_probeset__add(struct kinstr_probeset *ps, const struct kinstr_func *f
 
 		/* held: the process that holds it, as cover says (the view knows it, the site does not) */
 		if (pid > 0 && (kinstr_kernel__reserved(ps->k, f->addr, f->size) & (1u << KINSTR_R_HELD)))
-			snprintf(err, errlen, "%s+0x%llx: refused: held by another kinstr session (pid %d): its probe "
-				 "or its code cache is in the function", f->name, (unsigned long long)(addr - f->addr), pid);
-		else
-			snprintf(err, errlen, "%s+0x%llx: refused: %s", f->name, (unsigned long long)(addr - f->addr),
-				 kinstr_site__why(s, why, sizeof(why)));
-		return -EPERM;
+			return kinstr_why__fail(why, -EPERM, "%s+0x%llx: refused: held by another kinstr session (pid %d): "
+						"its probe or its code cache is in the function", f->name,
+						(unsigned long long)(addr - f->addr), pid);
+		return kinstr_why__fail(why, -EPERM, "%s+0x%llx: refused: %s", f->name,
+					(unsigned long long)(addr - f->addr), kinstr_site__why(s, rule, sizeof(rule)));
 	}
-	if (ps->n == ps->cap) {
-		void *np = realloc(ps->probes, (ps->cap = ps->cap ? ps->cap * 2 : 64) * sizeof(*ps->probes));
-
-		if (!np)
-			return -ENOMEM;
-		ps->probes = np;
-	}
+	if (grow(ps))
+		return kinstr_why__fail(why, -ENOMEM, "%s", strerror(ENOMEM));
 	p = &ps->probes[ps->n];
 	memset(p, 0, sizeof(*p));
 	p->info.addr = addr;
@@ -268,15 +271,13 @@ int kinstr_probeset__add(struct kinstr_probeset *ps, const struct kinstr_func *f
 	p->call_off = (uint8_t)(last->x.addr - addr);
 	p->call_target = last->x.target;
 	p->is_ret = in->x.len == 1 && in->x.bytes[0] == 0xc3;
-	if (p->is_ret && kinstr_kernel__ret_relocation(ps->k, &to)) {
-		snprintf(err, errlen, "%s+0x%llx: %s", f->name, (unsigned long long)(addr - f->addr), ret_why(ps->k));
-		return -EPERM;
-	}
+	if (p->is_ret && kinstr_kernel__ret_relocation(ps->k, &to))
+		return kinstr_why__fail(why, -EPERM, "%s+0x%llx: %s", f->name, (unsigned long long)(addr - f->addr),
+					ret_why(ps->k));
 	text = kinstr_kernel__text(ps->k, addr, p->info.displaced_len);
-	if (!text || p->info.displaced_len > KINSTR_MAX_DISPLACED) {
-		snprintf(err, errlen, "%s+0x%llx: no live text", f->name, (unsigned long long)(addr - f->addr));
-		return -ERANGE;
-	}
+	if (!text || p->info.displaced_len > KINSTR_MAX_DISPLACED)
+		return kinstr_why__fail(why, -ERANGE, "%s+0x%llx: no live text", f->name,
+					(unsigned long long)(addr - f->addr));
 	memcpy(p->bytes, text, p->info.displaced_len);
 	/*
 	 * Two splices never share a byte: a jmp would cover the other's int3 or jmp. Where one
@@ -295,10 +296,9 @@ int kinstr_probeset__add(struct kinstr_probeset *ps, const struct kinstr_func *f
 
 			snprintf(oname, sizeof(oname), "%s+0x%llx", o->func->name,
 				 (unsigned long long)(o->addr - o->func->addr));
-			snprintf(err, errlen, "%s+0x%llx: overlaps the probe at %s (%s, %u bytes)", f->name,
-				 (unsigned long long)(addr - f->addr), oname,
-				 kinstr_probe_kind__str(o->kind), o->displaced_len);
-			return -EBUSY;
+			return kinstr_why__fail(why, -EBUSY, "%s+0x%llx: overlaps the probe at %s (%s, %u bytes)", f->name,
+						(unsigned long long)(addr - f->addr), oname,
+						kinstr_probe_kind__str(o->kind), o->displaced_len);
 		}
 	}
 	ps->n++;
@@ -312,7 +312,7 @@ const char *kinstr_probe_kind__str(unsigned int kind)
 }
 
 int kinstr_probeset__add_ftrace(struct kinstr_probeset *ps, const struct kinstr_func *f,
-				char *err, size_t errlen)
+				struct kinstr_why *why)
 {
 	const struct kinstr_fn *fn;
 	struct pset_probe *p;
@@ -323,31 +323,19 @@ int kinstr_probeset__add_ftrace(struct kinstr_probeset *ps, const struct kinstr_
 
 	for (i = 0; i < ps->n; i++)
 		if (ps->probes[i].info.addr < nop + 5 && nop < ps->probes[i].info.addr +
-		    ps->probes[i].info.displaced_len) {
-			snprintf(err, errlen, "%s+0x%x: already probed", f->name, f->endbr);
-			return -EEXIST;
-		}
+		    ps->probes[i].info.displaced_len)
+			return kinstr_why__fail(why, -EEXIST, "%s+0x%x: already probed", f->name, f->endbr);
 	fn = kinstr_probeset__analysis(ps, f);
-	if (!fn) {
-		snprintf(err, errlen, "%s: cannot analyse: %s", f->name, strerror(errno));
-		return -errno;
-	}
-	if (!kinstr_site__ftrace_own(kinstr_fn__site_at(fn, nop), f)) {
-		snprintf(err, errlen, "%s+0x%x: not an ftrace site that only ftrace reserves", f->name, f->endbr);
-		return -EPERM;
-	}
+	if (!fn)
+		return kinstr_why__fail(why, -errno, "%s: cannot analyse: %s", f->name, strerror(errno));
+	if (!kinstr_site__ftrace_own(kinstr_fn__site_at(fn, nop), f))
+		return kinstr_why__fail(why, -EPERM, "%s+0x%x: not an ftrace site that only ftrace reserves", f->name,
+					f->endbr);
 	text = kinstr_kernel__text(ps->k, nop, 5);
-	if (!text) {
-		snprintf(err, errlen, "%s+0x%x: no live text", f->name, f->endbr);
-		return -ERANGE;
-	}
-	if (ps->n == ps->cap) {
-		void *np = realloc(ps->probes, (ps->cap = ps->cap ? ps->cap * 2 : 64) * sizeof(*ps->probes));
-
-		if (!np)
-			return -ENOMEM;
-		ps->probes = np;
-	}
+	if (!text)
+		return kinstr_why__fail(why, -ERANGE, "%s+0x%x: no live text", f->name, f->endbr);
+	if (grow(ps))
+		return kinstr_why__fail(why, -ENOMEM, "%s", strerror(ENOMEM));
 	p = &ps->probes[ps->n++];
 	memset(p, 0, sizeof(*p));
 	p->info.addr = nop;
@@ -361,7 +349,7 @@ int kinstr_probeset__add_ftrace(struct kinstr_probeset *ps, const struct kinstr_
 
 /* The slot body for probe p at body_addr: the displaced instructions, relocated. */
 static int build_body(const struct kinstr_probeset *ps, const struct pset_probe *p, uint64_t body_addr,
-		      struct kinstr_probe *req, char *err, size_t errlen)
+		      struct kinstr_probe *req, struct kinstr_why *why)
 {
 	uint8_t out[KINSTR_RELOC_MAX_OUT];
 	struct kinstr_reloc r;
@@ -401,11 +389,9 @@ static int build_body(const struct kinstr_probeset *ps, const struct pset_probe 
 	r.nr_insns = 0;
 	if (len) {
 		ret = kinstr_reloc__run(&r, p->bytes, len, p->info.addr, out, sizeof(out), body_addr);
-		if (ret) {
-			snprintf(err, errlen, "%s+0x%llx: cannot relocate: %s", p->info.func->name,
-				 (unsigned long long)(p->info.addr - p->info.func->addr), kinstr_reloc__why(&r));
-			return ret;
-		}
+		if (ret)
+			return kinstr_why__fail(why, ret, "%s+0x%llx: cannot relocate: %s", p->info.func->name,
+						(unsigned long long)(p->info.addr - p->info.func->addr), kinstr_reloc__why(&r));
 	}
 	/* a bare ret copied as is would bypass the return thunk: end with jmp to it instead */
 	if (r.nr_insns && r.insns[r.nr_insns - 1].old_len == 1 &&
@@ -414,11 +400,9 @@ static int build_body(const struct kinstr_probeset *ps, const struct pset_probe 
 		uint32_t at = r.insns[r.nr_insns - 1].new_off;
 		int32_t rel;
 
-		if (kinstr_kernel__ret_relocation(ps->k, &thunk)) {
-			snprintf(err, errlen, "%s+0x%llx: %s", p->info.func->name,
-				 (unsigned long long)(p->info.addr - p->info.func->addr), ret_why(ps->k));
-			return -EPERM;
-		}
+		if (kinstr_kernel__ret_relocation(ps->k, &thunk))
+			return kinstr_why__fail(why, -EPERM, "%s+0x%llx: %s", p->info.func->name,
+						(unsigned long long)(p->info.addr - p->info.func->addr), ret_why(ps->k));
 		if (thunk) {
 			rel = (int32_t)(thunk - (body_addr + at + 5));
 			out[at] = 0xe9;
@@ -426,11 +410,9 @@ static int build_body(const struct kinstr_probeset *ps, const struct pset_probe 
 			r.out_len = at + 5;
 		}
 	}
-	if (r.out_len + tail > KINSTR_SLOT_BODY_MAX) {
-		snprintf(err, errlen, "%s+0x%llx: relocated code too long (%u bytes)", p->info.func->name,
-			 (unsigned long long)(p->info.addr - p->info.func->addr), r.out_len + tail);
-		return -E2BIG;
-	}
+	if (r.out_len + tail > KINSTR_SLOT_BODY_MAX)
+		return kinstr_why__fail(why, -E2BIG, "%s+0x%llx: relocated code too long (%u bytes)", p->info.func->name,
+					(unsigned long long)(p->info.addr - p->info.func->addr), r.out_len + tail);
 	memcpy(req->body, out, r.out_len);
 	req->body_len = r.out_len + tail;
 	if (p->is_call) {
@@ -446,23 +428,19 @@ static int build_body(const struct kinstr_probeset *ps, const struct pset_probe 
 }
 
 int kinstr_probeset__body(const struct kinstr_probeset *ps, size_t i, uint64_t body_addr, uint8_t *buf,
-			  size_t size, char *err, size_t errlen)
+			  size_t size, struct kinstr_why *why)
 {
 	struct kinstr_probe req;
 	int ret;
 
-	if (!ps || i >= ps->n || !buf) {
-		snprintf(err, errlen, "no probe %zu", i);
-		return -EINVAL;
-	}
+	if (!ps || i >= ps->n || !buf)
+		return kinstr_why__fail(why, -EINVAL, "no probe %zu", i);
 	memset(&req, 0, sizeof(req));
-	ret = build_body(ps, &ps->probes[i], body_addr, &req, err, errlen);
+	ret = build_body(ps, &ps->probes[i], body_addr, &req, why);
 	if (ret)
 		return ret;
-	if (req.body_len > size) {
-		snprintf(err, errlen, "body of %u bytes, buffer of %zu", req.body_len, size);
-		return -ENOSPC;
-	}
+	if (req.body_len > size)
+		return kinstr_why__fail(why, -ENOSPC, "body of %u bytes, buffer of %zu", req.body_len, size);
 	memcpy(buf, req.body, req.body_len);
 	return req.body_len;
 }
@@ -490,7 +468,7 @@ const char *kinstr_refusal__str(unsigned int refusal)
 	return refusal < KINSTR_REFUSE_NR && refusals[refusal] ? refusals[refusal] : "unknown refusal";
 }
 
-static int pset_install(struct kinstr_probeset *ps, bool verify_only, size_t *refused, char *err, size_t errlen)
+static int pset_install(struct kinstr_probeset *ps, bool verify_only, size_t *refused, struct kinstr_why *why)
 {
 	struct kinstr_alloc al = { .size = sizeof(al) };
 	struct kinstr_install in = { .size = sizeof(in) };
@@ -502,23 +480,20 @@ static int pset_install(struct kinstr_probeset *ps, bool verify_only, size_t *re
 	int ret = 0;
 
 	if (!ps->dev || !ps->n || ps->area)
-		return -EINVAL;
-	if (ps->n > KINSTR_AREA_MAX_PROBES) {
-		snprintf(err, errlen, "%zu probes: at most %d in one batch", ps->n, KINSTR_AREA_MAX_PROBES);
-		return -E2BIG;
-	}
+		return kinstr_why__fail(why, -EINVAL, "%s", strerror(EINVAL));
+	if (ps->n > KINSTR_AREA_MAX_PROBES)
+		return kinstr_why__fail(why, -E2BIG, "%zu probes: at most %d in one batch", ps->n, KINSTR_AREA_MAX_PROBES);
 	al.count = ps->n;
 	if (kinstr_dev__ioctl(ps->dev, KINSTR_IOC_ALLOC, &al) < 0) {
 		ret = -errno;
-		snprintf(err, errlen, "cannot reserve patch space for %zu probes: %s%s", ps->n, strerror(-ret),
-			 ret == -EPERM ? " (kernel lockdown?)" :
-			 ret == -EDQUOT ? " (this descriptor's probe limit: /sys/module/kinstr/parameters/max_probes_per_fd)" :
-			 ret == -ENOSPC ? " (the probe limit of all descriptors: /sys/module/kinstr/parameters/max_probes)" : "");
-		return ret;
+		return kinstr_why__fail(why, ret, "cannot reserve patch space for %zu probes: %s%s", ps->n, strerror(-ret),
+					ret == -EPERM ? " (kernel lockdown?)" :
+					ret == -EDQUOT ? " (this descriptor's probe limit: /sys/module/kinstr/parameters/max_probes_per_fd)" :
+					ret == -ENOSPC ? " (the probe limit of all descriptors: /sys/module/kinstr/parameters/max_probes)" : "");
 	}
 	req = calloc(ps->n, sizeof(*req));
 	if (!req) {
-		ret = -ENOMEM;
+		ret = kinstr_why__fail(why, -ENOMEM, "%s", strerror(ENOMEM));
 		goto undo;
 	}
 	for (i = 0; i < ps->n; i++) {
@@ -533,7 +508,7 @@ static int pset_install(struct kinstr_probeset *ps, bool verify_only, size_t *re
 			if (!bpf)
 				bpf = calloc(ps->n, sizeof(*bpf));
 			if (!bpf) {
-				ret = -ENOMEM;
+				ret = kinstr_why__fail(why, -ENOMEM, "%s", strerror(ENOMEM));
 				goto undo;
 			}
 			bpf[i] = (struct kinstr_bpf_attach){ .prog_fd = p->bpf_fd, .cookie = p->bpf_cookie };
@@ -542,14 +517,14 @@ static int pset_install(struct kinstr_probeset *ps, bool verify_only, size_t *re
 			if (!specs)
 				specs = calloc(ps->n, sizeof(*specs));
 			if (!specs) {
-				ret = -ENOMEM;
+				ret = kinstr_why__fail(why, -ENOMEM, "%s", strerror(ENOMEM));
 				goto undo;
 			}
 			specs[i] = p->spec;
 		}
 		req[i].displaced_len = p->info.displaced_len;
 		memcpy(req[i].expected, p->bytes, p->info.displaced_len);
-		ret = build_body(ps, p, body, &req[i], err, errlen);
+		ret = build_body(ps, p, body, &req[i], why);
 		if (ret)
 			goto undo;
 	}
@@ -563,8 +538,7 @@ static int pset_install(struct kinstr_probeset *ps, bool verify_only, size_t *re
 		const struct pset_action *pa = &pset_actions[req[i].action];
 
 		if (pa->feature && !kinstr_dev__has(ps->dev, pa->feature)) {
-			snprintf(err, errlen, "%s", pa->missing);
-			ret = -EOPNOTSUPP;
+			ret = kinstr_why__fail(why, -EOPNOTSUPP, "%s", pa->missing);
 			goto undo;
 		}
 	}
@@ -596,12 +570,12 @@ static int pset_install(struct kinstr_probeset *ps, bool verify_only, size_t *re
 					}
 			if (in.refusal == KINSTR_REFUSE_BRANCH_TARGET || in.refusal == KINSTR_REFUSE_BAD_RELOCATION)
 				snprintf(extra, sizeof(extra), " (at 0x%llx)", (unsigned long long)in.refusal_addr);
-			snprintf(err, errlen, "%s+0x%llx: the module refused: %s%s", p->info.func->name,
-				 (unsigned long long)(p->info.addr - p->info.func->addr),
-				 kinstr_refusal__str(in.refusal), extra);
+			kinstr_why__fail(why, ret, "%s+0x%llx: the module refused: %s%s", p->info.func->name,
+					 (unsigned long long)(p->info.addr - p->info.func->addr),
+					 kinstr_refusal__str(in.refusal), extra);
 		} else {
-			snprintf(err, errlen, "installing %zu probes failed: %s%s", ps->n, strerror(-ret),
-				 ret == -ENODEV ? " (trace and timer probes need a trace channel or timers)" : "");
+			kinstr_why__fail(why, ret, "installing %zu probes failed: %s%s", ps->n, strerror(-ret),
+					 ret == -ENODEV ? " (trace and timer probes need a trace channel or timers)" : "");
 		}
 		goto undo;
 	}
@@ -637,14 +611,14 @@ undo:
 	return ret;
 }
 
-int kinstr_probeset__install(struct kinstr_probeset *ps, char *err, size_t errlen)
+int kinstr_probeset__install(struct kinstr_probeset *ps, struct kinstr_why *why)
 {
-	return pset_install(ps, false, NULL, err, errlen);
+	return pset_install(ps, false, NULL, why);
 }
 
-int kinstr_probeset__verify(struct kinstr_probeset *ps, size_t *refused, char *err, size_t errlen)
+int kinstr_probeset__verify(struct kinstr_probeset *ps, size_t *refused, struct kinstr_why *why)
 {
-	return pset_install(ps, true, refused, err, errlen);
+	return pset_install(ps, true, refused, why);
 }
 
 int kinstr_probeset__counts(struct kinstr_probeset *ps, uint64_t *counts)

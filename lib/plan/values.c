@@ -61,7 +61,7 @@ static void type_from_btf(const struct kinstr_proto_arg *a, struct kinstr_value 
 }
 
 /* ":TYPE" into t (integer width also sets a memory read's size). */
-static int apply_type(const char *ty, struct kinstr_value *t, bool mem, char *err, size_t errlen)
+static int apply_type(const char *ty, struct kinstr_value *t, bool mem, struct kinstr_why *why)
 {
 	static const struct { const char *n; enum kinstr_ctf_type t; unsigned int size; bool hex; } types[] = {
 		{ "u8", KINSTR_CTF_U8, 1, false }, { "u16", KINSTR_CTF_U16, 2, false },
@@ -79,10 +79,9 @@ static int apply_type(const char *ty, struct kinstr_value *t, bool mem, char *er
 
 		if (ty[6] == '[') {
 			n = strtoul(ty + 7, &end, 0);
-			if (end == ty + 7 || strcmp(end, "]") || n < 2 || n > KINSTR_TRACE_STR_MAX) {
-				snprintf(err, errlen, "bad string size '%.100s' (string[2..%d])", ty, KINSTR_TRACE_STR_MAX);
-				return -EINVAL;
-			}
+			if (end == ty + 7 || strcmp(end, "]") || n < 2 || n > KINSTR_TRACE_STR_MAX)
+				return kinstr_why__fail(why, -EINVAL, "bad string size '%.100s' (string[2..%d])", ty,
+							KINSTR_TRACE_STR_MAX);
 		} else if (ty[6]) {
 			goto bad;
 		}
@@ -102,32 +101,28 @@ static int apply_type(const char *ty, struct kinstr_value *t, bool mem, char *er
 			return 0;
 		}
 bad:
-	snprintf(err, errlen, "unknown type '%.100s' (u8..u64, s8..s64, x8..x64, string)", ty);
-	return -EINVAL;
+	return kinstr_why__fail(why, -EINVAL, "unknown type '%.100s' (u8..u64, s8..s64, x8..x64, string)", ty);
 }
 
 /* A register or an argument name into a register; *name_out gets the field's name. */
 static int base_reg(const char *s, const struct kinstr_proto *proto, bool at_entry, const char *func,
-		    struct kinstr_value *t, char *err, size_t errlen)
+		    struct kinstr_value *t, struct kinstr_why *why)
 {
 	unsigned int j;
 	int r;
 
 	if (s[0] == '%') {
 		r = reg_by_name(s + 1);
-		if (r < 0) {
-			snprintf(err, errlen, "unknown register '%.100s' (%%rax .. %%r15, %%rip)", s);
-			return -EINVAL;
-		}
+		if (r < 0)
+			return kinstr_why__fail(why, -EINVAL, "unknown register '%.100s' (%%rax .. %%r15, %%rip)", s);
 		t->v.reg = (uint8_t)r;
 		t->type = KINSTR_CTF_U64;
 		t->hex = true;
 		return 0;
 	}
-	if (!proto) {
-		snprintf(err, errlen, "'%.100s': no BTF prototype for %.200s (use registers: %%rdi, %%rsi, ...)", s, func);
-		return -ENOENT;
-	}
+	if (!proto)
+		return kinstr_why__fail(why, -ENOENT, "'%.100s': no BTF prototype for %.200s (use registers: %%rdi, %%rsi, ...)",
+					s, func);
 	for (j = 0; j < proto->nargs; j++)
 		if (!strcmp(proto->args[j].name, s))
 			break;
@@ -137,18 +132,15 @@ static int base_reg(const char *s, const struct kinstr_proto *proto, bool at_ent
 		for (j = 0; j < proto->nargs; j++)
 			snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s", j ? ", " : "",
 				 proto->args[j].name);
-		snprintf(err, errlen, "%.150s has no argument '%.100s' (it has: %.200s)", func, s, proto->nargs ? names : "none");
-		return -ENOENT;
+		return kinstr_why__fail(why, -ENOENT, "%.150s has no argument '%.100s' (it has: %.200s)", func, s,
+					proto->nargs ? names : "none");
 	}
-	if (!at_entry) {
-		snprintf(err, errlen, "argument '%.100s': arguments by name only at %.150s's entry (use registers "
-			 "elsewhere)", s, func);
-		return -EINVAL;
-	}
-	if (proto->args[j].on_stack || proto->args[j].reg[0] < 0) {
-		snprintf(err, errlen, "argument '%.100s' of %.150s is passed on the stack: not supported", s, func);
-		return -EOPNOTSUPP;
-	}
+	if (!at_entry)
+		return kinstr_why__fail(why, -EINVAL, "argument '%.100s': arguments by name only at %.150s's entry (use "
+					"registers elsewhere)", s, func);
+	if (proto->args[j].on_stack || proto->args[j].reg[0] < 0)
+		return kinstr_why__fail(why, -EOPNOTSUPP, "argument '%.100s' of %.150s is passed on the stack: not supported",
+					s, func);
 	t->v.reg = (uint8_t)proto->args[j].reg[0];
 	type_from_btf(&proto->args[j], t);
 	return 0;
@@ -178,7 +170,7 @@ static void field_name(const char *expr, char *out, size_t size)
 
 /* One VALUE of a SPEC. */
 static int parse_value(char *tok, const struct kinstr_proto *proto, bool at_entry, bool at_return,
-		       const char *func, struct kinstr_value *t, char *err, size_t errlen)
+		       const char *func, struct kinstr_value *t, struct kinstr_why *why)
 {
 	char *colon = NULL, *p, *open;
 	int depth = 0, ret;
@@ -205,18 +197,14 @@ static int parse_value(char *tok, const struct kinstr_proto *proto, bool at_entr
 	} else {
 		p = NULL;
 	}
-	if (!*tok) {
-		snprintf(err, errlen, "empty value");
-		return -EINVAL;
-	}
+	if (!*tok)
+		return kinstr_why__fail(why, -EINVAL, "empty value");
 	if (!p)
 		field_name(tok, t->name, sizeof(t->name));
 	open = strchr(tok, '(');
 	if (!strcmp(tok, "ret") || !strcmp(tok, "retval")) {
-		if (!at_return) {
-			snprintf(err, errlen, "'%.200s': the return value exists only at FUNC%%return", tok);
-			return -EINVAL;
-		}
+		if (!at_return)
+			return kinstr_why__fail(why, -EINVAL, "'%.200s': the return value exists only at FUNC%%return", tok);
 		t->v.kind = KINSTR_VAL_REG;
 		t->v.reg = KINSTR_REG_RAX;
 		t->type = KINSTR_CTF_S64;
@@ -226,22 +214,18 @@ static int parse_value(char *tok, const struct kinstr_proto *proto, bool at_entr
 		char *end, *close = strrchr(tok, ')');
 		long long off = 0;
 
-		if (!close || close[1]) {
-			snprintf(err, errlen, "'%.200s': expected +OFF(X)", tok);
-			return -EINVAL;
-		}
+		if (!close || close[1])
+			return kinstr_why__fail(why, -EINVAL, "'%.200s': expected +OFF(X)", tok);
 		*close = 0;
 		*open = 0;
 		if (*tok) {
 			errno = 0;
 			off = strtoll(tok, &end, 0);
-			if (errno || *end || off < INT32_MIN || off > INT32_MAX) {
-				snprintf(err, errlen, "'%.200s': bad offset (+0x10(%%rdi))", tok);
-				return -EINVAL;
-			}
+			if (errno || *end || off < INT32_MIN || off > INT32_MAX)
+				return kinstr_why__fail(why, -EINVAL, "'%.200s': bad offset (+0x10(%%rdi))", tok);
 		}
 		trim(open + 1);
-		ret = base_reg(open + 1, proto, at_entry, func, t, err, errlen);
+		ret = base_reg(open + 1, proto, at_entry, func, t, why);
 		if (ret)
 			return ret;
 		if (!p) {
@@ -257,16 +241,16 @@ static int parse_value(char *tok, const struct kinstr_proto *proto, bool at_entr
 		t->type = KINSTR_CTF_U64;
 		t->hex = true;
 		if (colon)
-			return apply_type(colon + 1, t, true, err, errlen);
+			return apply_type(colon + 1, t, true, why);
 		return 0;
 	} else {
-		ret = base_reg(tok, proto, at_entry, func, t, err, errlen);
+		ret = base_reg(tok, proto, at_entry, func, t, why);
 		if (ret)
 			return ret;
 		t->v.kind = KINSTR_VAL_REG;
 	}
 	if (colon) {
-		ret = apply_type(colon + 1, t, false, err, errlen);
+		ret = apply_type(colon + 1, t, false, why);
 		if (ret)
 			return ret;
 		if (t->v.kind == KINSTR_VAL_STR)
@@ -276,7 +260,7 @@ static int parse_value(char *tok, const struct kinstr_proto *proto, bool at_entr
 }
 
 int kinstr_values__parse(const char *list, const struct kinstr_proto *proto, bool at_entry, bool at_return,
-			 const char *func, struct kinstr_value *vals, unsigned int *nvals, char *err, size_t errlen)
+			 const char *func, struct kinstr_value *vals, unsigned int *nvals, struct kinstr_why *why)
 {
 	char buf[1024], *tok, *p;
 	int depth = 0, ret;
@@ -306,11 +290,9 @@ int kinstr_values__parse(const char *list, const struct kinstr_proto *proto, boo
 			bool last = !*p;
 
 			*p = 0;
-			if (*nvals == KINSTR_TRACE_MAX_VALS) {
-				snprintf(err, errlen, "at most %d values per probe", KINSTR_TRACE_MAX_VALS);
-				return -E2BIG;
-			}
-			ret = parse_value(tok, proto, at_entry, at_return, func, &vals[*nvals], err, errlen);
+			if (*nvals == KINSTR_TRACE_MAX_VALS)
+				return kinstr_why__fail(why, -E2BIG, "at most %d values per probe", KINSTR_TRACE_MAX_VALS);
+			ret = parse_value(tok, proto, at_entry, at_return, func, &vals[*nvals], why);
 			if (ret)
 				return ret;
 			(*nvals)++;

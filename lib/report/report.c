@@ -103,17 +103,16 @@ static void put_asset(FILE *out, const char *start, const char *end)
 	fputc('\n', out);
 }
 
-int kinstr_report__html(FILE *out, const char *title, const struct kinstr_report_input *in, size_t n, char *err,
-			size_t errlen)
+int kinstr_report__html(FILE *out, const char *title, const struct kinstr_report_input *in, size_t n,
+			struct kinstr_why *why)
 {
 	size_t i;
 
 	for (i = 0; i < n; i++)
-		if (kinstr_report__kind(in[i].data, in[i].len) < 0) {
-			snprintf(err, errlen, "%s: neither kinstr's JSON nor folded stacks (FRAME;FRAME;... COUNT lines)",
-				 in[i].name);
-			return -EINVAL;
-		}
+		if (kinstr_report__kind(in[i].data, in[i].len) < 0)
+			return kinstr_why__fail(why, -EINVAL,
+						"%s: neither kinstr's JSON nor folded stacks (FRAME;FRAME;... COUNT lines)",
+						in[i].name);
 	fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>", out);
 	put_attr(out, title);
 	fputs("</title>\n<style>\n", out);
@@ -141,5 +140,5 @@ int kinstr_report__html(FILE *out, const char *title, const struct kinstr_report
 	fputs("</head>\n<body>\n<h1>", out);
 	put_attr(out, title);
 	fputs("</h1>\n<main id=\"kinstr-report\"></main>\n</body>\n</html>\n", out);
-	return ferror(out) ? -EIO : 0;
+	return ferror(out) ? kinstr_why__fail(why, -EIO, "%s", strerror(EIO)) : 0;
 }

@@ -39,19 +39,19 @@ static void put_str(FILE *out, const char *s)
 
 /* One pass over the events: per CPU and per class counted, and the time bounds. 0 or -errno. */
 static int count_pass(const char *dir, struct tl_count *cpu, uint64_t *per_class, unsigned int nclass,
-		      uint64_t *total, uint64_t *t0, uint64_t *t1, char *err, size_t errlen)
+		      uint64_t *total, uint64_t *t0, uint64_t *t1, struct kinstr_why *why)
 {
-	struct kinstr_ctf_reader *r = kinstr_ctf_reader__open(dir, err, errlen);
+	struct kinstr_ctf_reader *r = kinstr_ctf_reader__open(dir, why);
 	struct kinstr_ctf_event ev;
 	int ret;
 
 	if (!r)
 		return -errno;
 	*total = 0;
-	while ((ret = kinstr_ctf_reader__next(r, &ev, err, errlen)) == 1) {
+	while ((ret = kinstr_ctf_reader__next(r, &ev, why)) == 1) {
 		if (ev.cpu >= MAX_CPUS || ev.class_id >= nclass) {
-			snprintf(err, errlen, "%s: an event of CPU %u, class %u: out of range", dir, ev.cpu, ev.class_id);
-			ret = -EBADMSG;
+			ret = kinstr_why__fail(why, -EBADMSG, "%s: an event of CPU %u, class %u: out of range", dir, ev.cpu,
+					       ev.class_id);
 			break;
 		}
 		cpu[ev.cpu].events++;
@@ -67,9 +67,9 @@ static int count_pass(const char *dir, struct tl_count *cpu, uint64_t *per_class
 	return ret < 0 ? ret : 0;
 }
 
-int kinstr_report__trace_json(FILE *out, const char *dir, const char *name, size_t max, char *err, size_t errlen)
+int kinstr_report__trace_json(FILE *out, const char *dir, const char *name, size_t max, struct kinstr_why *why)
 {
-	struct kinstr_ctf_reader *r = kinstr_ctf_reader__open(dir, err, errlen);
+	struct kinstr_ctf_reader *r = kinstr_ctf_reader__open(dir, why);
 	struct tl_count *cpu = NULL;
 	uint64_t *per_class = NULL, total = 0, t0 = 0, t1 = 0, step, i = 0, shown = 0;
 	struct kinstr_ctf_event ev;
@@ -83,7 +83,7 @@ int kinstr_report__trace_json(FILE *out, const char *dir, const char *name, size
 	cpu = calloc(MAX_CPUS, sizeof(*cpu));
 	per_class = calloc(nclass ? nclass : 1, sizeof(*per_class));
 	if (!cpu || !per_class) {
-		ret = -ENOMEM;
+		ret = kinstr_why__fail(why, -ENOMEM, "%s", strerror(ENOMEM));
 		goto out;
 	}
 	for (s = 0; s < kinstr_ctf_reader__stream_cnt(r); s++) {
@@ -94,7 +94,7 @@ int kinstr_report__trace_json(FILE *out, const char *dir, const char *name, size
 			cpu[si->cpu].seen = true;
 		}
 	}
-	ret = count_pass(dir, cpu, per_class, nclass, &total, &t0, &t1, err, errlen);
+	ret = count_pass(dir, cpu, per_class, nclass, &total, &t0, &t1, why);
 	if (ret)
 		goto out;
 	max = max ? max : KINSTR_REPORT_TRACE_MAX;
@@ -121,7 +121,7 @@ int kinstr_report__trace_json(FILE *out, const char *dir, const char *name, size
 			fprintf(out, "%s{\"cpu\":%u,\"events\":%llu,\"lost\":%llu}", s++ ? "," : "", c,
 				(unsigned long long)cpu[c].events, (unsigned long long)cpu[c].lost);
 	fputs("],\"ev\":[", out);
-	while ((ret = kinstr_ctf_reader__next(r, &ev, err, errlen)) == 1) {
+	while ((ret = kinstr_ctf_reader__next(r, &ev, why)) == 1) {
 		if (i++ % step)
 			continue;
 		fprintf(out, "%s[%u,%u,%llu]", shown++ ? "," : "", ev.cpu, ev.class_id, (unsigned long long)(ev.ts - t0));
@@ -129,7 +129,7 @@ int kinstr_report__trace_json(FILE *out, const char *dir, const char *name, size
 	if (ret < 0)
 		goto out;
 	fprintf(out, "],\"shown\":%llu}}\n", (unsigned long long)shown);
-	ret = ferror(out) ? -EIO : 0;
+	ret = ferror(out) ? kinstr_why__fail(why, -EIO, "%s", strerror(EIO)) : 0;
 out:
 	kinstr_ctf_reader__close(r);
 	free(cpu);

@@ -24,15 +24,17 @@ struct stack_key {
 	int32_t stack;
 };
 
-struct kinstr_stacks *kinstr_stacks__new(char *err, size_t errlen)
+struct kinstr_stacks *kinstr_stacks__new(struct kinstr_why *why)
 {
 	struct kinstr_stacks *s = calloc(1, sizeof(*s));
 	char *log = NULL;
 
-	if (!s)
+	if (!s) {
+		kinstr_why__fail(why, -ENOMEM, "%s", strerror(ENOMEM));
 		return NULL;
+	}
 	s->o = kinstr_bpf_obj__open_mem(kinstr_stack_bpf_obj, (size_t)(kinstr_stack_bpf_obj_end - kinstr_stack_bpf_obj),
-					"kinstr_stack", NULL, err, errlen, &log);
+					"kinstr_stack", NULL, why, &log);
 	free(log);
 	if (!s->o) {
 		int e = errno;

@@ -43,8 +43,8 @@ static uint64_t default_max(const char *dir)
 }
 
 struct kinstr_recording *kinstr_recording__new(struct kinstr_dev *dev, const char *dir, struct kinstr_trace_event *ev,
-					       unsigned int nev, const struct kinstr_recording_opts *opts, char *err,
-					       size_t errlen)
+					       unsigned int nev, const struct kinstr_recording_opts *opts,
+					       struct kinstr_why *why)
 {
 	const struct kinstr_trace_opts *topts = KINSTR_OPTS_GET(opts, trace, NULL);
 	struct kinstr_ctf_env env[16];
@@ -56,18 +56,20 @@ struct kinstr_recording *kinstr_recording__new(struct kinstr_dev *dev, const cha
 	int e;
 
 	if (!KINSTR_OPTS_VALID(opts) || nenv > 15) {
-		snprintf(err, errlen, "bad recording options");
+		kinstr_why__fail(why, -EINVAL, "bad recording options");
 		errno = EINVAL;
 		return NULL;
 	}
 	if (!dev) {
-		snprintf(err, errlen, "no device");
+		kinstr_why__fail(why, -ENODEV, "no device");
 		errno = ENODEV;
 		return NULL;
 	}
 	r = calloc(1, sizeof(*r));
-	if (!r)
+	if (!r) {
+		kinstr_why__fail(why, -ENOMEM, "%s", strerror(ENOMEM));
 		return NULL;
+	}
 	r->dev = dev;
 	r->dir = dir;
 	if (!dir) {
@@ -81,9 +83,9 @@ struct kinstr_recording *kinstr_recording__new(struct kinstr_dev *dev, const cha
 	r->t = kinstr_trace__create(dev, topts);
 	if (!r->t) {
 		e = errno;
-		snprintf(err, errlen, "cannot create the trace buffers (%u x %u bytes per CPU): %s",
-			 topts && topts->num_subbufs ? topts->num_subbufs : 16,
-			 topts && topts->subbuf_size ? topts->subbuf_size : 64 << 10, strerror(e));
+		kinstr_why__fail(why, -e, "cannot create the trace buffers (%u x %u bytes per CPU): %s",
+				 topts && topts->num_subbufs ? topts->num_subbufs : 16,
+				 topts && topts->subbuf_size ? topts->subbuf_size : 64 << 10, strerror(e));
 		goto fail;
 	}
 	r->nr_cpus = kinstr_trace__nr_cpus(r->t);
@@ -102,8 +104,8 @@ struct kinstr_recording *kinstr_recording__new(struct kinstr_dev *dev, const cha
 	r->w = kinstr_ctf__create(dir, &copts);
 	if (!r->w) {
 		e = errno;
-		snprintf(err, errlen, "%s: cannot create the trace: %s", dir,
-			 e == EEXIST ? "it exists and is not empty" : strerror(e));
+		kinstr_why__fail(why, -e, "%s: cannot create the trace: %s", dir,
+				 e == EEXIST ? "it exists and is not empty" : strerror(e));
 		goto fail;
 	}
 	r->max_size = KINSTR_OPTS_GET(opts, max_size, 0);
@@ -118,12 +120,12 @@ struct kinstr_recording *kinstr_recording__new(struct kinstr_dev *dev, const cha
 	if (!r->rec) {
 		e = errno;
 		if (e == ENOSPC)
-			snprintf(err, errlen, "%s: --max-size %llu bytes leaves no room for the trace (%u CPUs need %llu "
-				 "bytes)%s", dir, (unsigned long long)r->max_size, r->nr_cpus,
-				 (unsigned long long)r->nr_cpus * KINSTR_RECORD_END_RESERVE + 4096,
-				 user_max ? "" : " (the default is half the file system's free space)");
+			kinstr_why__fail(why, -e, "%s: --max-size %llu bytes leaves no room for the trace (%u CPUs need "
+					 "%llu bytes)%s", dir, (unsigned long long)r->max_size, r->nr_cpus,
+					 (unsigned long long)r->nr_cpus * KINSTR_RECORD_END_RESERVE + 4096,
+					 user_max ? "" : " (the default is half the file system's free space)");
 		else
-			snprintf(err, errlen, "%s: cannot describe the events: %s", dir, strerror(e));
+			kinstr_why__fail(why, -e, "%s: cannot describe the events: %s", dir, strerror(e));
 		goto fail;
 	}
 	return r;
@@ -164,7 +166,7 @@ bool kinstr_recording__capped(struct kinstr_recording *r, bool *first)
 	return kinstr_recorder__capped(r->rec, first);
 }
 
-int kinstr_recording__run(struct kinstr_recording *r, bool live, int poll_ms, char *err, size_t errlen)
+int kinstr_recording__run(struct kinstr_recording *r, bool live, int poll_ms, struct kinstr_why *why)
 {
 	double last_flush = now_s();
 	int ret;
@@ -178,10 +180,8 @@ int kinstr_recording__run(struct kinstr_recording *r, bool live, int poll_ms, ch
 		ret = kinstr_trace__consume(r->t, kinstr_recorder__subbuf, r->rec);
 		if (live)
 			fflush(stdout);
-		if (ret < 0) {
-			snprintf(err, errlen, "reading the trace buffers: %s", strerror(-ret));
-			return ret;
-		}
+		if (ret < 0)
+			return kinstr_why__fail(why, ret, "reading the trace buffers: %s", strerror(-ret));
 		if (ret == KINSTR_RECORD_STOP)
 			break;
 	}
@@ -189,7 +189,7 @@ int kinstr_recording__run(struct kinstr_recording *r, bool live, int poll_ms, ch
 }
 
 int kinstr_recording__drain(struct kinstr_recording *r, struct kinstr_rec_cpu *cpus, struct kinstr_trace_stats *st,
-			    char *err, size_t errlen)
+			    struct kinstr_why *why)
 {
 	struct timespec ts;
 	unsigned int cpu;
@@ -199,10 +199,8 @@ int kinstr_recording__drain(struct kinstr_recording *r, struct kinstr_rec_cpu *c
 	kinstr_recorder__drain(r->rec);
 	ret = kinstr_trace__consume_max(r->t, kinstr_recorder__subbuf, r->rec, r->num_subbufs + 1);
 	fflush(stdout);
-	if (ret < 0) {
-		snprintf(err, errlen, "reading the trace buffers: %s", strerror(-ret));
-		return ret;
-	}
+	if (ret < 0)
+		return kinstr_why__fail(why, ret, "reading the trace buffers: %s", strerror(-ret));
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	for (cpu = 0; cpu < r->nr_cpus; cpu++) {
 		struct kinstr_trace_stats s;
@@ -211,10 +209,8 @@ int kinstr_recording__drain(struct kinstr_recording *r, struct kinstr_rec_cpu *c
 		memset(&s, 0, sizeof(s));
 		if (!kinstr_trace__stats(r->t, cpu, &s) &&
 		    kinstr_recorder__finish_cpu(r->rec, cpu, &s, (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec,
-						&c)) {
-			snprintf(err, errlen, "%s: cannot write the stream of cpu %u", r->dir, cpu);
-			return -EIO;
-		}
+						&c))
+			return kinstr_why__fail(why, -EIO, "%s: cannot write the stream of cpu %u", r->dir, cpu);
 		if (cpus)
 			cpus[cpu] = c;
 		if (st)
@@ -223,12 +219,12 @@ int kinstr_recording__drain(struct kinstr_recording *r, struct kinstr_rec_cpu *c
 	return 0;
 }
 
-int kinstr_recording__close(struct kinstr_recording *r, char *err, size_t errlen)
+int kinstr_recording__close(struct kinstr_recording *r, struct kinstr_why *why)
 {
 	int ret = kinstr_ctf__close(r->w);
 
 	r->w = NULL;
 	if (ret)
-		snprintf(err, errlen, "%s: writing the trace failed: %s", r->dir, strerror(-ret));
+		kinstr_why__fail(why, ret, "%s: writing the trace failed: %s", r->dir, strerror(-ret));
 	return ret;
 }

@@ -61,10 +61,9 @@ struct kinstr_ctf_reader {
 };
 
 /* metadata.c */
-int cr_fail(char *err, size_t errlen, int ret, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 void cr_free_fields(struct kinstr_ctf_field *f, unsigned int n);
 int cr_parse_metadata(struct kinstr_ctf_reader *r, const char *text, size_t len, const char *path,
-			  char *err, size_t errlen);
+			  struct kinstr_why *why);
 
 
 #endif

@@ -21,18 +21,6 @@
 #include "lib/trace/ctf_priv.h"
 #include "lib/traceread/ctf_read_priv.h"
 
-int cr_fail(char *err, size_t errlen, int ret, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return ret;
-}
-
 /* ---- metadata ---- */
 
 enum tok_kind { T_END, T_IDENT, T_NUM, T_STR, T_PUNCT };
@@ -588,14 +576,14 @@ static void parse_block(struct lexer *lx, struct meta *m, const char *kind)
 }
 
 int cr_parse_metadata(struct kinstr_ctf_reader *r, const char *text, size_t len, const char *path,
-			  char *err, size_t errlen)
+			  struct kinstr_why *why)
 {
 	struct lexer lx = { .p = text, .end = text + len };
 	struct meta m = { .r = r };
 	static const char magic[] = "/* CTF 1.8";
 
 	if (len < sizeof(magic) - 1 || memcmp(text, magic, sizeof(magic) - 1) || memchr(text, 0, len))
-		return cr_fail(err, errlen, -EINVAL, "%s: not a CTF 1.8 trace kinstr can read (no '/* CTF 1.8 */' text header)",
+		return kinstr_why__fail(why, -EINVAL, "%s: not a CTF 1.8 trace kinstr can read (no '/* CTF 1.8 */' text header)",
 			    path);
 	next_tok(&lx);
 	while (!lx.bad && lx.t.kind != T_END && !m.fail_why) {
@@ -678,8 +666,8 @@ int cr_parse_metadata(struct kinstr_ctf_reader *r, const char *text, size_t len,
 		for (p = text; p < lx.t.s && p < text + len; p++)
 			line += *p == '\n';
 		if (m.fail_why)
-			return cr_fail(err, errlen, -EINVAL, "%s: not a CTF 1.8 trace kinstr can read: %s", path, m.fail_why);
-		return cr_fail(err, errlen, -EINVAL, "%s: not a CTF 1.8 trace kinstr can read (line %zu, near '%.*s')",
+			return kinstr_why__fail(why, -EINVAL, "%s: not a CTF 1.8 trace kinstr can read: %s", path, m.fail_why);
+		return kinstr_why__fail(why, -EINVAL, "%s: not a CTF 1.8 trace kinstr can read (line %zu, near '%.*s')",
 			    path, line, (int)(lx.t.len > 40 ? 40 : lx.t.len), lx.t.kind == T_END ? "end" : lx.t.s);
 	}
 	return 0;

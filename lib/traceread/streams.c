@@ -59,7 +59,7 @@ static bool clock_fits(const struct kinstr_ctf_reader *r, uint64_t ts)
  * CRC-32 (which covers the events and the padding), and its neighbours: sequence numbers from 0
  * with no gap, time never going back, one CPU (the file's), a discarded count that only grows.
  */
-static int check_stream(struct kinstr_ctf_reader *r, struct rstream *s, char *err, size_t errlen)
+static int check_stream(struct kinstr_ctf_reader *r, struct rstream *s, struct kinstr_why *why)
 {
 	const char *d = r->dir, *f = s->info.file;
 	const unsigned int ps = CTF_PKT_START;
@@ -68,7 +68,7 @@ static int check_stream(struct kinstr_ctf_reader *r, struct rstream *s, char *er
 	size_t off = 0;
 
 	if (!s->size)
-		return cr_fail(err, errlen, -EBADMSG, "%s/%s: empty stream file (kinstr writes a stream file only with packets)",
+		return kinstr_why__fail(why, -EBADMSG, "%s/%s: empty stream file (kinstr writes a stream file only with packets)",
 			    d, f);
 	while (off < s->size) {
 		size_t left = s->size - off;
@@ -77,62 +77,62 @@ static int check_stream(struct kinstr_ctf_reader *r, struct rstream *s, char *er
 		struct pkt k;
 
 		if (left < ps)
-			return cr_fail(err, errlen, -EBADMSG, "%s/%s: truncated packet header at offset %zu (%zu bytes left)",
+			return kinstr_why__fail(why, -EBADMSG, "%s/%s: truncated packet header at offset %zu (%zu bytes left)",
 				    d, f, off, left);
 		if (ctf_get_le(p, 4) != CTF_MAGIC)
-			return cr_fail(err, errlen, -EBADMSG, "%s/%s: bad packet magic 0x%08x at offset %zu", d, f,
+			return kinstr_why__fail(why, -EBADMSG, "%s/%s: bad packet magic 0x%08x at offset %zu", d, f,
 				    (unsigned int)ctf_get_le(p, 4), off);
 		if (memcmp(p + 4, r->uuid, 16))
-			return cr_fail(err, errlen, -EBADMSG, "%s/%s: packet at offset %zu belongs to another trace (uuid)",
+			return kinstr_why__fail(why, -EBADMSG, "%s/%s: packet at offset %zu belongs to another trace (uuid)",
 				    d, f, off);
 		if (ctf_get_le(p + 20, 4) != 0)
-			return cr_fail(err, errlen, -EBADMSG, "%s/%s: unknown stream id %u at offset %zu", d, f,
+			return kinstr_why__fail(why, -EBADMSG, "%s/%s: unknown stream id %u at offset %zu", d, f,
 				    (unsigned int)ctf_get_le(p + 20, 4), off);
 		read_pkt(p + CTF_HDR_SIZE, &k);
 		if (k.size % 64 || k.size / 8 < ps || k.content % 8 || k.content / 8 < ps)
-			return cr_fail(err, errlen, -EBADMSG,
+			return kinstr_why__fail(why, -EBADMSG,
 				    "%s/%s: bad packet sizes at offset %zu (content_size %llu, packet_size %llu bits)",
 				    d, f, off, (unsigned long long)k.content, (unsigned long long)k.size);
 		if (k.content > k.size)
-			return cr_fail(err, errlen, -EBADMSG,
+			return kinstr_why__fail(why, -EBADMSG,
 				    "%s/%s: content_size %llu exceeds packet_size %llu bits at offset %zu", d, f,
 				    (unsigned long long)k.content, (unsigned long long)k.size, off);
 		if (k.size / 8 > left)
-			return cr_fail(err, errlen, -EBADMSG,
+			return kinstr_why__fail(why, -EBADMSG,
 				    "%s/%s: truncated packet at offset %zu (packet_size says %llu bytes, %zu left)", d, f,
 				    off, (unsigned long long)(k.size / 8), left);
 		if (r->crc) {
 			uint32_t want, got;
 
 			if (k.size / 8 - k.content / 8 < CTF_CRC_SIZE)
-				return cr_fail(err, errlen, -EBADMSG,
+				return kinstr_why__fail(why, -EBADMSG,
 					    "%s/%s: packet at offset %zu has no room for its CRC-32 after its content", d, f, off);
 			tail = CTF_CRC_SIZE;
 			want = (uint32_t)ctf_get_le(p + k.size / 8 - CTF_CRC_SIZE, CTF_CRC_SIZE);
 			got = ctf_packet_crc(p, k.size / 8);
 			if (got != want)
-				return cr_fail(err, errlen, -EBADMSG,
+				return kinstr_why__fail(why, -EBADMSG,
 					    "%s/%s: packet at offset %zu is damaged (its CRC-32 is 0x%08x, its last 4 bytes say 0x%08x)",
 					    d, f, off, got, want);
 		}
 		if (!all_zero(p + k.content / 8, k.size / 8 - k.content / 8 - tail))
-			return cr_fail(err, errlen, -EBADMSG, "%s/%s: packet at offset %zu has non-zero padding after its content",
+			return kinstr_why__fail(why, -EBADMSG, "%s/%s: packet at offset %zu has non-zero padding after its content",
 				    d, f, off);
 		if (k.seq != s->info.packets)
-			return cr_fail(err, errlen, -EBADMSG,
+			return kinstr_why__fail(why, -EBADMSG,
 				    "%s/%s: packet at offset %zu has packet_seq_num %llu, not %llu (a packet missing or repeated)",
 				    d, f, off, (unsigned long long)k.seq, (unsigned long long)s->info.packets);
 		if (k.ts_end < k.ts_begin || k.ts_begin < prev_end)
-			return cr_fail(err, errlen, -EBADMSG, "%s/%s: packet at offset %zu goes back in time", d, f, off);
+			return kinstr_why__fail(why, -EBADMSG, "%s/%s: packet at offset %zu goes back in time", d, f, off);
 		if (!clock_fits(r, k.ts_end))
-			return cr_fail(err, errlen, -EBADMSG,
+			return kinstr_why__fail(why, -EBADMSG,
 				    "%s/%s: packet at offset %zu ends at %llu ns, past what its clock (offset %lld ns) can express",
 				    d, f, off, (unsigned long long)k.ts_end, (long long)r->clock_offset);
 		if (k.cpu != file_cpu)
-			return cr_fail(err, errlen, -EBADMSG, "%s/%s: packet at offset %zu is of cpu %u, not %u", d, f, off,
+			return kinstr_why__fail(why, -EBADMSG, "%s/%s: packet at offset %zu is of cpu %u, not %u", d, f, off,
 				    k.cpu, file_cpu);
 		if (k.discarded < prev_discarded)
-			return cr_fail(err, errlen, -EBADMSG,
+			return kinstr_why__fail(why, -EBADMSG,
 				    "%s/%s: packet at offset %zu counts %llu events discarded, fewer than the %llu before it",
 				    d, f, off, (unsigned long long)k.discarded, (unsigned long long)prev_discarded);
 		if (!s->info.packets)
@@ -221,7 +221,7 @@ void kinstr_ctf_reader__close(struct kinstr_ctf_reader *r)
 	free(r);
 }
 
-struct kinstr_ctf_reader *kinstr_ctf_reader__open(const char *dir, char *err, size_t errlen)
+struct kinstr_ctf_reader *kinstr_ctf_reader__open(const char *dir, struct kinstr_why *why)
 {
 	struct kinstr_ctf_reader *r;
 	const uint8_t *meta = NULL;
@@ -233,38 +233,36 @@ struct kinstr_ctf_reader *kinstr_ctf_reader__open(const char *dir, char *err, si
 	DIR *d = NULL;
 	int dirfd = -1, ret;
 
-	if (err && errlen)
-		err[0] = 0;
 	r = calloc(1, sizeof(*r));
 	if (!r || !(r->dir = strdup(dir))) {
-		ret = cr_fail(err, errlen, -ENOMEM, "%s: out of memory", dir);
+		ret = kinstr_why__fail(why, -ENOMEM, "%s: out of memory", dir);
 		goto out;
 	}
 	dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dirfd < 0) {
-		ret = cr_fail(err, errlen, -errno, "%s: %s", dir, strerror(errno));
+		ret = kinstr_why__fail(why, -errno, "%s: %s", dir, strerror(errno));
 		goto out;
 	}
 	ret = map_file(dirfd, "metadata", &meta, &meta_size);
 	snprintf(path, sizeof(path), "%s/metadata", dir);
 	if (ret == -ENOENT) {
-		ret = cr_fail(err, errlen, ret, "%s: no metadata", dir);
+		ret = kinstr_why__fail(why, ret, "%s: no metadata", dir);
 		goto out;
 	}
 	if (ret) {
-		ret = cr_fail(err, errlen, ret, "%s: %s", path, strerror(-ret));
+		ret = kinstr_why__fail(why, ret, "%s: %s", path, strerror(-ret));
 		goto out;
 	}
 	if (meta_size > MAX_METADATA) {
-		ret = cr_fail(err, errlen, -EFBIG, "%s: metadata larger than %u MiB", path, MAX_METADATA >> 20);
+		ret = kinstr_why__fail(why, -EFBIG, "%s: metadata larger than %u MiB", path, MAX_METADATA >> 20);
 		goto out;
 	}
-	ret = cr_parse_metadata(r, (const char *)meta, meta_size, path, err, errlen);
+	ret = cr_parse_metadata(r, (const char *)meta, meta_size, path, why);
 	if (ret)
 		goto out;
 	crc = kinstr_ctf_reader__env(r, CTF_CRC_ENV);
 	if (crc && strcmp(crc, CTF_CRC_TAIL)) {
-		ret = cr_fail(err, errlen, -EINVAL, "%s: not a CTF 1.8 trace kinstr can read: env %s = \"%.40s\" is no check it knows",
+		ret = kinstr_why__fail(why, -EINVAL, "%s: not a CTF 1.8 trace kinstr can read: env %s = \"%.40s\" is no check it knows",
 			   path, CTF_CRC_ENV, crc);
 		goto out;
 	}
@@ -283,12 +281,12 @@ struct kinstr_ctf_reader *kinstr_ctf_reader__open(const char *dir, char *err, si
 	r->values = calloc(maxf, sizeof(*r->values));
 	r->scratch = malloc(scratch);
 	if (!r->values || !r->scratch) {
-		ret = cr_fail(err, errlen, -ENOMEM, "%s: out of memory", dir);
+		ret = kinstr_why__fail(why, -ENOMEM, "%s: out of memory", dir);
 		goto out;
 	}
 	d = fdopendir(fcntl(dirfd, F_DUPFD_CLOEXEC, 0));
 	if (!d) {
-		ret = cr_fail(err, errlen, -errno, "%s: %s", dir, strerror(errno));
+		ret = kinstr_why__fail(why, -errno, "%s: %s", dir, strerror(errno));
 		goto out;
 	}
 	while ((e = readdir(d))) {
@@ -298,7 +296,7 @@ struct kinstr_ctf_reader *kinstr_ctf_reader__open(const char *dir, char *err, si
 			continue;
 		ns = realloc(r->streams, (r->nstreams + 1) * sizeof(*ns));
 		if (!ns) {
-			ret = cr_fail(err, errlen, -ENOMEM, "%s: out of memory", dir);
+			ret = kinstr_why__fail(why, -ENOMEM, "%s: out of memory", dir);
 			goto out;
 		}
 		r->streams = ns;
@@ -307,25 +305,25 @@ struct kinstr_ctf_reader *kinstr_ctf_reader__open(const char *dir, char *err, si
 		s->info.file = strdup(e->d_name);
 		r->nstreams++;
 		if (!s->info.file) {
-			ret = cr_fail(err, errlen, -ENOMEM, "%s: out of memory", dir);
+			ret = kinstr_why__fail(why, -ENOMEM, "%s: out of memory", dir);
 			goto out;
 		}
 		s->info.cpu = strtoul(e->d_name + 7, NULL, 10);
 		ret = map_file(dirfd, e->d_name, &s->map, &s->size);
 		if (ret) {
-			ret = cr_fail(err, errlen, ret, "%s/%s: %s", dir, e->d_name, strerror(-ret));
+			ret = kinstr_why__fail(why, ret, "%s/%s: %s", dir, e->d_name, strerror(-ret));
 			goto out;
 		}
 	}
 	if (r->nstreams)
 		qsort(r->streams, r->nstreams, sizeof(*r->streams), cmp_stream);
 	for (i = 0; i < r->nstreams; i++) {
-		ret = check_stream(r, &r->streams[i], err, errlen);
+		ret = check_stream(r, &r->streams[i], why);
 		if (ret)
 			goto out;
 		for (j = 0; j < i; j++)
 			if (r->streams[j].info.cpu == r->streams[i].info.cpu) {
-				ret = cr_fail(err, errlen, -EBADMSG, "%s: %s and %s both hold cpu %u", dir,
+				ret = kinstr_why__fail(why, -EBADMSG, "%s: %s and %s both hold cpu %u", dir,
 					   r->streams[j].info.file, r->streams[i].info.file, r->streams[i].info.cpu);
 				goto out;
 			}
@@ -347,7 +345,7 @@ out:
 
 /* ---- events ---- */
 
-int kinstr_ctf_reader__next(struct kinstr_ctf_reader *r, struct kinstr_ctf_event *ev, char *err, size_t errlen)
+int kinstr_ctf_reader__next(struct kinstr_ctf_reader *r, struct kinstr_ctf_event *ev, struct kinstr_why *why)
 {
 	const struct rstream *s;
 	const struct rclass *c;
@@ -358,9 +356,9 @@ int kinstr_ctf_reader__next(struct kinstr_ctf_reader *r, struct kinstr_ctf_event
 	uint64_t ts;
 
 	if (!r || !ev)
-		return -EINVAL;
+		return kinstr_why__fail(why, -EINVAL, "%s", strerror(EINVAL));
 	if (r->failed)
-		return cr_fail(err, errlen, -EBADMSG, "%s: an earlier error ended the reading", r->dir);
+		return kinstr_why__fail(why, -EBADMSG, "%s: an earlier error ended the reading", r->dir);
 	for (;;) {
 		if (r->cur >= r->nstreams)
 			return 0;
@@ -405,14 +403,14 @@ int kinstr_ctf_reader__next(struct kinstr_ctf_reader *r, struct kinstr_ctf_event
 	}
 	if (ts < r->clock || ts > r->pkt_end) {
 		r->failed = true;
-		return cr_fail(err, errlen, -EBADMSG,
+		return kinstr_why__fail(why, -EBADMSG,
 			    "%s/%s: event at offset %zu has timestamp %llu, outside its packet's %llu..%llu or before the event ahead of it",
 			    r->dir, s->info.file, at, (unsigned long long)ts, (unsigned long long)r->pkt_begin,
 			    (unsigned long long)r->pkt_end);
 	}
 	if (id >= r->nclasses || !r->classes[id].defined) {
 		r->failed = true;
-		return cr_fail(err, errlen, -EBADMSG, "%s/%s: unknown event class id %u at offset %zu", r->dir,
+		return kinstr_why__fail(why, -EBADMSG, "%s/%s: unknown event class id %u at offset %zu", r->dir,
 			    s->info.file, id, at);
 	}
 	c = &r->classes[id];
@@ -459,7 +457,7 @@ int kinstr_ctf_reader__next(struct kinstr_ctf_reader *r, struct kinstr_ctf_event
 	return 1;
 past:
 	r->failed = true;
-	return cr_fail(err, errlen, -EBADMSG, "%s/%s: event at offset %zu runs past the packet's content (ends at %zu)",
+	return kinstr_why__fail(why, -EBADMSG, "%s/%s: event at offset %zu runs past the packet's content (ends at %zu)",
 		    r->dir, s->info.file, at, r->end);
 }
 

@@ -254,9 +254,9 @@ static int add_record(struct cpu_pages *p, const unsigned char *payload, size_t 
 	return 0;
 }
 
-int kinstr_tracedat__from_ctf(const char *dir, const char *out, uint64_t *nevents, char *err, size_t errlen)
+int kinstr_tracedat__from_ctf(const char *dir, const char *out, uint64_t *nevents, struct kinstr_why *why)
 {
-	struct kinstr_ctf_reader *r = kinstr_ctf_reader__open(dir, err, errlen);
+	struct kinstr_ctf_reader *r = kinstr_ctf_reader__open(dir, why);
 	unsigned int ncls, ncpu = 0, i, j;
 	struct cpu_pages *cpus = NULL;
 	struct kinstr_ctf_event ev;
@@ -279,10 +279,10 @@ int kinstr_tracedat__from_ctf(const char *dir, const char *out, uint64_t *nevent
 	cpus = calloc(ncpu ? ncpu : 1, sizeof(*cpus));
 	pidf = open_memstream(&pids, &pids_len);
 	if (!cpus || !pidf) {
-		ret = -ENOMEM;
+		ret = kinstr_why__fail(why, -ENOMEM, "%s", strerror(ENOMEM));
 		goto out;
 	}
-	while ((ret = kinstr_ctf_reader__next(r, &ev, err, errlen)) == 1) {
+	while ((ret = kinstr_ctf_reader__next(r, &ev, why)) == 1) {
 		const struct kinstr_ctf_class *c = kinstr_ctf_reader__class(r, ev.class_id);
 		size_t fixed = fixed_len(c), var = fixed, off = 8;
 		uint16_t type = (uint16_t)(EVENT_ID_BASE + ev.class_id);
@@ -321,13 +321,13 @@ int kinstr_tracedat__from_ctf(const char *dir, const char *out, uint64_t *nevent
 		}
 		memcpy(rec + 4, &pid, 4);
 		if (comm && pid && remember(&names, &nnames, pid, comm)) {
-			ret = -ENOMEM;
+			ret = kinstr_why__fail(why, -ENOMEM, "%s", strerror(ENOMEM));
 			goto out;
 		}
 		var = (var + 3) & ~(size_t)3;
 		ret = add_record(&cpus[ev.cpu], rec, var, ev.ts);
 		if (ret) {
-			snprintf(err, errlen, "%s: an event of %s does not fit a page", dir, c->name);
+			kinstr_why__fail(why, ret, "%s: an event of %s does not fit a page", dir, c->name);
 			goto out;
 		}
 		(*nevents)++;
@@ -338,14 +338,13 @@ int kinstr_tracedat__from_ctf(const char *dir, const char *out, uint64_t *nevent
 		fprintf(pidf, "%d %s\n", names[i].pid, names[i].comm);
 	if (fclose(pidf)) {
 		pidf = NULL;
-		ret = -ENOMEM;
+		ret = kinstr_why__fail(why, -ENOMEM, "%s", strerror(ENOMEM));
 		goto out;
 	}
 	pidf = NULL;
 	f = fopen(out, "we");
 	if (!f) {
-		ret = -errno;
-		snprintf(err, errlen, "%s: %s", out, strerror(errno));
+		ret = kinstr_why__fail(why, -errno, "%s: %s", out, strerror(errno));
 		goto out;
 	}
 	fwrite("\027\010\104tracing6", 1, 11, f);
@@ -368,7 +367,7 @@ int kinstr_tracedat__from_ctf(const char *dir, const char *out, uint64_t *nevent
 		char *fmt = format_file(kinstr_ctf_reader__class(r, i), EVENT_ID_BASE + i, &len);
 
 		if (!fmt) {
-			ret = -ENOMEM;
+			ret = kinstr_why__fail(why, -ENOMEM, "%s", strerror(ENOMEM));
 			goto out;
 		}
 		put_u64(f, len);
@@ -396,6 +395,8 @@ int kinstr_tracedat__from_ctf(const char *dir, const char *out, uint64_t *nevent
 		ret = -EIO;
 	ret = fclose(f) && !ret ? -errno : ret;
 	f = NULL;
+	if (ret)
+		kinstr_why__fail(why, ret, "%s", strerror(-ret));
 out:
 	if (f)
 		fclose(f);

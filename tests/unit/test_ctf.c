@@ -419,7 +419,8 @@ static void t_babeltrace2(void)
 
 static void t_reader(void)
 {
-	char err[512], nb[32];
+	struct kinstr_why why;
+	char nb[32];
 	struct kinstr_ctf_reader *r;
 	struct kinstr_ctf_event ev;
 	size_t n = 0;
@@ -429,8 +430,8 @@ static void t_reader(void)
 	if (made)
 		SKIP("no trace");
 	qsort(tr.ev, tr.n, sizeof(*tr.ev), by_cpu_seq);
-	r = kinstr_ctf_reader__open(tdir, err, sizeof(err));
-	CHECK(r, "open: %s", err);
+	r = kinstr_ctf_reader__open(tdir, &why);
+	CHECK(r, "open: %s", why.msg);
 	if (!r)
 		return;
 	CHECK(kinstr_ctf_reader__class_cnt(r) == tr.nclasses, "%u classes", kinstr_ctf_reader__class_cnt(r));
@@ -460,7 +461,7 @@ static void t_reader(void)
 	CHECK(kinstr_ctf_reader__env(r, "kinstr_cmdline") &&
 	      !strcmp(kinstr_ctf_reader__env(r, "kinstr_cmdline"), "kinstr trace -o t"), "env");
 	CHECK(kinstr_ctf_reader__env(r, "domain") && !strcmp(kinstr_ctf_reader__env(r, "domain"), "kernel"), "domain");
-	while ((ret = kinstr_ctf_reader__next(r, &ev, err, sizeof(err))) == 1) {
+	while ((ret = kinstr_ctf_reader__next(r, &ev, &why)) == 1) {
 		const struct ev *e = &tr.ev[n];
 		const struct kinstr_ctf_field *f;
 		unsigned int nf, j;
@@ -485,7 +486,7 @@ static void t_reader(void)
 		}
 		n++;
 	}
-	CHECK(ret == 0, "next: %s", err);
+	CHECK(ret == 0, "next: %s", why.msg);
 	CHECK(n == tr.n, "read %zu events, wrote %zu", n, tr.n);
 	kinstr_ctf_reader__close(r);
 }
@@ -495,7 +496,8 @@ static void t_headers(void)
 	/* the writer picks compact headers when it can, extended when it must, and wraps right */
 	struct kinstr_ctf_opts o = { .sz = sizeof(o), .clock_offset_ns = 1, .packet_align = 8, .hostname = HOST };
 	const uint64_t ts[] = { (1ull << 27) - 10, (1ull << 27) + 5, (2ull << 27) + 4, (3ull << 27) + 4, 5ull << 40 };
-	char dir[300], path[400], err[512];
+	struct kinstr_why why;
+	char dir[300], path[400];
 	struct kinstr_ctf_reader *r;
 	struct kinstr_ctf_event ev;
 	struct kinstr_ctf *w;
@@ -531,9 +533,9 @@ static void t_headers(void)
 		CHECK(b[76 - 52 + 16] == 114 * 8 % 256 && b[76 - 52 + 24] == (120 * 8) % 256, "content/packet size");
 	}
 	free(b);
-	r = kinstr_ctf_reader__open(dir, err, sizeof(err));
-	CHECK(r, "open: %s", err);
-	for (i = 0; r && kinstr_ctf_reader__next(r, &ev, err, sizeof(err)) == 1; i++)
+	r = kinstr_ctf_reader__open(dir, &why);
+	CHECK(r, "open: %s", why.msg);
+	for (i = 0; r && kinstr_ctf_reader__next(r, &ev, &why) == 1; i++)
 		CHECK(i < 5 && ev.ts == ts[i], "event %zu ts %" PRIu64, i, ev.ts);
 	CHECK(i == 5, "%zu events", i);
 	kinstr_ctf_reader__close(r);
@@ -559,7 +561,8 @@ static void t_api_errors(void)
 	struct kinstr_ctf_field chars[] = { { .name = "c", .type = KINSTR_CTF_CHARS, .len = 3 },
 					    { .name = "s", .type = KINSTR_CTF_STRING } };
 	struct kinstr_ctf_env env = { "hostname", "x" };
-	char dir[300], err[512];
+	struct kinstr_why why;
+	char dir[300];
 	struct kinstr_ctf_reader *r;
 	struct kinstr_ctf_event ev;
 	struct kinstr_ctf *w;
@@ -588,9 +591,9 @@ static void t_api_errors(void)
 	CHECK(kinstr_ctf__packet_begin(w, 70000, 0) == -EINVAL, "cpu 70000");
 	/* the metadata is there from the first packet on: a killed writer leaves a readable trace */
 	CHECK(kinstr_ctf__packet_begin(w, 2, 10) == 0, "packet_begin");
-	r = kinstr_ctf_reader__open(dir, err, sizeof(err));
-	CHECK(r, "mid-way open: %s", err);
-	CHECK(r && kinstr_ctf_reader__next(r, &ev, err, sizeof(err)) == 0, "an open packet is not in the file yet");
+	r = kinstr_ctf_reader__open(dir, &why);
+	CHECK(r, "mid-way open: %s", why.msg);
+	CHECK(r && kinstr_ctf_reader__next(r, &ev, &why) == 0, "an open packet is not in the file yet");
 	kinstr_ctf_reader__close(r);
 	/* close ends the open packet */
 	CHECK(kinstr_ctf__event(w, 2, 0, 20, (union kinstr_ctf_value[]){ { .u = 7 } }) == 0, "event");
@@ -599,14 +602,14 @@ static void t_api_errors(void)
 	CHECK(kinstr_ctf__event(w, 2, 1, 22, (union kinstr_ctf_value[]){ { .str = "abcdef" }, { .str = NULL } }) == 0,
 	      "long char[3], NULL string");
 	CHECK(kinstr_ctf__close(w) == 0, "close");
-	r = kinstr_ctf_reader__open(dir, err, sizeof(err));
-	CHECK(r && kinstr_ctf_reader__next(r, &ev, err, sizeof(err)) == 1 && ev.ts == 20 && ev.cpu == 2 &&
+	r = kinstr_ctf_reader__open(dir, &why);
+	CHECK(r && kinstr_ctf_reader__next(r, &ev, &why) == 1 && ev.ts == 20 && ev.cpu == 2 &&
 	      ev.values[0].u == 7, "the event of the packet close ended");
-	CHECK(r && kinstr_ctf_reader__next(r, &ev, err, sizeof(err)) == 1 && !strcmp(ev.values[0].str, "") &&
+	CHECK(r && kinstr_ctf_reader__next(r, &ev, &why) == 1 && !strcmp(ev.values[0].str, "") &&
 	      !strcmp(ev.values[1].str, ""), "empty");
-	CHECK(r && kinstr_ctf_reader__next(r, &ev, err, sizeof(err)) == 1 && !strcmp(ev.values[0].str, "abc") &&
+	CHECK(r && kinstr_ctf_reader__next(r, &ev, &why) == 1 && !strcmp(ev.values[0].str, "abc") &&
 	      !strcmp(ev.values[1].str, ""), "cut");
-	CHECK(r && kinstr_ctf_reader__next(r, &ev, err, sizeof(err)) == 0, "end");
+	CHECK(r && kinstr_ctf_reader__next(r, &ev, &why) == 0, "end");
 	kinstr_ctf_reader__close(r);
 }
 
@@ -688,7 +691,8 @@ static void t_timeline(void)
 {
 	size_t maxes[] = { 0, 7 }, m, len = 0, shown;
 	uint64_t total = 0, step;
-	char want[300], err[256], *out = NULL;
+	struct kinstr_why why;
+	char want[300], *out = NULL;
 	unsigned int c;
 	FILE *f;
 	int r;
@@ -699,9 +703,9 @@ static void t_timeline(void)
 		total += tr.count[c];
 	for (m = 0; m < sizeof(maxes) / sizeof(maxes[0]); m++) {
 		f = open_memstream(&out, &len);
-		r = kinstr_report__trace_json(f, tdir, "t", maxes[m], err, sizeof(err));
+		r = kinstr_report__trace_json(f, tdir, "t", maxes[m], &why);
 		fclose(f);
-		CHECK(r == 0, "max %zu: %d %s", maxes[m], r, err);
+		CHECK(r == 0, "max %zu: %d %s", maxes[m], r, why.msg);
 		step = maxes[m] && total > maxes[m] ? (total + maxes[m] - 1) / maxes[m] : 1;
 		shown = (size_t)((total + step - 1) / step);
 		snprintf(want, sizeof(want), "\"events\":%" PRIu64 ",\"step\":%" PRIu64 ",", total, step);
@@ -722,9 +726,9 @@ static void t_timeline(void)
 		out = NULL;
 	}
 	f = open_memstream(&out, &len);
-	r = kinstr_report__trace_json(f, "/nonexistent-kinstr-trace", "t", 0, err, sizeof(err));
+	r = kinstr_report__trace_json(f, "/nonexistent-kinstr-trace", "t", 0, &why);
 	fclose(f);
-	CHECK(r < 0 && strstr(err, "/nonexistent-kinstr-trace"), "a missing trace: %d '%s'", r, err);
+	CHECK(r < 0 && strstr(why.msg, "/nonexistent-kinstr-trace"), "a missing trace: %d '%s'", r, why.msg);
 	free(out);
 }
 
@@ -812,7 +816,8 @@ static void t_report_errors(void)
 /* Feed damaged copies to the reader: it must end with an error or cleanly, never crash. */
 static void t_fuzz(void)
 {
-	char dir[400], path[500], err[512], *meta, *stream;
+	struct kinstr_why why;
+	char dir[400], path[500], *meta, *stream;
 	size_t mlen, slen, iter;
 	unsigned int ok = 0, failed = 0;
 
@@ -851,14 +856,14 @@ static void t_fuzz(void)
 		spit(path, m, ml);
 		snprintf(path, sizeof(path), "%s/stream_0", dir);
 		spit(path, s, sl);
-		r = kinstr_ctf_reader__open(dir, err, sizeof(err));
+		r = kinstr_ctf_reader__open(dir, &why);
 		if (!r) {
-			CHECK(err[0] && strstr(err, dir), "iteration %zu: error without a message naming the trace", iter);
+			CHECK(why.msg[0] && strstr(why.msg, dir), "iteration %zu: error without a message naming the trace", iter);
 			failed++;
 		} else {
-			while ((ret = kinstr_ctf_reader__next(r, &ev, err, sizeof(err))) == 1)
+			while ((ret = kinstr_ctf_reader__next(r, &ev, &why)) == 1)
 				;
-			CHECK(ret == 0 || (err[0] && strstr(err, dir)), "iteration %zu: error without a message", iter);
+			CHECK(ret == 0 || (why.msg[0] && strstr(why.msg, dir)), "iteration %zu: error without a message", iter);
 			ret ? failed++ : ok++;
 			kinstr_ctf_reader__close(r);
 		}

@@ -162,13 +162,13 @@ static void t_recording_opts(void)
 
 	for (sh = SHORTER; sh <= TOO_SMALL; sh++) {
 		struct bigger b;
-		char err[128];
+		struct kinstr_why why;
 
 		memset(&b, 0, sizeof(b));
 		shape_it(&b, sizeof(b.o.recording), offsetof(struct kinstr_recording_opts, max_size) + sizeof(uint64_t),
 			 sh);
 		errno = 0;
-		CHECK(!kinstr_recording__new(NULL, "/nonexistent", NULL, 0, &b.o.recording, err, sizeof(err)) &&
+		CHECK(!kinstr_recording__new(NULL, "/nonexistent", NULL, 0, &b.o.recording, &why) &&
 		      errno == (sh == SHORTER || sh == TAIL_ZERO ? ENODEV : EINVAL), "%s: errno %d", shape_name[sh],
 		      errno);
 	}

@@ -17,33 +17,34 @@
 static void t_spec(void)
 {
 	struct kinstr_spec sp;
-	char err[512];
+	struct kinstr_why why;
 
-	CHECK(kinstr_spec__parse("vfs_read", &sp, err, sizeof(err)) == 0 && sp.kind == KINSTR_SPEC_ENTRY &&
+	CHECK(kinstr_spec__parse("vfs_read", &sp, &why) == 0 && sp.kind == KINSTR_SPEC_ENTRY &&
 	      !strcmp(sp.name, "vfs_read"), "vfs_read");
-	CHECK(kinstr_spec__parse("vfs_read+0x1b", &sp, err, sizeof(err)) == 0 && sp.kind == KINSTR_SPEC_OFFSET &&
+	CHECK(kinstr_spec__parse("vfs_read+0x1b", &sp, &why) == 0 && sp.kind == KINSTR_SPEC_OFFSET &&
 	      sp.offset == 0x1b && !strcmp(sp.name, "vfs_read"), "vfs_read+0x1b");
-	CHECK(kinstr_spec__parse("vfs_read+12", &sp, err, sizeof(err)) == 0 && sp.offset == 12, "vfs_read+12");
-	CHECK(kinstr_spec__parse("vfs_read%return", &sp, err, sizeof(err)) == 0 && sp.kind == KINSTR_SPEC_RETURN &&
+	CHECK(kinstr_spec__parse("vfs_read+12", &sp, &why) == 0 && sp.offset == 12, "vfs_read+12");
+	CHECK(kinstr_spec__parse("vfs_read%return", &sp, &why) == 0 && sp.kind == KINSTR_SPEC_RETURN &&
 	      !strcmp(sp.name, "vfs_read"), "vfs_read%%return");
-	CHECK(kinstr_spec__parse("vfs_*", &sp, err, sizeof(err)) == 0 && sp.kind == KINSTR_SPEC_GLOB, "vfs_*");
-	CHECK(kinstr_spec__parse("vfs_read%returnx", &sp, err, sizeof(err)) == -EINVAL, "%%returnx accepted");
-	CHECK(!strcmp(err, "vfs_read%returnx: unknown suffix '%returnx' (FUNC%return)"), "'%s'", err);
-	CHECK(kinstr_spec__parse("vfs_read%ret", &sp, err, sizeof(err)) == -EINVAL, "%%ret accepted");
-	CHECK(kinstr_spec__parse("vfs_read+-1", &sp, err, sizeof(err)) == -EINVAL, "+-1 accepted");
-	CHECK(!strcmp(err, "vfs_read+-1: bad offset '-1' (FUNC+0xOFF)"), "'%s'", err);
-	CHECK(kinstr_spec__parse("vfs_read+zz", &sp, err, sizeof(err)) == -EINVAL &&
-	      !strcmp(err, "vfs_read+zz: bad offset 'zz' (FUNC+0xOFF)"), "'%s'", err);
-	CHECK(kinstr_spec__parse("vfs_read+", &sp, err, sizeof(err)) == -EINVAL, "+ accepted");
-	CHECK(kinstr_spec__parse("vfs_read+ 5", &sp, err, sizeof(err)) == -EINVAL, "'+ 5' accepted");
-	CHECK(kinstr_spec__parse("vfs_read++5", &sp, err, sizeof(err)) == -EINVAL, "++5 accepted");
-	CHECK(kinstr_spec__parse("vfs_read+0x99999999999999999", &sp, err, sizeof(err)) == -EINVAL, "overflow accepted");
-	CHECK(kinstr_spec__parse("vfs_read+5%return", &sp, err, sizeof(err)) == -EINVAL, "+5%%return accepted");
-	CHECK(kinstr_spec__parse("+5", &sp, err, sizeof(err)) == -EINVAL && strstr(err, "no function name"), "'%s'", err);
-	CHECK(kinstr_spec__parse("%return", &sp, err, sizeof(err)) == -EINVAL, "%%return alone accepted");
-	CHECK(kinstr_spec__parse("", &sp, err, sizeof(err)) == -EINVAL, "empty accepted");
-	CHECK(kinstr_spec__parse("vfs_*+5", &sp, err, sizeof(err)) == -EINVAL, "glob+5 accepted");
-	CHECK(kinstr_spec__parse("vfs_*%return", &sp, err, sizeof(err)) == -EINVAL, "glob%%return accepted");
+	CHECK(kinstr_spec__parse("vfs_*", &sp, &why) == 0 && sp.kind == KINSTR_SPEC_GLOB, "vfs_*");
+	CHECK(kinstr_spec__parse("vfs_read%returnx", &sp, &why) == -EINVAL, "%%returnx accepted");
+	CHECK(why.err == -EINVAL && !strcmp(why.msg, "vfs_read%returnx: unknown suffix '%returnx' (FUNC%return)"),
+	      "%d '%s'", why.err, why.msg);
+	CHECK(kinstr_spec__parse("vfs_read%ret", &sp, &why) == -EINVAL, "%%ret accepted");
+	CHECK(kinstr_spec__parse("vfs_read+-1", &sp, &why) == -EINVAL, "+-1 accepted");
+	CHECK(!strcmp(why.msg, "vfs_read+-1: bad offset '-1' (FUNC+0xOFF)"), "'%s'", why.msg);
+	CHECK(kinstr_spec__parse("vfs_read+zz", &sp, &why) == -EINVAL &&
+	      !strcmp(why.msg, "vfs_read+zz: bad offset 'zz' (FUNC+0xOFF)"), "'%s'", why.msg);
+	CHECK(kinstr_spec__parse("vfs_read+", &sp, &why) == -EINVAL, "+ accepted");
+	CHECK(kinstr_spec__parse("vfs_read+ 5", &sp, &why) == -EINVAL, "'+ 5' accepted");
+	CHECK(kinstr_spec__parse("vfs_read++5", &sp, &why) == -EINVAL, "++5 accepted");
+	CHECK(kinstr_spec__parse("vfs_read+0x99999999999999999", &sp, &why) == -EINVAL, "overflow accepted");
+	CHECK(kinstr_spec__parse("vfs_read+5%return", &sp, &why) == -EINVAL, "+5%%return accepted");
+	CHECK(kinstr_spec__parse("+5", &sp, &why) == -EINVAL && strstr(why.msg, "no function name"), "'%s'", why.msg);
+	CHECK(kinstr_spec__parse("%return", &sp, &why) == -EINVAL, "%%return alone accepted");
+	CHECK(kinstr_spec__parse("", &sp, &why) == -EINVAL, "empty accepted");
+	CHECK(kinstr_spec__parse("vfs_*+5", &sp, &why) == -EINVAL, "glob+5 accepted");
+	CHECK(kinstr_spec__parse("vfs_*%return", &sp, &why) == -EINVAL, "glob%%return accepted");
 }
 
 static struct kinstr_kernel *snap(void)

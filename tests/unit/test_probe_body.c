@@ -46,22 +46,22 @@ static int check_body(const struct kinstr_kernel *k, const struct kinstr_func *f
 	struct kinstr_x86_insn x;
 	uint8_t body[256];
 	size_t off = 0, prefix = 0;
-	char err[512];
+	struct kinstr_why why;
 	int len;
 
 	CHECK(ps != NULL, "probe set");
 	if (!ps)
 		return 0;
-	if (kinstr_probeset__add(ps, f, st->addr, err, sizeof(err))) {
+	if (kinstr_probeset__add(ps, f, st->addr, &why)) {
 		CHECK(0, "%s+0x%llx: a jump site user space refuses: %s", f->name,
-		      (unsigned long long)(st->addr - f->addr), err);
+		      (unsigned long long)(st->addr - f->addr), why.msg);
 		kinstr_probeset__free(ps);
 		return 0;
 	}
-	len = kinstr_probeset__body(ps, 0, at, body, sizeof(body), err, sizeof(err));
+	len = kinstr_probeset__body(ps, 0, at, body, sizeof(body), &why);
 	kinstr_probeset__free(ps);
 	CHECK(len >= 10, "%s+0x%llx: body: %d %s", f->name, (unsigned long long)(st->addr - f->addr), len,
-	      len < 0 ? err : "");
+	      len < 0 ? why.msg : "");
 	if (len < 10)
 		return 0;
 	/* the relocated instructions before the call: as many as the site displaces before it */

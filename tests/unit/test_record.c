@@ -94,7 +94,7 @@ static void t_events_and_losses(void)
 	struct kinstr_rec_cpu c0, c1;
 	struct kinstr_ctf_reader *rd;
 	struct kinstr_ctf_event e;
-	char err[256];
+	struct kinstr_why why;
 	unsigned int n[2] = { 0 }, i;
 	uint64_t disc[2] = { 0 };
 	const struct kr_subbuf_hdr *h;
@@ -126,11 +126,11 @@ static void t_events_and_losses(void)
 	      (unsigned long long)ev[1].count);
 	kinstr_recorder__free(rec);
 	CHECK(kinstr_ctf__close(w) == 0, "close");
-	rd = kinstr_ctf_reader__open(dir, err, sizeof(err));
-	CHECK(rd, "%s", err);
+	rd = kinstr_ctf_reader__open(dir, &why);
+	CHECK(rd, "%s", why.msg);
 	if (!rd)
 		return;
-	while (kinstr_ctf_reader__next(rd, &e, err, sizeof(err)) == 1) {
+	while (kinstr_ctf_reader__next(rd, &e, &why) == 1) {
 		n[e.class_id & 1]++;
 		if (e.class_id == (unsigned int)ev[0].class_id)
 			narrowed &= e.values[3].u == 5 && e.values[0].u >= 100;

@@ -287,11 +287,10 @@ static void m_lib_body(struct kinstr_probe *p)
 {
 	const struct kinstr_func *f = kinstr_kernel__func_at(k, p->site);
 	struct kinstr_probeset *ps = kinstr_probeset__new(NULL, k);
-	char err[256];
 	int n = -1;
 
-	if (ps && f && !kinstr_probeset__add(ps, f, p->site, err, sizeof(err)))
-		n = kinstr_probeset__body(ps, 0, g_area + KINSTR_SLOT_BODY, p->body, sizeof(p->body), err, sizeof(err));
+	if (ps && f && !kinstr_probeset__add(ps, f, p->site, NULL))
+		n = kinstr_probeset__body(ps, 0, g_area + KINSTR_SLOT_BODY, p->body, sizeof(p->body), NULL);
 	kinstr_probeset__free(ps);
 	p->body_len = n > 0 ? n : 0;
 }

@@ -49,12 +49,12 @@ static struct kinstr_probeset *getppid_set(int prog_fd)
 static void expect_refused(const char *what, int prog_fd, int want_err, const char *want)
 {
 	struct kinstr_probeset *ps = getppid_set(prog_fd);
-	char err[512] = "";
-	int r = kinstr_probeset__install(ps, err, sizeof(err));
+	struct kinstr_why why = { .msg = "" };
+	int r = kinstr_probeset__install(ps, &why);
 
-	if (r != want_err || !strstr(err, want))
-		FAIL("%s: install gave %d (%s), want %d and '%s'", what, r, err, want_err, want);
-	printf("refused %s: %s\n", what, err);
+	if (r != want_err || !strstr(why.msg, want))
+		FAIL("%s: install gave %d (%s), want %d and '%s'", what, r, why.msg, want_err, want);
+	printf("refused %s: %s\n", what, why.msg);
 	kinstr_probeset__free(ps);
 }
 
@@ -141,8 +141,9 @@ static uint64_t limits_areas(void)
 
 static void cycles(int n, const char *obj_path)
 {
-	char err[512], *log = NULL;
-	struct kinstr_bpf_obj *o = kinstr_bpf_obj__open(obj_path, NULL, err, sizeof(err), &log);
+	struct kinstr_why why;
+	char *log = NULL;
+	struct kinstr_bpf_obj *o = kinstr_bpf_obj__open(obj_path, NULL, &why, &log);
 	struct kinstr_probeset *ps;
 	struct timespec t0, t1;
 	unsigned int id;
@@ -150,7 +151,7 @@ static void cycles(int n, const char *obj_path)
 	int i, fd;
 
 	if (!o)
-		FAIL("%s", err);
+		FAIL("%s", why.msg);
 	fd = kinstr_bpf_obj__prog_fd(o);
 	id = prog_id(fd);
 	before = limits_areas();
@@ -158,8 +159,8 @@ static void cycles(int n, const char *obj_path)
 	for (i = 0; i < n; i++) {
 		ps = getppid_set(fd);
 		kinstr_probeset__set_async(ps, true);	/* in with int3s, out before the jumps: no wait */
-		if (kinstr_probeset__install(ps, err, sizeof(err)))
-			FAIL("round %d: %s", i, err);
+		if (kinstr_probeset__install(ps, &why))
+			FAIL("round %d: %s", i, why.msg);
 		syscall(SYS_getppid);
 		kinstr_probeset__free(ps);	/* removes the probes */
 	}
@@ -174,8 +175,8 @@ static void cycles(int n, const char *obj_path)
 
 	/* installed, then the object closed: the module's reference keeps the program running */
 	ps = getppid_set(fd);
-	if (kinstr_probeset__install(ps, err, sizeof(err)))
-		FAIL("%s", err);
+	if (kinstr_probeset__install(ps, &why))
+		FAIL("%s", why.msg);
 	kinstr_bpf_obj__close(o);
 	if (!prog_alive(id))
 		FAIL("program %u gone while its probe is in", id);

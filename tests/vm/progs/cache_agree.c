@@ -37,7 +37,7 @@ static int verify(struct kinstr_dev *dev, const struct kinstr_kernel *k, const s
 {
 	struct kinstr_cacheset *cs = kinstr_cacheset__new(dev, k);
 	size_t i, refused = (size_t)-1, planned;
-	char err[512];
+	struct kinstr_why why;
 	int ret;
 
 	if (!cs || kinstr_cacheset__set_flags(cs, copy_flags))
@@ -54,7 +54,7 @@ static int verify(struct kinstr_dev *dev, const struct kinstr_kernel *k, const s
 		kinstr_cacheset__free(cs);
 		return 0;
 	}
-	ret = kinstr_cacheset__install(cs, KINSTR_INSTALL_F_VERIFY_ONLY, &refused, err, sizeof(err));
+	ret = kinstr_cacheset__install(cs, KINSTR_INSTALL_F_VERIFY_ONLY, &refused, &why);
 	t->batches++;
 	if (ret == -E2BIG && n > 1) {	/* beyond an area's limits: in halves */
 		kinstr_cacheset__free(cs);
@@ -66,7 +66,7 @@ static int verify(struct kinstr_dev *dev, const struct kinstr_kernel *k, const s
 		const struct kinstr_func **rest = malloc(n * sizeof(*rest));
 		size_t m = 0;
 
-		printf("refused: %s%s%s: %s\n", bad->name, bad->module ? " " : "", bad->module ? bad->module : "", err);
+		printf("refused: %s%s%s: %s\n", bad->name, bad->module ? " " : "", bad->module ? bad->module : "", why.msg);
 		t->module_refused++;
 		for (i = 0; rest && i < planned; i++)
 			if (i != refused)
@@ -78,7 +78,7 @@ static int verify(struct kinstr_dev *dev, const struct kinstr_kernel *k, const s
 	}
 	kinstr_cacheset__free(cs);
 	if (ret) {
-		fprintf(stderr, "cache_agree: %s\n", err);
+		fprintf(stderr, "cache_agree: %s\n", why.msg);
 		return ret;
 	}
 	t->verified += planned;

@@ -145,7 +145,7 @@ static int accept(struct kinstr_dev *dev, const struct kinstr_kernel *k, int arg
 		const struct kinstr_func *f = kinstr_kernel__func(k, i);
 		struct kinstr_cacheset *cs;
 		struct kinstr_cache_refusal r;
-		char err[512];
+		struct kinstr_why why;
 		int match = 0;
 
 		for (a = 0; a < argc; a++)
@@ -159,9 +159,9 @@ static int accept(struct kinstr_dev *dev, const struct kinstr_kernel *k, int arg
 			builder_refused++;
 		} else {
 			planned++;
-			if (kinstr_cacheset__install(cs, KINSTR_INSTALL_F_VERIFY_ONLY, NULL, err, sizeof(err))) {
+			if (kinstr_cacheset__install(cs, KINSTR_INSTALL_F_VERIFY_ONLY, NULL, &why)) {
 				refused++;
-				printf("module refused %s: %s\n", f->name, err);
+				printf("module refused %s: %s\n", f->name, why.msg);
 			} else {
 				accepted++;
 			}
@@ -183,7 +183,7 @@ static int mutations(struct kinstr_dev *dev, const struct kinstr_kernel *k, int 
 	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
 		struct kinstr_cacheset *cs = kinstr_cacheset__new(dev, k);
 		struct mut m = { kinds[i], k, 0 };
-		char err[512] = "";
+		struct kinstr_why why = { .msg = "" };
 		int ret;
 
 		if (!copy_flags && !strncmp(kinds[i], "edge-", 5)) {
@@ -201,13 +201,13 @@ static int mutations(struct kinstr_dev *dev, const struct kinstr_kernel *k, int 
 				kinstr_cacheset__add(cs, f, &r);
 		}
 		kinstr_cacheset__set_mutate(cs, mutate, &m);
-		ret = kinstr_cacheset__install(cs, KINSTR_INSTALL_F_VERIFY_ONLY, NULL, err, sizeof(err));
+		ret = kinstr_cacheset__install(cs, KINSTR_INSTALL_F_VERIFY_ONLY, NULL, &why);
 		if (!m.applied)
 			printf("mutation %s: no instruction of that form\n", kinds[i]);
 		else if (!ret)
 			printf("mutation %s: ACCEPTED\n", kinds[i]), rc = 1;
 		else
-			printf("mutation %s: refused (%s) %s\n", kinds[i], strerror(-ret), err);
+			printf("mutation %s: refused (%s) %s\n", kinds[i], strerror(-ret), why.msg);
 		kinstr_cacheset__free(cs);
 	}
 	return rc;
@@ -249,7 +249,7 @@ static int stress(struct kinstr_dev *dev, const struct kinstr_kernel *k, int rou
 	}
 	for (r = 0; r < rounds; r++) {
 		struct kinstr_cacheset *cs = kinstr_cacheset__new(dev, k);
-		char err[512];
+		struct kinstr_why why;
 		size_t i, b;
 
 		for (a = 0; cs && a < argc; a++) {
@@ -259,8 +259,8 @@ static int stress(struct kinstr_dev *dev, const struct kinstr_kernel *k, int rou
 			if (f && kinstr_cacheset__add(cs, f, &rf))
 				printf("round %d: %s refused: %s\n", r, argv[a], rf.why);
 		}
-		if (!cs || kinstr_cacheset__install(cs, KINSTR_INSTALL_F_WAIT, NULL, err, sizeof(err))) {
-			printf("round %d: %s\n", r, cs ? err : "no memory");
+		if (!cs || kinstr_cacheset__install(cs, KINSTR_INSTALL_F_WAIT, NULL, &why)) {
+			printf("round %d: %s\n", r, cs ? why.msg : "no memory");
 			kinstr_cacheset__free(cs);
 			continue;
 		}

@@ -47,10 +47,10 @@ static struct kinstr_probeset *planned(char **specs, int n, unsigned int action)
 
 static void install(struct kinstr_probeset *ps)
 {
-	char err[512];
+	struct kinstr_why why;
 
-	if (kinstr_probeset__install(ps, err, sizeof(err)))
-		FAIL("install: %s", err);
+	if (kinstr_probeset__install(ps, &why))
+		FAIL("install: %s", why.msg);
 }
 
 /* n getppid() calls, each returning ppid. */

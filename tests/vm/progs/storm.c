@@ -42,7 +42,7 @@ int main(int argc, char **argv)
 	struct cand *c = NULL;
 	size_t n = 0, cap = 0;
 	struct timespec t0, t1;
-	char err[512];
+	struct kinstr_why why;
 
 	if (!k || batches <= 0 || per <= 0 || argc < 4) {
 		fprintf(stderr, "usage: storm BATCHES PROBES FUNC... (with /dev/kinstr)\n");
@@ -81,13 +81,13 @@ int main(int argc, char **argv)
 		for (j = 0; j < per; j++) {
 			const struct cand *x = &c[((size_t)b * per + j) % n];
 
-			if (kinstr_probeset__add(ps, x->f, x->addr, err, sizeof(err))) {
-				fprintf(stderr, "storm: batch %d: %s\n", b, err);
+			if (kinstr_probeset__add(ps, x->f, x->addr, &why)) {
+				fprintf(stderr, "storm: batch %d: %s\n", b, why.msg);
 				return 1;
 			}
 		}
-		if (kinstr_probeset__install(ps, err, sizeof(err))) {
-			fprintf(stderr, "storm: batch %d: %s\n", b, err);
+		if (kinstr_probeset__install(ps, &why)) {
+			fprintf(stderr, "storm: batch %d: %s\n", b, why.msg);
 			return 1;
 		}
 		installs += per;

@@ -46,7 +46,7 @@ int main(int argc, char **argv)
 	struct kinstr_dev *dev = kinstr_dev__open(NULL);
 	struct cand *c = malloc(cap * sizeof(*c));
 	struct kinstr_kernel *k;
-	char err[512];
+	struct kinstr_why why;
 
 	bool modules_only = argc > 1 && !strcmp(argv[1], "-m");	/* every function of loaded modules */
 
@@ -102,22 +102,22 @@ int main(int argc, char **argv)
 		if (!ps)
 			return 1;
 		while (pos + m < n && m < KINSTR_AREA_MAX_PROBES &&
-		       kinstr_probeset__add(ps, c[pos + m].f, c[pos + m].addr, err, sizeof(err)) == 0)
+		       kinstr_probeset__add(ps, c[pos + m].f, c[pos + m].addr, &why) == 0)
 			m++;
 		if (!m) {	/* user space itself refuses it: consistent, skip it */
 			pos++;
 			kinstr_probeset__free(ps);
 			continue;
 		}
-		ret = kinstr_probeset__verify(ps, &refused, err, sizeof(err));
+		ret = kinstr_probeset__verify(ps, &refused, &why);
 		batches++;
 		kinstr_probeset__free(ps);
 		if (ret && refused < m) {
-			printf("refused: %s\n", err);
+			printf("refused: %s\n", why.msg);
 			bad++;
 			pos += refused + 1;
 		} else if (ret) {
-			fprintf(stderr, "verify_agree: %s\n", err);
+			fprintf(stderr, "verify_agree: %s\n", why.msg);
 			return 1;
 		} else {
 			pos += m;
