@@ -116,18 +116,22 @@ void cli_release_kernel(void);
 struct kinstr_kernel;
 struct kinstr_dev;
 struct kinstr_plan;
+struct kinstr_spec;
 /*
- * One SPEC (FUNC, FUNC+0xOFF, FUNC%return, GLOB) into probes through the planner: 0, or prints
- * why and returns -errno. A glob's refused functions are skipped and counted on stderr.
+ * One parsed SPEC (FUNC, FUNC+0xOFF, FUNC%return, GLOB) into probes through the planner: 0, or
+ * prints why and returns -errno. A glob's refused functions are skipped and counted on stderr.
  */
-int cli_add_spec(struct kinstr_plan *pl, const char *spec);
-/* The specs' syntax (trace: with their values, SPEC(VALUE,...)) before anything is opened: 0, or -EINVAL (printed). */
-int cli_specs__check(int n, char *const *specs, bool trace);
-/* The same for a trace spec, SPEC(VALUE,...): kinstr_plan__add_trace, printing why. */
+int cli_add_spec(struct kinstr_plan *pl, const struct kinstr_spec *sp);
+/*
+ * The specs parsed, once (trace: with their values, SPEC(VALUE,...)), before anything is opened:
+ * an array of n to free(), or NULL (the first bad one printed).
+ */
+struct kinstr_spec *cli_specs__parse(int n, char *const *specs, bool trace);
+/* The same for a parsed trace spec, SPEC(VALUE,...): kinstr_plan__add_traced, printing why. */
 struct kinstr_btf;
 struct kinstr_trace_event;
-int cli_add_trace(struct kinstr_plan *pl, const char *text, struct kinstr_btf *btf, struct kinstr_trace_event *ev,
-		  unsigned int *nev, unsigned int max);
+int cli_add_trace(struct kinstr_plan *pl, const struct kinstr_spec *sp, struct kinstr_btf *btf,
+		  struct kinstr_trace_event *ev, unsigned int *nev, unsigned int max);
 int cmd_profile(int argc, char **argv);
 /* A timed function of kinstr profile, and its printers (cli/out/profile.c). */
 #define CLI_MAX_CALLS 256
@@ -325,6 +329,8 @@ struct cli_session {
 	unsigned int nev, maxev;
 	struct kinstr_btf *btf;
 	struct kinstr_trace *t;		/* cli_session__trace's buffers */
+	struct kinstr_spec *sp;		/* the specs, parsed once (cli_session_opts.specs) */
+	int nsp;
 };
 /* Nothing opened yet: what a session starts as, so that a close before any open is safe. */
 #define CLI_SESSION_INIT { .out_fd = -1, .m = { .fd = -1, .listen_fd = -1 } }
@@ -336,13 +342,17 @@ struct cli_session_opts {
 	void *metrics_ctx;
 	const struct kinstr_plan_opts *popts;	/* NULL: no probe set, no planner */
 	unsigned int trace_events;		/* room for this many trace events (with popts) */
+	/* the specs, parsed first (a bad one: CLI_USAGE before anything is opened) into s->sp[nspecs] */
+	char *const *specs;
+	int nspecs;
+	bool trace_specs;			/* SPEC(VALUE,...) (kinstr_spec__parse_trace) */
 	/* the scope of the session's probes (cli_common__scope_opts); NULL: every thread (or --dry-run) */
 	const struct cli_common *scope;
 };
 /* CLI_OK, or the exit code (printed; whatever was opened is closed). */
 int cli_session__open(struct cli_session *s, const struct cli_session_opts *o);
 /* A trace spec, SPEC(VALUE,...), into the session's events and probes: 0, or -errno (printed). */
-int cli_session__add_trace(struct cli_session *s, const char *spec);
+int cli_session__add_trace(struct cli_session *s, const struct kinstr_spec *sp);
 /* The trace buffers the session's trace probes write into: 0, or -1 (printed, naming what for). */
 struct kinstr_trace_opts;
 int cli_session__trace(struct cli_session *s, const struct kinstr_trace_opts *topts, const char *what);

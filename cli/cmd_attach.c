@@ -64,13 +64,16 @@ int cmd_attach(int argc, char **argv)
 	struct cli_run run;
 	struct kinstr_why why;
 	char *log = NULL;
+	struct kinstr_spec *sp;
 
 	cli_common__init(&co);
 	ret = cli_opts__parse(&attach_usage, argc, argv, &co, NULL, NULL);
 	if (ret != CLI_GO_ON)
 		return ret;
 	ret = CLI_FAIL;
-	if (cli_specs__check(argc - optind - 1, argv + optind + 1, false))
+	/* parsed before the program is loaded: a bad spec costs no verifier run */
+	sp = cli_specs__parse(argc - optind - 1, argv + optind + 1, false);
+	if (!sp)
 		return CLI_USAGE;
 	cli_common__plan_opts(&co, &popts);
 	split_obj(argv[optind], &path, &prog);
@@ -82,6 +85,7 @@ int cmd_attach(int argc, char **argv)
 		if (log)
 			fprintf(stderr, "%s%s", log, log[strlen(log) - 1] == '\n' ? "" : "\n");
 		free(log);
+		free(sp);
 		return CLI_FAIL;
 	}
 	so = (struct cli_session_opts){ .popts = &popts, .scope = co.dry ? NULL : &co };
@@ -91,7 +95,7 @@ int cmd_attach(int argc, char **argv)
 	for (i = optind + 1; i < argc; i++) {
 		size_t first = kinstr_probeset__cnt(ps), j;
 
-		if (cli_add_spec(pl, argv[i]))
+		if (cli_add_spec(pl, &sp[i - optind - 1]))
 			goto out;
 		for (j = first; j < kinstr_probeset__cnt(ps); j++)
 			kinstr_probeset__set_bpf(ps, j, kinstr_bpf_obj__prog_fd(obj), (uint64_t)(i - optind - 1));
@@ -129,5 +133,6 @@ out:
 	free(missed);
 	cli_session__close(&se);
 	kinstr_bpf_obj__close(obj);
+	free(sp);
 	return ret;
 }

@@ -137,20 +137,18 @@ static int count_plain(int n, char **specs, const struct cli_common *co, struct 
 	uint64_t *hits = NULL, *prev = NULL;
 	struct cli_session_opts so = { .output = co->dry ? NULL : co->output, .metrics_at = co->metrics_at,
 				       .metrics_write = cli_metrics__probes, .metrics_ctx = &src, .popts = popts,
-				       .scope = co->dry ? NULL : co };
+				       .scope = co->dry ? NULL : co, .specs = specs, .nspecs = n };
 	struct cli_run run;
 	struct live_ctx lc;
 	int i, ret;
 
-	if (cli_specs__check(n, specs, false))
-		return CLI_USAGE;
 	cli_run__init(&run, co->command, co->duration, false);
 	cli_run__json(&run, co->json, co->output);
 	if ((ret = cli_session__open(&se, &so)) != CLI_OK)
 		return ret;
 	ret = CLI_FAIL;
 	for (i = 0; i < n; i++)
-		if (cli_add_spec(se.pl, specs[i]) && !co->keep)
+		if (cli_add_spec(se.pl, &se.sp[i]) && !co->keep)
 			goto out;
 	ret = cli_count__planned(se.ps, se.k, co->dry);
 	if (ret != CLI_GO_ON)

@@ -81,8 +81,6 @@ int cmd_serve(int argc, char **argv)
 		cli_opts__usage(&serve_usage, stderr);
 		ret = CLI_USAGE;
 	}
-	if (ret == CLI_GO_ON && cli_specs__check(argc - optind, argv + optind, false))
-		ret = CLI_USAGE;
 	if (ret != CLI_GO_ON) {
 		free(o.times);
 		return ret;
@@ -92,7 +90,7 @@ int cmd_serve(int argc, char **argv)
 	/* the address first: one that cannot be bound fails before anything is patched */
 	so = (struct cli_session_opts){ .metrics_opt = "--listen", .metrics_at = o.listen_at,
 					.metrics_write = cli_metrics__probes, .metrics_ctx = &src, .popts = &popts,
-					.scope = co.dry ? NULL : &co };
+					.scope = co.dry ? NULL : &co, .specs = argv + optind, .nspecs = argc - optind };
 	ret = cli_session__open(&se, &so);
 	if (ret != CLI_OK)
 		goto out;
@@ -103,7 +101,7 @@ int cmd_serve(int argc, char **argv)
 	if (!timed || !names)
 		goto out;
 	for (i = optind; i < argc; i++)
-		if (cli_add_spec(pl, argv[i]))
+		if (cli_add_spec(pl, &se.sp[i - optind]))
 			goto out;
 	src.ncount = kinstr_probeset__cnt(src.ps);
 	for (i = 0; i < o.ntimes; i++) {

@@ -100,8 +100,6 @@ int cmd_span(int argc, char **argv)
 	if (ret != CLI_GO_ON)
 		return ret;
 	ret = CLI_FAIL;
-	if (cli_specs__check(2, argv + optind, true))
-		return CLI_USAGE;
 	for (i = optind; i < argc; i++)
 		if (o.key == KINSTR_TALLY_VALUE && !strchr(argv[i], '(')) {
 			cli_err("--key value: '%s' names no value: give SPEC(VALUE) at both points", argv[i]);
@@ -116,14 +114,14 @@ int cmd_span(int argc, char **argv)
 	/* the endpoint bound and listening before anything is patched */
 	so = (struct cli_session_opts){ .metrics_at = co.metrics_at, .metrics_write = cli_metrics__span,
 					.metrics_ctx = &sm, .popts = &popts, .trace_events = SPAN_MAX_EVENTS,
-					.scope = co.dry ? NULL : &co };
+					.scope = co.dry ? NULL : &co, .specs = argv + optind, .nspecs = 2, .trace_specs = true };
 	if ((ret = cli_session__open(&se, &so)) != CLI_OK)
 		return ret;
 	ret = CLI_FAIL;
-	if (cli_session__add_trace(&se, argv[optind]))
+	if (cli_session__add_trace(&se, &se.sp[0]))
 		goto out;
 	na = se.nev;
-	if (cli_session__add_trace(&se, argv[optind + 1]))
+	if (cli_session__add_trace(&se, &se.sp[1]))
 		goto out;
 	if (se.nev == na) {
 		/* the same probe name at both points is one event: no way to tell a start from a stop */

@@ -150,8 +150,6 @@ int cmd_trace(int argc, char **argv)
 	if (ret != CLI_GO_ON)
 		return ret;
 	ret = CLI_FAIL;
-	if (cli_specs__check(argc - optind, argv + optind, true))
-		return CLI_USAGE;
 	cli_common__plan_opts(&co, &popts);
 	dir = co.output;
 	r = kinstr_trace_opts__geometry(&topts, o.bufsize, o.subbuf);
@@ -164,12 +162,13 @@ int cmd_trace(int argc, char **argv)
 	}
 	topts.overwrite = o.overwrite;
 	cli_run__init(&run, co.command, co.duration, false);
-	so = (struct cli_session_opts){ .popts = &popts, .trace_events = MAX_EVENTS, .scope = co.dry ? NULL : &co };
-	if (cli_session__open(&se, &so) != CLI_OK)
-		return CLI_FAIL;
+	so = (struct cli_session_opts){ .popts = &popts, .trace_events = MAX_EVENTS, .scope = co.dry ? NULL : &co,
+					.specs = argv + optind, .nspecs = argc - optind, .trace_specs = true };
+	if ((r = cli_session__open(&se, &so)) != CLI_OK)
+		return r;
 	dev = se.dev, ps = se.ps;
 	for (i = optind; i < argc; i++) {
-		if (cli_session__add_trace(&se, argv[i])) {
+		if (cli_session__add_trace(&se, &se.sp[i - optind])) {
 			if (co.keep)
 				continue;
 			goto out;

@@ -57,8 +57,6 @@ int cli_count__by_stack(int n, char **specs, const struct cli_common *co, const 
 	struct cli_run run;
 	struct kinstr_why why;
 
-	if (cli_specs__check(n, specs, false))
-		return CLI_USAGE;
 	cli_run__init(&run, co->command, co->duration, false);
 	cli_run__json(&run, co->json, NULL);
 	st = kinstr_stacks__new(&why);
@@ -66,12 +64,13 @@ int cli_count__by_stack(int n, char **specs, const struct cli_common *co, const 
 		cli_err("--by stack: %s", why.msg);
 		return CLI_FAIL;
 	}
-	so = (struct cli_session_opts){ .popts = popts, .scope = co->dry ? NULL : co };
-	if (cli_session__open(&se, &so) != CLI_OK)
+	so = (struct cli_session_opts){ .popts = popts, .scope = co->dry ? NULL : co, .specs = specs, .nspecs = n };
+	if ((ret = cli_session__open(&se, &so)) != CLI_OK)
 		goto out_st;
+	ret = CLI_FAIL;
 	k = se.k, dev = se.dev, ps = se.ps, pl = se.pl;
 	for (i = 0; i < n; i++)
-		if (cli_add_spec(pl, specs[i]) && !co->keep)
+		if (cli_add_spec(pl, &se.sp[i]) && !co->keep)
 			goto out;
 	ret = cli_count__planned(ps, k, co->dry);
 	if (ret != CLI_GO_ON)
@@ -109,14 +108,13 @@ int cli_count__by(int n, char **specs, const struct cli_common *co, const struct
 		  unsigned int key)
 {
 	struct kinstr_trace_opts topts = { .sz = sizeof(topts) };
-	struct cli_session_opts so = { .popts = popts, .trace_events = BY_MAX_EVENTS, .scope = co->dry ? NULL : co };
+	struct cli_session_opts so = { .popts = popts, .trace_events = BY_MAX_EVENTS, .scope = co->dry ? NULL : co,
+				       .specs = specs, .nspecs = n, .trace_specs = true };
 	struct cli_session se = CLI_SESSION_INIT;
 	struct kinstr_tally *ta = NULL;
 	struct cli_run run;
 	int i, ret, r;
 
-	if (cli_specs__check(n, specs, true))
-		return CLI_USAGE;
 	for (i = 0; i < n; i++)
 		if (key == KINSTR_TALLY_VALUE && !strchr(specs[i], '(')) {
 			cli_err("--by value: '%s' names no value: give SPEC(VALUE), e.g. 'vfs_read(count)'", specs[i]);
@@ -127,7 +125,7 @@ int cli_count__by(int n, char **specs, const struct cli_common *co, const struct
 	if ((ret = cli_session__open(&se, &so)) != CLI_OK)
 		return ret;
 	for (i = 0; i < n; i++)
-		if (cli_session__add_trace(&se, specs[i]) && !co->keep)
+		if (cli_session__add_trace(&se, &se.sp[i]) && !co->keep)
 			goto fail;
 	ret = cli_count__planned(se.ps, se.k, co->dry);
 	if (ret != CLI_GO_ON)

@@ -107,47 +107,49 @@ static void print_glob(const char *spec, const struct kinstr_plan_glob *g)
 	fprintf(stderr, "%s (see 'kinstr sites %s')\n", g->more ? "; ..." : "", spec);
 }
 
-int cli_specs__check(int n, char *const *specs, bool trace)
+struct kinstr_spec *cli_specs__parse(int n, char *const *specs, bool trace)
 {
-	struct kinstr_spec sp;
+	struct kinstr_spec *sp = calloc(n > 0 ? (size_t)n : 1, sizeof(*sp));
 	struct kinstr_why why;
 	int i;
 
+	if (!sp) {
+		cli_err("%s", strerror(errno));
+		return NULL;
+	}
 	for (i = 0; i < n; i++)
-		if ((trace ? kinstr_spec__parse_trace : kinstr_spec__parse)(specs[i], &sp, &why)) {
+		if ((trace ? kinstr_spec__parse_trace : kinstr_spec__parse)(specs[i], &sp[i], &why)) {
 			cli_err("%s", why.msg);
-			return -EINVAL;
+			free(sp);
+			return NULL;
 		}
-	return 0;
+	return sp;
 }
 
-int cli_add_spec(struct kinstr_plan *pl, const char *spec)
+int cli_add_spec(struct kinstr_plan *pl, const struct kinstr_spec *sp)
 {
 	struct kinstr_plan_glob g;
 	struct kinstr_why why;
-	int ret = kinstr_plan__add_spec(pl, spec, &why, &g);
+	int ret = kinstr_plan__add(pl, sp, &why, &g);
 
 	if (ret)
 		cli_err("%s", why.msg);
 	else
-		print_glob(spec, &g);
+		print_glob(sp->text, &g);
 	return ret;
 }
 
-int cli_add_trace(struct kinstr_plan *pl, const char *text, struct kinstr_btf *btf, struct kinstr_trace_event *ev,
-		  unsigned int *nev, unsigned int max)
+int cli_add_trace(struct kinstr_plan *pl, const struct kinstr_spec *sp, struct kinstr_btf *btf,
+		  struct kinstr_trace_event *ev, unsigned int *nev, unsigned int max)
 {
 	struct kinstr_plan_glob g = { 0 };
 	struct kinstr_why why;
-	char probe[512];
-	int ret = kinstr_plan__add_trace(pl, text, btf, ev, nev, max, &why, &g);
+	int ret = kinstr_plan__add_traced(pl, sp, btf, ev, nev, max, &why, &g);
 
 	if (ret) {
 		cli_err("%s", why.msg);
 		return ret;
 	}
-	snprintf(probe, sizeof(probe), "%s", text);
-	probe[strcspn(probe, "(")] = 0;
-	print_glob(probe, &g);
+	print_glob(sp->text, &g);
 	return 0;
 }

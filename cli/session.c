@@ -45,8 +45,16 @@ int cli_session__open(struct cli_session *s, const struct cli_session_opts *o)
 	int ret;
 
 	*s = (struct cli_session)CLI_SESSION_INIT;
-	if (o->output && (s->out_fd = cli_open_output(o->output)) < 0)
+	if (o->nspecs) {
+		s->sp = cli_specs__parse(o->nspecs, o->specs, o->trace_specs);
+		if (!s->sp)
+			return CLI_USAGE;
+		s->nsp = o->nspecs;
+	}
+	if (o->output && (s->out_fd = cli_open_output(o->output)) < 0) {
+		cli_session__close(s);
 		return CLI_FAIL;
+	}
 	if (o->metrics_at) {
 		ret = cli_metrics__open(&s->m, o->metrics_opt ? o->metrics_opt : "--metrics", o->metrics_at,
 					o->metrics_write, o->metrics_ctx);
@@ -85,9 +93,9 @@ int cli_session__open(struct cli_session *s, const struct cli_session_opts *o)
 	return CLI_OK;
 }
 
-int cli_session__add_trace(struct cli_session *s, const char *spec)
+int cli_session__add_trace(struct cli_session *s, const struct kinstr_spec *sp)
 {
-	return cli_add_trace(s->pl, spec, s->btf, s->ev, &s->nev, s->maxev);
+	return cli_add_trace(s->pl, sp, s->btf, s->ev, &s->nev, s->maxev);
 }
 
 int cli_session__trace(struct cli_session *s, const struct kinstr_trace_opts *topts, const char *what)
@@ -125,5 +133,6 @@ void cli_session__close(struct cli_session *s)
 	cli_metrics__close(&s->m);
 	if (s->out_fd >= 0)
 		close(s->out_fd);
+	free(s->sp);
 	*s = (struct cli_session)CLI_SESSION_INIT;
 }

@@ -23,16 +23,22 @@
 extern "C" {
 #endif
 
-/* The spec grammar. */
+/*
+ * The spec grammar. A spec is parsed once, by kinstr_spec__parse() (or __parse_trace()), and
+ * planned from what it parsed (kinstr_plan__add(), kinstr_plan__add_traced()).
+ */
 enum kinstr_spec_kind { KINSTR_SPEC_ENTRY, KINSTR_SPEC_OFFSET, KINSTR_SPEC_RETURN, KINSTR_SPEC_GLOB };
 struct kinstr_spec {
+	char text[512];			/* the spec as written (a trace spec's without its values) */
 	char name[512];			/* FUNC, NAME@ADDR or the glob */
 	enum kinstr_spec_kind kind;
 	uint64_t offset;		/* KINSTR_SPEC_OFFSET */
+	bool has_values;		/* a trace spec's SPEC(VALUE,...) ... */
+	char values[512];		/* ... its VALUE,... (parsed when planned, against the function) */
 };
 /* text into sp: 0, or -EINVAL and why (the whole word must be a spec). */
 int kinstr_spec__parse(const char *text, struct kinstr_spec *sp, struct kinstr_why *why);
-/* The same for a trace spec, SPEC or SPEC(VALUE,...) (the values are parsed when planned). */
+/* The same for a trace spec, SPEC or SPEC(VALUE,...). */
 int kinstr_spec__parse_trace(const char *text, struct kinstr_spec *sp, struct kinstr_why *why);
 
 /*
@@ -88,6 +94,9 @@ void kinstr_plan__free(struct kinstr_plan *pl);
  * (those refused are skipped and counted into glob, if not NULL). 0, or -errno and why, and then
  * no probe of the spec is left in the set.
  */
+int kinstr_plan__add(struct kinstr_plan *pl, const struct kinstr_spec *sp, struct kinstr_why *why,
+		     struct kinstr_plan_glob *glob);
+/* The same from the spec's text (parsed first). */
 int kinstr_plan__add_spec(struct kinstr_plan *pl, const char *spec, struct kinstr_why *why,
 			  struct kinstr_plan_glob *glob);
 
@@ -144,6 +153,10 @@ unsigned int kinstr_plan__time_calls(struct kinstr_plan *pl, const struct kinstr
 int kinstr_plan__add_trace(struct kinstr_plan *pl, const char *text, struct kinstr_btf *btf,
 			   struct kinstr_trace_event *ev, unsigned int *nev, unsigned int max, struct kinstr_why *why,
 			   struct kinstr_plan_glob *glob);
+/* The same from a parsed trace spec (kinstr_spec__parse_trace). */
+int kinstr_plan__add_traced(struct kinstr_plan *pl, const struct kinstr_spec *sp, struct kinstr_btf *btf,
+			    struct kinstr_trace_event *ev, unsigned int *nev, unsigned int max, struct kinstr_why *why,
+			    struct kinstr_plan_glob *glob);
 
 #ifdef __cplusplus
 }

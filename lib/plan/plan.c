@@ -25,8 +25,9 @@ int kinstr_spec__parse(const char *spec, struct kinstr_spec *sp, struct kinstr_w
 	size_t len = stop ? (size_t)(stop - spec) : strlen(spec);
 
 	memset(sp, 0, sizeof(*sp));
-	if (len >= sizeof(sp->name))
+	if (len >= sizeof(sp->name) || strlen(spec) >= sizeof(sp->text))
 		return kinstr_why__fail(why, -EINVAL, "%.200s...: name too long", spec);
+	strcpy(sp->text, spec);
 	memcpy(sp->name, spec, len);
 	sp->name[len] = 0;
 	if (!len)
@@ -314,29 +315,26 @@ static int add_every(struct kinstr_plan *pl, const struct kinstr_func *f, struct
 	return 0;
 }
 
-static int add_spec(struct kinstr_plan *pl, const char *spec, struct kinstr_why *why, struct kinstr_plan_glob *glob)
+static int add_spec(struct kinstr_plan *pl, const struct kinstr_spec *sp, struct kinstr_why *why,
+		    struct kinstr_plan_glob *glob)
 {
 	const struct kinstr_fn *fn;
 	const struct kinstr_func *f;
-	struct kinstr_spec sp;
 	struct kinstr_why w;
 	int ret;
 
-	ret = kinstr_spec__parse(spec, &sp, why);
-	if (ret)
-		return ret;
-	if (sp.kind == KINSTR_SPEC_GLOB)
-		return add_glob(pl, spec, sp.name, why, glob);
-	f = kinstr_plan__func(pl->k, sp.name, why);
+	if (sp->kind == KINSTR_SPEC_GLOB)
+		return add_glob(pl, sp->text, sp->name, why, glob);
+	f = kinstr_plan__func(pl->k, sp->name, why);
 	if (!f) {
-		return why_spec(why, spec, -errno);
+		return why_spec(why, sp->text, -errno);
 	}
-	switch (sp.kind) {
+	switch (sp->kind) {
 	case KINSTR_SPEC_RETURN:
-		return add_returns(pl, spec, f, why);
+		return add_returns(pl, sp->text, f, why);
 	case KINSTR_SPEC_OFFSET:
-		ret = kinstr_probeset__add(pl->ps, f, f->addr + sp.offset, &w);
-		return ret ? why_probe(pl, why, ret, f, f->addr + sp.offset, NULL, w.msg) : 0;
+		ret = kinstr_probeset__add(pl->ps, f, f->addr + sp->offset, &w);
+		return ret ? why_probe(pl, why, ret, f, f->addr + sp->offset, NULL, w.msg) : 0;
 	default:
 		if (pl->every)
 			return add_every(pl, f, why);
@@ -349,15 +347,24 @@ static int add_spec(struct kinstr_plan *pl, const char *spec, struct kinstr_why 
 }
 
 /* All or nothing: a spec refused halfway (a return site after others) leaves no probe behind. */
-int kinstr_plan__add_spec(struct kinstr_plan *pl, const char *spec, struct kinstr_why *why,
-			  struct kinstr_plan_glob *glob)
+int kinstr_plan__add(struct kinstr_plan *pl, const struct kinstr_spec *sp, struct kinstr_why *why,
+		     struct kinstr_plan_glob *glob)
 {
 	size_t n0 = kinstr_probeset__cnt(pl->ps);
-	int ret = add_spec(pl, spec, why, glob);
+	int ret = add_spec(pl, sp, why, glob);
 
 	if (ret)
 		kinstr_probeset__truncate(pl->ps, n0);
 	return ret;
+}
+
+int kinstr_plan__add_spec(struct kinstr_plan *pl, const char *spec, struct kinstr_why *why,
+			  struct kinstr_plan_glob *glob)
+{
+	struct kinstr_spec sp;
+	int ret = kinstr_spec__parse(spec, &sp, why);
+
+	return ret ? ret : kinstr_plan__add(pl, &sp, why, glob);
 }
 
 /*
@@ -664,14 +671,36 @@ static int trace_event(struct kinstr_plan *pl, size_t i, const char *values, boo
 int kinstr_spec__parse_trace(const char *text, struct kinstr_spec *sp, struct kinstr_why *why)
 {
 	char probe[512];
+	const char *open = strchr(text, '(');
 	size_t n = strlen(text);
 	int ret;
 
 	snprintf(probe, sizeof(probe), "%s", text);
 	probe[strcspn(probe, "(")] = 0;
 	ret = kinstr_spec__parse(probe, sp, why);
-	if (!ret && strchr(text, '(') && (n >= sizeof(probe) || text[n - 1] != ')'))
-		ret = kinstr_why__fail(why, -EINVAL, "%.400s: expected SPEC(VALUE,...)", text);
+	if (ret || !open)
+		return ret;
+	if (n >= sizeof(probe) || text[n - 1] != ')')
+		return kinstr_why__fail(why, -EINVAL, "%.400s: expected SPEC(VALUE,...)", text);
+	/* the values between the parentheses (shorter than the whole text, which fits probe[]) */
+	snprintf(sp->values, sizeof(sp->values), "%.*s", (int)(text + n - 1 - (open + 1)), open + 1);
+	sp->has_values = true;
+	return 0;
+}
+
+int kinstr_plan__add_traced(struct kinstr_plan *pl, const struct kinstr_spec *sp, struct kinstr_btf *btf,
+			    struct kinstr_trace_event *ev, unsigned int *nev, unsigned int max, struct kinstr_why *why,
+			    struct kinstr_plan_glob *glob)
+{
+	size_t n0 = kinstr_probeset__cnt(pl->ps), i;
+	int ret;
+
+	ret = kinstr_plan__add(pl, sp, why, glob);
+	for (i = n0; !ret && i < kinstr_probeset__cnt(pl->ps); i++)
+		ret = trace_event(pl, i, sp->has_values ? sp->values : NULL, sp->kind == KINSTR_SPEC_RETURN,
+				  sp->kind == KINSTR_SPEC_OFFSET, btf, ev, nev, max, why);
+	if (ret)
+		kinstr_probeset__truncate(pl->ps, n0);
 	return ret;
 }
 
@@ -679,25 +708,8 @@ int kinstr_plan__add_trace(struct kinstr_plan *pl, const char *text, struct kins
 			   struct kinstr_trace_event *ev, unsigned int *nev, unsigned int max, struct kinstr_why *why,
 			   struct kinstr_plan_glob *glob)
 {
-	char probe[512], *open;
-	const char *values = NULL;
-	size_t n0 = kinstr_probeset__cnt(pl->ps), i, n = strlen(text);
-	int ret;
+	struct kinstr_spec sp;
+	int ret = kinstr_spec__parse_trace(text, &sp, why);
 
-	snprintf(probe, sizeof(probe), "%s", text);
-	open = strchr(probe, '(');
-	if (open) {
-		if (n >= sizeof(probe) || probe[n - 1] != ')')
-			return why_set(why, -EINVAL, NULL, 0, "%.400s: expected SPEC(VALUE,...)", text);
-		probe[n - 1] = 0;
-		*open = 0;
-		values = open + 1;
-	}
-	ret = kinstr_plan__add_spec(pl, probe, why, glob);
-	for (i = n0; !ret && i < kinstr_probeset__cnt(pl->ps); i++)
-		ret = trace_event(pl, i, values, strstr(probe, "%return") != NULL, strchr(probe, '+') != NULL, btf, ev,
-				  nev, max, why);
-	if (ret)
-		kinstr_probeset__truncate(pl->ps, n0);
-	return ret;
+	return ret ? ret : kinstr_plan__add_traced(pl, &sp, btf, ev, nev, max, why, glob);
 }

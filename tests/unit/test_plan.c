@@ -45,6 +45,15 @@ static void t_spec(void)
 	CHECK(kinstr_spec__parse("", &sp, &why) == -EINVAL, "empty accepted");
 	CHECK(kinstr_spec__parse("vfs_*+5", &sp, &why) == -EINVAL, "glob+5 accepted");
 	CHECK(kinstr_spec__parse("vfs_*%return", &sp, &why) == -EINVAL, "glob%%return accepted");
+	/* a trace spec parsed once: the probe's text, kind and its values apart */
+	CHECK(kinstr_spec__parse_trace("vfs_read%return(ret,x=+8(%rsi):u32)", &sp, &why) == 0 &&
+		      !strcmp(sp.text, "vfs_read%return") && !strcmp(sp.name, "vfs_read") &&
+		      sp.kind == KINSTR_SPEC_RETURN && sp.has_values && !strcmp(sp.values, "ret,x=+8(%rsi):u32"),
+	      "trace spec: text '%s' values '%s'", sp.text, sp.values);
+	CHECK(kinstr_spec__parse_trace("vfs_read+0x1b", &sp, &why) == 0 && !sp.has_values && !strcmp(sp.text, "vfs_read+0x1b"),
+	      "trace spec without values");
+	CHECK(kinstr_spec__parse_trace("vfs_read(count", &sp, &why) == -EINVAL && why.err == -EINVAL &&
+		      strstr(why.msg, "expected SPEC(VALUE,...)"), "'%s'", why.msg);
 }
 
 static struct kinstr_kernel *snap(void)

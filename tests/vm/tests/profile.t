@@ -12,6 +12,7 @@ EXPECT ^__x64_sys_getppid calls 3000 starts 3000 unmatched 0 dropped 0 hist 3000
 EXPECT ^order ok$
 
 NAME profile: where only an int3 fits after the ftrace NOP, the timer starts through an ftrace direct call from the NOP: exact alone, beside a kprobe on the same NOP, and through the int3 with --no-ftrace
+STOCK
 SETUP insmod kmod/kinstr.ko
 # random_read_iter begins `push rbx; mov rbx, rsi` and then a jump label: only an int3 fits
 RUN L='dd if=/dev/random of=/dev/null bs=16 count=2000 status=none'; T=/sys/kernel/tracing; \
@@ -108,6 +109,7 @@ EXPECT ^functions [0-9]{5,} scanned, 1 switch$
 EXPECT ^rc=0$
 
 NAME profile and drill across a context switch: __switch_to (it stores the CPU's current task) is refused by its rule; __switch_to_asm is timed per thread within duration x CPUs; drill marks __schedule's call to it as time switched out, and every split adds up
+STOCK
 SETUP insmod kmod/kinstr.ko
 RUN build/kinstr profile -d 1 __switch_to; echo "rc=$?"; \
 	build/kinstr profile --json -o /tmp/p.json -c 'stress-ng --switch 1 -t 3 -q' __switch_to_asm 'finish_task_switch*'; echo "rc=$?"; \
@@ -128,6 +130,7 @@ EXPECT ^splits add up$
 EXPECT ^switched out: switched out: the call returns when this thread runs again measured False share>0.5 True$
 
 NAME profile --folded: paths of timed functions with their own time, for flame graphs; they add up to the outermost's time
+STOCK
 SETUP insmod kmod/kinstr.ko
 RUN build/kinstr profile --folded -o /tmp/f -c 'sleep 0.3' hrtimer_nanosleep do_nanosleep schedule __schedule; echo "rc=$?"; \
 	cat /tmp/f; build/kinstr profile --json -o /tmp/p.json -c 'sleep 0.3' hrtimer_nanosleep; \

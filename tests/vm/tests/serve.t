@@ -32,6 +32,7 @@ EXPECT ^serve exit 0$
 EXPECT ^text-restored$
 
 NAME serve: 1,000 concurrent scrapes while getppid runs all answer, each counter never goes back; another path is 404, a bad or taken --listen is refused before anything is patched
+REQUIRES ! grep -q '^CONFIG_KASAN=y' /boot/config-$(uname -r)
 ONCE
 SETUP insmod kmod/kinstr.ko && ip link set lo up
 RUN build/kinstr serve -d 120 __x64_sys_getppid 2>/dev/null & s=$!; \
