@@ -40,6 +40,9 @@ static void t_other_struct_layouts(void)
 	      sizeof(struct kinstr_layout));
 	CHECK(sizeof(struct kinstr_module_info) == KINSTR_MODULE_INFO_SIZE_VER0, "module info %zu",
 	      sizeof(struct kinstr_module_info));
+	CHECK(sizeof(struct kinstr_scope) == KINSTR_SCOPE_SIZE_VER0, "scope %zu", sizeof(struct kinstr_scope));
+	CHECK(offsetof(struct kinstr_scope, comm) == KINSTR_SCOPE_SIZE_VER0 - 16, "scope's comm at %zu",
+	      offsetof(struct kinstr_scope, comm));
 }
 
 static void t_every_reason_has_a_name(void)

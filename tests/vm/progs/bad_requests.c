@@ -8,7 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <stdint.h>
 #include <sys/ioctl.h>
+#include <unistd.h>
 
 #include <kinstr/probe.h>
 #include <kinstr/reloc.h>
@@ -501,6 +504,55 @@ int main(void)
 		h = (struct kinstr_held){ .size = sizeof(h) };
 		errno = 0;
 		expect(ioctl(fd, KINSTR_IOC_HELD, &h) == 0 && h.count == 0, "HELD with nothing held: count 0", errno, 0);
+	}
+	/* KINSTR_IOC_SCOPE: once, before the descriptor's first ALLOC, every field checked */
+	{
+		struct kinstr_scope sc = { .size = sizeof(sc), .cgroup_fd = -1 };
+		uint32_t zero = 0, me = (uint32_t)getpid();
+		unsigned char tail[sizeof(sc) + 8] = { 0 };
+		int fd2 = open(KINSTR_DEVICE, O_RDWR | O_CLOEXEC), pfd = open("/proc", O_RDONLY | O_DIRECTORY);
+
+		errno = 0;
+		expect(ioctl(fd, KINSTR_IOC_SCOPE, &sc) < 0 && errno == EBUSY, "SCOPE after the descriptor's ALLOC",
+		       errno, 0);
+		sc.flags = 1U << 7;
+		errno = 0;
+		expect(ioctl(fd2, KINSTR_IOC_SCOPE, &sc) < 0 && errno == EINVAL, "SCOPE with an unknown flag", errno, 0);
+		sc.flags = KINSTR_SCOPE_F_FOLLOW;
+		errno = 0;
+		expect(ioctl(fd2, KINSTR_IOC_SCOPE, &sc) < 0 && errno == EINVAL, "SCOPE following no pid", errno, 0);
+		sc = (struct kinstr_scope){ .size = sizeof(sc), .cgroup_fd = -1, .pids = (unsigned long)&zero, .npids = 1 };
+		errno = 0;
+		expect(ioctl(fd2, KINSTR_IOC_SCOPE, &sc) < 0 && errno == EINVAL, "SCOPE with pid 0", errno, 0);
+		sc = (struct kinstr_scope){ .size = sizeof(sc), .cgroup_fd = -1 };
+		memset(sc.comm, 'a', sizeof(sc.comm));
+		errno = 0;
+		expect(ioctl(fd2, KINSTR_IOC_SCOPE, &sc) < 0 && errno == EINVAL, "SCOPE with a comm of 16 bytes", errno, 0);
+		sc = (struct kinstr_scope){ .size = sizeof(sc), .cgroup_fd = pfd };
+		errno = 0;
+		expect(ioctl(fd2, KINSTR_IOC_SCOPE, &sc) < 0 && errno == EBADF, "SCOPE of a directory not a cgroup",
+		       errno, 0);
+		sc = (struct kinstr_scope){ .size = 8, .cgroup_fd = -1 };
+		errno = 0;
+		expect(ioctl(fd2, KINSTR_IOC_SCOPE, &sc) < 0 && errno == EINVAL, "SCOPE with a struct too small", errno, 0);
+		sc = (struct kinstr_scope){ .size = sizeof(tail), .cgroup_fd = -1 };
+		memcpy(tail, &sc, sizeof(sc));
+		tail[sizeof(sc) + 3] = 1;
+		errno = 0;
+		expect(ioctl(fd2, KINSTR_IOC_SCOPE, tail) < 0 && errno == E2BIG, "SCOPE with an unknown non-zero tail",
+		       errno, 0);
+		sc = (struct kinstr_scope){ .size = sizeof(sc), .cgroup_fd = -1, .tids = (unsigned long)&me, .ntids = 1 };
+		errno = 0;
+		expect(ioctl(fd2, KINSTR_IOC_SCOPE, &sc) == 0, "SCOPE of this thread", errno, 0);
+		errno = 0;
+		expect(ioctl(fd2, KINSTR_IOC_SCOPE, &sc) < 0 && errno == EBUSY, "SCOPE twice", errno, 0);
+		close(pfd);
+		close(fd2);
+		/* the scope's tracepoints out again (the text is compared after this program) */
+		struct kinstr_sync sy = { .size = sizeof(sy) };
+
+		errno = 0;
+		expect(ioctl(fd, KINSTR_IOC_SYNC, &sy) == 0, "SYNC after the scope's descriptor closed", errno, 0);
 	}
 	kinstr_kernel__close(k);
 	kinstr_dev__close(dev);
