@@ -266,8 +266,9 @@ DEBUG_VM_TIMEOUT = 1500
 DEBUG_LANE_BY_DEFAULT = True
 # what the lane runs (its line in tests/kernels says 'smoke'; 'full' runs every file, in parts, as
 # the stock kernels' full suites do: hours with one guest): the SMOKE tests of these files (count, kill -9, trace, profile, the kernel's
-# facts, BPF), not cover.t's, which take minutes each even on a stock kernel
-DEBUG_FILES = ("bpf.t", "count.t", "kernel.t", "profile.t", "trace.t")
+# facts, BPF, the scope's tracepoint probes and gates), not cover.t's, which take minutes each even on a
+# stock kernel
+DEBUG_FILES = ("bpf.t", "count.t", "kernel.t", "profile.t", "scope.t", "trace.t")
 
 
 def step_vm(args, label, release, suite, cpu=None, files=None, part="", once=True, debug=False):
