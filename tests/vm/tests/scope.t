@@ -78,3 +78,15 @@ EXPECT ^kinstr: --cgroup /no/such/cgroup: No such file or directory$
 EXPECT ^kinstr: --cgroup /proc: not a cgroup v2 directory$
 EXPECT_NOT ^rc 0$
 TIMEOUT 120
+
+NAME scope: drill's levels take the scope too: hrtimer_nanosleep under 'sleep 0.3' is timed for --comm sleep and not called at all for a comm nothing has
+FEATURE scope
+SETUP insmod kmod/kinstr.ko
+RUN build/kinstr drill --json -i 1 -D 1 --comm sleep -c 'sleep 0.3' hrtimer_nanosleep > /tmp/sc_d.json; echo "in rc $?"; \
+	python3 -c 'import json; d=json.load(open("/tmp/sc_d.json")); print("root calls", d["root"]["calls"])'; \
+	build/kinstr drill -i 1 -D 1 --comm no_such_comm -c 'sleep 0.3' hrtimer_nanosleep 2>&1; echo "out rc $?"
+EXPECT ^in rc 0$
+EXPECT ^root calls [1-9][0-9]*$
+EXPECT ^kinstr: hrtimer_nanosleep was not called in 1\.0 s: nothing to drill into$
+EXPECT ^out rc 1$
+TIMEOUT 120
