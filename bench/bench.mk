@@ -5,7 +5,7 @@
 BENCH_SRCS := $(wildcard bench/*.c)
 BENCH_BINS := $(BENCH_SRCS:%.c=$(B)/%)
 
-.PHONY: bench bench-run bench-splice bench-bpf bench-install bench-trace bench-profile
+.PHONY: bench bench-run bench-splice bench-bpf bench-install bench-trace bench-profile bench-by
 bench: $(BENCH_BINS) $(B)/bench/fentry.bpf.o $(B)/bench/kprobe_parts.bpf.o
 
 # The BPF fentry/fexit peer (bench/fentry_time.c loads it from beside itself): no kernel headers,
@@ -37,6 +37,11 @@ bench-trace: $(BENCH_BINS)
 # in one guest run (bench/run-profile; installs bpftrace if missing).
 bench-profile: $(BENCH_BINS)
 	bench/run-profile
+
+# Per-hit cost of count --by comm, span and a filtered-out hit beside bpftrace's kfunc and kprobe
+# programs, as ratios, in one guest run per mode, wall and icount (bench/run-by; installs bpftrace if missing).
+bench-by: $(BENCH_BINS)
+	bench/run-by --icount
 
 bench-run: $(BENCH_BINS)
 	bench/run-analysis $(SNAPSHOT) $(if $(BENCH_ARGS),-- $(BENCH_ARGS))
