@@ -34,9 +34,10 @@ static const struct cli_opt count_opts[] = {
 				"kinstr trace takes them: 'vfs_read(count)'); a string value is a row per whole string as "
 				"recorded (string[N]: N - 1 characters; one that filled them is marked [full]), printed "
 				"last; COMM is the hits' command name, or (several) when more than one command hit that "
-				"value (JSON: the last hit's comm, and comm_several); the hits go through the trace "
-				"buffers, so a hit they had no room for is counted as lost, one past the table's 65,536 "
-				"rows as overflow (both printed)\nKEY stack: count each probe's hits by kernel stack, "
+				"value (JSON: the last hit's comm, and comm_several); each hit is counted in "
+				"kinstr.ko's tables per CPU (no trace record, nothing to lose on the way); a hit past "
+				"the 65,536 rows, or with no room in its CPU's table, is counted as overflow, one the "
+				"probe's recursion guard skipped as lost (both printed)\nKEY stack: count each probe's hits by kernel stack, "
 				"unwound from the site's registers by the kernel's unwinder (a BPF program run at the "
 				"probes: 16,384 stacks; a hit whose stack found no room is counted as lost)" },
 	{ 0, "folded", O_FOLDED, NULL, "with --by stack: one line per stack, root first, frames joined by ';' and the "

@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
-/* kinstr span A B: the time from a hit at A to the next hit at B of the same key (lib/results/span.c). */
+/*
+ * kinstr span A B: the time from a hit at A to the next hit at B of the same key, paired and
+ * summed in kinstr.ko (kmod/actions/span.c), read by lib/results/span.c.
+ */
 #include <errno.h>
 #include <unistd.h>
 #include <stdio.h>
@@ -25,12 +28,12 @@ static const struct cli_opt span_opts[] = {
 	{ .common = CLI_OPT_COMMAND, .help = "run CMD, measure while it runs, exit with its status" },
 	{ .common = CLI_OPT_DURATION },
 	{ 0, "hist", O_HIST, NULL, "print the histogram of the intervals" },
-	{ 0, "clock", O_CLOCK, "CLOCK", "mono (default) or local, as for 'kinstr trace'" },
+	{ 0, "clock", O_CLOCK, "CLOCK", "mono (default): CLOCK_MONOTONIC; local: local_clock(), cheaper, "
+					"per CPU (a span from one CPU to another may be off by the CPUs' skew)" },
 	{ .common = CLI_OPT_JSON, .help = "one JSON object (on stdout alone: -c CMD's own output goes to stderr)" },
 	{ .common = CLI_OPT_METRICS, .help = "serve the spans to Prometheus while they are measured (GET /metrics: a "
 					     "histogram, the unmatched, lost and overflow counters; a scrape counts "
-					     "what is older than the newest hit less 100 ms, the totals at the end "
-					     "all)" },
+					     "every interval ended so far)" },
 	CLI_OPTS_SCOPE,
 	{ 0 },
 };
@@ -41,10 +44,12 @@ static const struct cli_usage span_usage = {
 	.intro = "The time from each hit at A to the next hit at B of the same key, per key and in\n"
 		 "total: count, min, mean, max (ns), and with --hist a log2 histogram. A and B are\n"
 		 "probe specs as for 'kinstr trace' (FUNC, FUNC+0xOFF, FUNC%return, a glob; an interior\n"
-		 "instruction too), each with its values: SPEC(VALUE,...).\n\n",
+		 "instruction too), each with its values: SPEC(VALUE,...). Each hit is paired and\n"
+		 "summed in kinstr.ko: no trace record, nothing lost on the way.\n\n",
 	.outro = "A start with no stop (or replaced by the next start of its key) and a stop with no\n"
-		 "start are counted, as are hits the trace buffers had no room for (lost) and records\n"
-		 "past the bound of 4 M (overflow).\n",
+		 "start are counted, as are hits the probes' recursion guard skipped (lost) and starts\n"
+		 "or keys past the bounds of 65,536 open keys and the rows per CPU (overflow; an\n"
+		 "interval whose key found no row is still in the total).\n",
 	.opts = span_opts, .min_args = 2, .max_args = 2,
 };
 
@@ -75,12 +80,6 @@ static int span_opt(void *ctx, int key, const char *arg)
 	return 0;
 }
 
-static void span_tick(void *ctx, double dt)
-{
-	(void)dt;
-	kinstr_spanner__consume(ctx);	/* an error shows again at the drain */
-}
-
 int cmd_span(int argc, char **argv)
 {
 	struct kinstr_trace_opts topts = { .sz = sizeof(topts) };
@@ -92,6 +91,7 @@ int cmd_span(int argc, char **argv)
 	struct cli_span_metrics sm = { 0 };
 	struct span_own o = { .key = KINSTR_TALLY_TID, .topts = &topts };
 	unsigned int na;
+	size_t npa, j;
 	int i, ret, r;
 	struct cli_run run;
 
@@ -121,6 +121,7 @@ int cmd_span(int argc, char **argv)
 	if (cli_session__add_trace(&se, &se.sp[0]))
 		goto out;
 	na = se.nev;
+	npa = kinstr_probeset__cnt(se.ps);
 	if (cli_session__add_trace(&se, &se.sp[1]))
 		goto out;
 	if (se.nev == na) {
@@ -129,12 +130,17 @@ int cmd_span(int argc, char **argv)
 		ret = CLI_USAGE;
 		goto out;
 	}
-	if (cli_session__trace(&se, &topts, "span"))
-		goto out;
-	sp = kinstr_spanner__new(se.t, se.ev, na, se.nev, (unsigned int)o.key, 0);
+	for (j = 0; j < kinstr_probeset__cnt(se.ps); j++)
+		kinstr_probeset__set_span(se.ps, j, j >= npa);
+	for (i = 0; o.key == KINSTR_TALLY_VALUE && (unsigned int)i < se.nev; i++)
+		if (!se.ev[i].nvals || se.ev[i].vals[0].v.kind == KINSTR_VAL_STR) {
+			cli_err("span: --key value: every point needs an integer value first");
+			goto out;
+		}
+	sp = kinstr_spanner__new_dev(se.dev, se.ev, na, se.nev, (unsigned int)o.key, topts.local_clock);
 	if (!sp) {
-		cli_err("span: %s", errno == EINVAL ? "--key value: every point needs an integer value first" :
-				    strerror(errno));
+		cli_err("span: cannot create the spans in kinstr.ko: %s%s", strerror(errno),
+			errno == EINVAL || errno == ENOTTY ? " (a kinstr.ko older than ABI 0.18?)" : "");
 		goto out;
 	}
 	if (!co.json)
@@ -146,12 +152,13 @@ int cmd_span(int argc, char **argv)
 		sm = (struct cli_span_metrics){ .dev = se.dev, .sp = sp, .a = argv[optind], .b = argv[optind + 1] };
 		cli_run__watch(&run, se.m.fd, cli_metrics__ready, &se.m);
 	}
-	cli_run__wait(&run, 0.05, span_tick, sp);
+	cli_run__wait(&run, 0.2, NULL, NULL);
 	cli_run__stop(&run);
-	cli_session__quiesce(&se);
+	kinstr_spanner__add_lost(sp, kinstr_probeset__missed_total(se.ps));	/* (read while the probes are in) */
+	cli_session__quiesce(&se);	/* then no probe writes the tables: each interval is in them */
 	r = kinstr_spanner__drain(sp);
 	if (r) {
-		cli_err("span: reading the trace buffers: %s", strerror(-r));
+		cli_err("span: reading the spans: %s", strerror(-r));
 		goto out;
 	}
 	cli_span__print(sp, argv[optind], argv[optind + 1], (unsigned int)o.key, o.hist, co.json, cli_now() - run.t0,
@@ -161,6 +168,6 @@ out:
 	cli_run__cleanup(&run);
 	cli_metrics__close(&se.m);	/* its scrapes read the spanner */
 	kinstr_spanner__free(sp);
-	cli_session__close(&se);	/* the probes out, then the trace buffers */
+	cli_session__close(&se);
 	return ret;
 }

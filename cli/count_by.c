@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * kinstr count's runs besides plain counting: --by KEY (the hits as trace records, tallied by
- * lib/results/tally.c) and --by stack (kinstr's stack program, lib/results/stacks.c).
+ * kinstr count's runs besides plain counting: --by KEY (the hits counted by key in kinstr.ko's
+ * tally, read by lib/results/tally.c) and --by stack (kinstr's stack program, lib/results/stacks.c).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -11,17 +11,10 @@
 #include <kinstr/btf.h>
 #include <kinstr/plan.h>
 #include <kinstr/tally.h>
-#include <kinstr/trace.h>
 #include <kinstr/stacks.h>
 #include "cli.h"
 
 #define BY_MAX_EVENTS 4096
-
-static void by_tick(void *ctx, double dt)
-{
-	(void)dt;
-	kinstr_tally__consume(ctx);	/* an error shows again at the drain */
-}
 
 /* Once the specs are in: none left (--keep-going: each said why) fails, --dry-run prints the plan and ends. */
 int cli_count__planned(const struct kinstr_probeset *ps, const struct kinstr_kernel *k, bool dry)
@@ -101,18 +94,19 @@ out_st:
 }
 
 /*
- * --by KEY: each spec as a trace probe (its hits recorded with pid, tid, comm and its values),
- * the tally reading the buffers while it runs; the probes out, then the rest read and printed.
+ * --by KEY: each spec as a tally probe (its event and values planned as for a trace probe), each
+ * hit counted under its key in the module's tables per CPU; read once the probes are out.
  */
 int cli_count__by(int n, char **specs, const struct cli_common *co, const struct kinstr_plan_opts *popts,
 		  unsigned int key)
 {
-	struct kinstr_trace_opts topts = { .sz = sizeof(topts) };
 	struct cli_session_opts so = { .popts = popts, .trace_events = BY_MAX_EVENTS, .scope = co->dry ? NULL : co,
 				       .specs = specs, .nspecs = n, .trace_specs = true };
 	struct cli_session se = CLI_SESSION_INIT;
 	struct kinstr_tally *ta = NULL;
 	struct cli_run run;
+	uint64_t missed;
+	size_t j;
 	int i, ret, r;
 
 	for (i = 0; i < n; i++)
@@ -130,23 +124,26 @@ int cli_count__by(int n, char **specs, const struct cli_common *co, const struct
 	ret = cli_count__planned(se.ps, se.k, co->dry);
 	if (ret != CLI_GO_ON)
 		goto out;
-	if (cli_session__trace(&se, &topts, "--by"))
-		goto fail;
-	ta = kinstr_tally__new(se.t, se.ev, se.nev, key, 0);
+	for (j = 0; j < kinstr_probeset__cnt(se.ps); j++)
+		kinstr_probeset__set_tally(se.ps, j);
+	ta = kinstr_tally__new_dev(se.dev, se.ev, se.nev, key, 0);
 	if (!ta) {
-		cli_err("--by: %s", strerror(errno));
+		cli_err("--by: cannot create the tally in kinstr.ko: %s%s", strerror(errno),
+			errno == EINVAL || errno == ENOTTY ? " (a kinstr.ko older than ABI 0.18?)" : "");
 		goto fail;
 	}
 	if (cli_run__start(&run, se.ps))
 		goto fail;
-	cli_run__wait(&run, 0.05, by_tick, ta);
+	cli_run__wait(&run, 0.2, NULL, NULL);
 	cli_run__stop(&run);
-	cli_session__quiesce(&se);
+	missed = kinstr_probeset__missed_total(se.ps);	/* (read while the probes are in) */
+	cli_session__quiesce(&se);	/* then no probe writes the tables: each hit is in them */
 	r = kinstr_tally__drain(ta);
 	if (r) {
-		cli_err("reading the trace buffers: %s", strerror(-r));
+		cli_err("reading the tally: %s", strerror(-r));
 		goto fail;
 	}
+	kinstr_tally__add_lost(ta, missed);
 	cli_count__by_print(ta, se.ev, key, co->json, cli_now() - run.t0, run.status);
 	ret = cli_run__status(&run);
 	goto out;
@@ -155,6 +152,6 @@ fail:
 out:
 	cli_run__cleanup(&run);
 	kinstr_tally__free(ta);
-	cli_session__close(&se);	/* the probes out, then the trace buffers */
+	cli_session__close(&se);
 	return ret;
 }

@@ -29,6 +29,8 @@ struct kinstr_session {
 	struct kinstr_chan *chan;	/* KINSTR_IOC_TRACE_CREATE */
 	struct kinstr_timers *timers;	/* KINSTR_IOC_TIMERS_CREATE */
 	struct kinstr_scope_k *scope;	/* KINSTR_IOC_SCOPE: before the first ALLOC */
+	struct kinstr_tally_k *tally;	/* KINSTR_IOC_TALLY_CREATE */
+	struct kinstr_span_k *span;	/* KINSTR_IOC_SPAN_CREATE */
 	u64 probes;			/* slots of its areas, against the limits */
 };
 
@@ -189,8 +191,10 @@ static long ioctl_install(struct kinstr_session *s, void __user *uarg)
 	else if (in.cache)
 		err = get_cache(a, in.cache, &cc);
 	if (!err)
-		err = kinstr_area_install(a, req, specs, s->chan, s->timers, s->scope, in.cache ? &cc : NULL, bpf,
-					  &in);
+		err = kinstr_area_install(a, req, &(struct kinstr_install_objs){ .specs = specs, .chan = s->chan,
+					  .timers = s->timers, .scope = s->scope, .tally = s->tally, .span = s->span,
+					  .bpf = bpf },
+					  in.cache ? &cc : NULL, &in);
 	kvfree(bpf);
 	kvfree(cc.bytes);
 	kvfree(cc.map);
@@ -372,6 +376,18 @@ long kinstr_session_ioctl(struct kinstr_session *s, unsigned int cmd, void __use
 	case KINSTR_IOC_TIMER_PATHS:
 		err = kinstr_timer_paths(s->timers, uarg);
 		break;
+	case KINSTR_IOC_TALLY_CREATE:
+		err = kinstr_tally_create(&s->tally, uarg);
+		break;
+	case KINSTR_IOC_TALLY_READ:
+		err = kinstr_tally_read(s->tally, uarg);
+		break;
+	case KINSTR_IOC_SPAN_CREATE:
+		err = kinstr_span_create(&s->span, uarg);
+		break;
+	case KINSTR_IOC_SPAN_READ:
+		err = kinstr_span_read(s->span, uarg);
+		break;
 	case KINSTR_IOC_SCOPE:
 		/* the slots test the gate from their install on: no area may be older */
 		err = s->next_id ? -EBUSY : kinstr_scope_create(&s->scope, uarg);
@@ -407,6 +423,8 @@ void kinstr_session_free(struct kinstr_session *s)
 	kinstr_chan_put(s->chan);
 	kinstr_timers_put(s->timers);
 	kinstr_scope_put(s->scope);
+	kinstr_tally_put(s->tally);
+	kinstr_span_put(s->span);
 	kfree(s);
 }
 
@@ -435,8 +453,12 @@ size_t kinstr_probes_hit_roots(unsigned long *r)
 
 	r[n++] = (unsigned long)kinstr_trace_stub;
 	r[n++] = (unsigned long)kinstr_bpf_stub;
+	r[n++] = (unsigned long)kinstr_tally_stub;
+	r[n++] = (unsigned long)kinstr_span_stub;
 	n += kinstr_hit_roots(r + n);
 	n += kinstr_scope_hit_roots(r + n);
+	n += kinstr_tally_hit_roots(r + n);
+	n += kinstr_span_hit_roots(r + n);
 	return n + kinstr_patch_hit_roots(r + n);
 }
 

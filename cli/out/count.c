@@ -204,8 +204,8 @@ void cli_count__by_print(const struct kinstr_tally *ta, const struct kinstr_trac
 			"characters, at most string[%d]); longer strings are cut there and share a row\n", full,
 			KINSTR_TRACE_STR_MAX);
 	if (kinstr_tally__lost(ta) || kinstr_tally__overflow(ta))
-		fprintf(stderr, "kinstr: %llu hits lost (the trace buffers were full), %llu past the table's rows: the "
-			"counts above are short by that many\n", (unsigned long long)kinstr_tally__lost(ta),
+		fprintf(stderr, "kinstr: %llu hits not counted (a probe inside kinstr's own action), %llu past the "
+			"tables' rows: the counts above are short by that many\n", (unsigned long long)kinstr_tally__lost(ta),
 			(unsigned long long)kinstr_tally__overflow(ta));
 }
 

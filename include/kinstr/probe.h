@@ -86,6 +86,18 @@ void kinstr_probeset__set_async(struct kinstr_probeset *ps, bool async);
  */
 struct kinstr_trace_spec;
 int kinstr_probeset__set_trace(struct kinstr_probeset *ps, size_t i, const struct kinstr_trace_spec *spec);
+/*
+ * Make trace probe i (kinstr_probeset__set_trace) count each hit in the device's tally under its
+ * key (kinstr_tally__new_dev) instead of recording it: its spec names the event and the value a
+ * tally by value keys by. -EINVAL if probe i is no trace probe.
+ */
+int kinstr_probeset__set_tally(struct kinstr_probeset *ps, size_t i);
+/*
+ * Make trace probe i a span's start (stop false) or stop in the device's spans
+ * (kinstr_spanner__new_dev) instead of recording: its spec names the value a span by value keys
+ * by. -EINVAL if probe i is no trace probe.
+ */
+int kinstr_probeset__set_span(struct kinstr_probeset *ps, size_t i, bool stop);
 /* Make probe i start (or stop) timer `timer` of the device's timers (kinstr_timers__create). */
 int kinstr_probeset__set_timer(struct kinstr_probeset *ps, size_t i, bool start, uint32_t timer);
 /*

@@ -1,6 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /*
- * Latency between two points (kinstr span A B): trace probes at A and at B record each hit (time,
+ * Latency between two points (kinstr span A B). Two sources:
+ *   - the module's spans (kinstr_spanner__new_dev; KINSTR_FEAT_SPAN): span probes at A and B
+ *     (kinstr_probeset__set_span) pair each stop with its key's open start in kinstr.ko and add
+ *     the interval to the key's row there; the spanner reads the rows (any time: settle, drain);
+ *   - the trace buffers (kinstr_spanner__new): trace probes at A and at B record each hit (time,
  * pid, tid, comm, the spec's values) into the per-CPU ring buffers; the span reads them as they
  * come, and once they are settled (the probes out, or for a live view older than a margin) puts
  * every CPU's records in time order and pairs each hit of B with the last unpaired hit of A of
@@ -13,6 +17,7 @@
 #ifndef KINSTR_SPAN_H
 #define KINSTR_SPAN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <ring/ring_abi.h>
@@ -24,7 +29,7 @@
 extern "C" {
 #endif
 
-#define KINSTR_SPAN_HIST 64	/* bucket i: [2^(i-1), 2^i) ns; bucket 0: 0 */
+/* KINSTR_SPAN_HIST buckets (the module's, uapi/linux/kinstr.h): bucket i: [2^(i-1), 2^i) ns; bucket 0: 0 */
 
 struct kinstr_span_stats {
 	uint64_t count, min, max, sum;	/* ns */
@@ -54,6 +59,15 @@ struct kinstr_spanner;
  */
 struct kinstr_spanner *kinstr_spanner__new(struct kinstr_trace *t, const struct kinstr_trace_event *ev,
 					   unsigned int na, unsigned int nev, unsigned int key, size_t max_records);
+/*
+ * The same over the module's spans of dev (created here: one per device), A's probes made span
+ * starts and B's stops by the caller (kinstr_probeset__set_span); local_clock: local_clock(), not
+ * CLOCK_MONOTONIC. Value keys must be numbers. NULL with errno (EEXIST: the device has spans).
+ */
+struct kinstr_spanner *kinstr_spanner__new_dev(struct kinstr_dev *dev, const struct kinstr_trace_event *ev,
+					       unsigned int na, unsigned int nev, unsigned int key, bool local_clock);
+/* n more stops or starts not taken on the way (the probes' recursion guard skipped them): in lost. */
+void kinstr_spanner__add_lost(struct kinstr_spanner *s, uint64_t n);
 void kinstr_spanner__free(struct kinstr_spanner *s);
 int kinstr_spanner__subbuf(void *s, unsigned int cpu, const struct kr_subbuf_hdr *h, const unsigned char *recs);
 int kinstr_spanner__consume(struct kinstr_spanner *s);

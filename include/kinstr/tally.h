@@ -1,11 +1,16 @@
 /* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /*
- * Hits counted by key (kinstr count --by): trace probes record each hit (pid, tid, comm and the
- * spec's values, as for kinstr trace) into the per-CPU ring buffers, and the tally reads them as
- * they come and adds each to its probe's row for the hit's key: the comm, the process, the
- * thread, or the spec's first value. Nothing is written to disk. The table is bounded: a hit
- * whose key would be a row past max_keys is counted as overflow, and a hit the buffers had no
- * room for (or that nested too deep) as lost: the rows plus those are every hit.
+ * Hits counted by key (kinstr count --by): each hit is added to its probe's row for the hit's
+ * key: the comm, the process, the thread, or the spec's first value. Two sources:
+ *   - the module's tally (kinstr_tally__new_dev; KINSTR_FEAT_TALLY): tally probes
+ *     (kinstr_probeset__set_tally) count in tables per CPU in kinstr.ko, read once the probes
+ *     are out; a hit costs a table update and nothing can be lost on the way;
+ *   - the trace buffers (kinstr_tally__new): trace probes record each hit (pid, tid, comm and the
+ *     spec's values, as for kinstr trace) and the tally reads the records as they come; a hit
+ *     the buffers had no room for (or that nested too deep) is counted as lost.
+ * Nothing is written to disk. The table is bounded: a hit whose key would be a row past max_keys
+ * (or that found no room in the module's table of its CPU) is counted as overflow: the rows plus
+ * overflow and lost are every hit.
  */
 #ifndef KINSTR_TALLY_H
 #define KINSTR_TALLY_H
@@ -59,6 +64,13 @@ struct kinstr_tally;
  */
 struct kinstr_tally *kinstr_tally__new(struct kinstr_trace *t, const struct kinstr_trace_event *ev, unsigned int nev,
 				       unsigned int key, size_t max_keys);
+/*
+ * Over events ev[nev] (kept by the caller), the module's tally of dev (created here: one per
+ * device; its tables are sized for max_keys, 0: 65536 rows, within about 16 MiB). By value,
+ * each event must have a value. NULL with errno (EEXIST: the device has one; EINVAL).
+ */
+struct kinstr_tally *kinstr_tally__new_dev(struct kinstr_dev *dev, const struct kinstr_trace_event *ev,
+					   unsigned int nev, unsigned int key, size_t max_keys);
 void kinstr_tally__free(struct kinstr_tally *ta);
 /* Read what the buffers hold now. 0 or -errno. */
 int kinstr_tally__consume(struct kinstr_tally *ta);
@@ -71,6 +83,8 @@ size_t kinstr_tally__row_cnt(const struct kinstr_tally *ta);
 const struct kinstr_tally_row *kinstr_tally__row(const struct kinstr_tally *ta, size_t i);
 uint64_t kinstr_tally__overflow(const struct kinstr_tally *ta);	/* hits past max_keys rows */
 uint64_t kinstr_tally__lost(const struct kinstr_tally *ta);		/* hits the buffers lost */
+/* n more hits not counted on the way (e.g. the probes' recursion guard skipped them): in lost. */
+void kinstr_tally__add_lost(struct kinstr_tally *ta, uint64_t n);
 
 #ifdef __cplusplus
 }

@@ -28,6 +28,27 @@ size_t kinstr_trace_hit_roots(unsigned long *roots);
 void kinstr_trace_record(struct kinstr_chan *ch, const struct kinstr_trace_spec *spec, u32 len,
 			 struct pt_regs *regs);
 
+/* tally.c: hits counted by key in tables per CPU (KINSTR_IOC_TALLY_*). */
+struct kinstr_tally_k;
+long kinstr_tally_create(struct kinstr_tally_k **tp, void __user *uarg);
+long kinstr_tally_read(struct kinstr_tally_k *t, void __user *uarg);
+void kinstr_tally_get(struct kinstr_tally_k *t);
+void kinstr_tally_put(struct kinstr_tally_k *t);	/* NULL: nothing */
+bool kinstr_tally_takes(const struct kinstr_tally_k *t, const struct kinstr_trace_spec *spec);
+void kinstr_tally_add(struct kinstr_tally_k *t, const struct kinstr_trace_spec *spec, struct pt_regs *regs);
+size_t kinstr_tally_hit_roots(unsigned long *roots);
+
+/* span.c: the time from a start probe to the next stop probe of a key (KINSTR_IOC_SPAN_*). */
+struct kinstr_span_k;
+long kinstr_span_create(struct kinstr_span_k **sp, void __user *uarg);
+long kinstr_span_read(struct kinstr_span_k *s, void __user *uarg);
+void kinstr_span_get(struct kinstr_span_k *s);
+void kinstr_span_put(struct kinstr_span_k *s);	/* NULL: nothing */
+bool kinstr_span_takes(const struct kinstr_span_k *s, const struct kinstr_trace_spec *spec, u32 arg);
+void kinstr_span_hit_one(struct kinstr_span_k *s, const struct kinstr_trace_spec *spec, bool stop,
+			 struct pt_regs *regs);
+size_t kinstr_span_hit_roots(unsigned long *roots);
+
 /* timing.c: per-thread start/stop timers for the profiler. */
 struct kinstr_timers;
 void kinstr_timers_get(struct kinstr_timers *t);
@@ -72,6 +93,8 @@ struct kinstr_install_objs {
 	struct kinstr_timers *timers;		/* the session's timers (may be NULL) */
 	const struct kinstr_bpf_attach *bpf;	/* per request, for BPF probes (may be NULL) */
 	struct kinstr_scope_k *scope;		/* the session's scope (NULL: every thread) */
+	struct kinstr_tally_k *tally;		/* the session's tally (may be NULL) */
+	struct kinstr_span_k *span;		/* the session's spans (may be NULL) */
 };
 
 /* Which flags a slot's prologue saves (kprobe_k.saves_flags, KINSTR_PROBE_F_SAVES_FLAGS). */

@@ -3,7 +3,7 @@
  * Probe context: what the slots call, in any context (task, irq, NMI): a timer probe's prologue
  * calls one of the timer functions itself, a trace probe's goes through its stub (entry.S); a
  * counting probe's prologue counts and calls nothing. It calls down only: the timers (timing.c)
- * the tracer (trace.c) and BPF programs (bpf.c).
+ * the tracer (trace.c), the tallies (tally.c), the spans (span.c) and BPF programs (bpf.c).
  */
 #include <linux/percpu.h>
 #include <linux/ptrace.h>
@@ -48,20 +48,53 @@ notrace void kinstr_timer_stop_hit(struct kprobe_k *p)
 	timer_hit(p, false);
 }
 
+/*
+ * A stub's hit (trace, tally, span), first: in scope, the site's address in regs, counted, the
+ * recursion guard taken (kinstr_action_exit(*bit) after the action). false: nothing to do.
+ */
+static __always_inline bool stub_hit_enter(struct kprobe_k *p, struct pt_regs *regs, u8 *bit)
+{
+	if (kinstr_out_of_scope(p))
+		return false;
+	regs->ip = p->site;
+	this_cpu_inc(p->hits[0]);
+	if (!kinstr_action_enter(bit)) {
+		this_cpu_inc(p->hits[1]);
+		return false;
+	}
+	return true;
+}
+
 /* From a trace probe's slot, through kinstr_trace_stub: regs is the site's full state. */
 notrace void kinstr_trace_hit(struct kprobe_k *p, struct pt_regs *regs)
 {
 	u8 bit;
 
-	if (kinstr_out_of_scope(p))
+	if (!stub_hit_enter(p, regs, &bit))
 		return;
-	regs->ip = p->site;
-	this_cpu_inc(p->hits[0]);
-	if (!kinstr_action_enter(&bit)) {
-		this_cpu_inc(p->hits[1]);
-		return;
-	}
 	kinstr_trace_record(p->chan, &p->spec, p->rec_len, regs);
+	kinstr_action_exit(bit);
+}
+
+/* From a tally probe's slot, through kinstr_tally_stub: regs for the key's value. */
+notrace void kinstr_tally_hit(struct kprobe_k *p, struct pt_regs *regs)
+{
+	u8 bit;
+
+	if (!stub_hit_enter(p, regs, &bit))
+		return;
+	kinstr_tally_add(p->tally, &p->spec, regs);
+	kinstr_action_exit(bit);
+}
+
+/* From a span probe's slot, through kinstr_span_stub: regs for a value key. */
+notrace void kinstr_span_hit(struct kprobe_k *p, struct pt_regs *regs)
+{
+	u8 bit;
+
+	if (!stub_hit_enter(p, regs, &bit))
+		return;
+	kinstr_span_hit_one(p->span, &p->spec, p->span_stop, regs);
 	kinstr_action_exit(bit);
 }
 
@@ -92,5 +125,7 @@ size_t kinstr_hit_roots(unsigned long *r)
 	r[n++] = (unsigned long)kinstr_timer_stop_hit;
 	r[n++] = (unsigned long)kinstr_trace_hit;
 	r[n++] = (unsigned long)kinstr_bpf_hit;
+	r[n++] = (unsigned long)kinstr_tally_hit;
+	r[n++] = (unsigned long)kinstr_span_hit;
 	return n;
 }

@@ -37,7 +37,10 @@ struct kprobe_k {
 	/* KINSTR_ACTION_TRACE: what to record, where (the area holds a reference) */
 	struct kinstr_chan *chan;
 	u32 rec_len;
-	struct kinstr_trace_spec spec;
+	struct kinstr_trace_spec spec;		/* KINSTR_ACTION_TALLY's too: its event and key value */
+	struct kinstr_tally_k *tally;		/* KINSTR_ACTION_TALLY (the area holds a reference) */
+	struct kinstr_span_k *span;		/* KINSTR_ACTION_SPAN (the area holds a reference) */
+	bool span_stop;				/* KINSTR_ACTION_SPAN: a stop (arg 1), not a start */
 	/* KINSTR_ACTION_BPF: the program (referenced until the area is freed) and its cookie */
 	struct bpf_prog *prog;
 	u64 cookie;
@@ -59,6 +62,8 @@ static inline u32 kinstr_probe_flags(const struct kprobe_k *p)
 /* The trace and BPF actions' stubs (entry.S): save the whole state as a pt_regs, call the C function below. */
 void kinstr_trace_stub(void);
 void kinstr_bpf_stub(void);
+void kinstr_tally_stub(void);
+void kinstr_span_stub(void);
 
 /*
  * Called from a timer probe's slot, whose prologue saved the registers (and the flags where
@@ -70,6 +75,8 @@ void kinstr_timer_stop_hit(struct kprobe_k *p);
 void kinstr_trace_hit(struct kprobe_k *p, struct pt_regs *regs);
 /* From a BPF probe's, through kinstr_bpf_stub. */
 void kinstr_bpf_hit(struct kprobe_k *p, struct pt_regs *regs);
+void kinstr_tally_hit(struct kprobe_k *p, struct pt_regs *regs);
+void kinstr_span_hit(struct kprobe_k *p, struct pt_regs *regs);
 /* The two functions above, as roots of the hit path's closure (hitpath.c). */
 size_t kinstr_hit_roots(unsigned long *roots);
 

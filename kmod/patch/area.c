@@ -75,6 +75,8 @@ void kinstr_area_free(struct kinstr_area *a)
 	patch_unpin_modules(a);
 	patch_put_progs(a);
 	kinstr_chan_put(a->chan);
+	kinstr_tally_put(a->tally);
+	kinstr_span_put(a->span);
 	kinstr_timers_put(a->timers);
 	kinstr_scope_put(a->scope);
 	kvfree(a);

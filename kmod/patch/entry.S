@@ -91,6 +91,10 @@ SYM_FUNC_END(\name)
 REGS_STUB kinstr_trace_stub, kinstr_trace_hit
 /* a BPF probe's: kinstr_bpf_hit(probe, regs) */
 REGS_STUB kinstr_bpf_stub, kinstr_bpf_hit
+/* a tally probe's: kinstr_tally_hit(probe, regs) */
+REGS_STUB kinstr_tally_stub, kinstr_tally_hit
+/* a span probe's: kinstr_span_hit(probe, regs) */
+REGS_STUB kinstr_span_stub, kinstr_span_hit
 
 /*
  * Where an area's ftrace dispatcher (slot.c) goes when ftrace called it from a site it does not

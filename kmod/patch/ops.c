@@ -36,6 +36,45 @@ static void trace_link(struct kinstr_area *a, struct kprobe_k *p, const struct k
 	}
 }
 
+/* A tally probe needs the session's tally and a spec whose key fits it. */
+static int tally_check(const struct kinstr_probe *req, u32 i, const struct kinstr_install_objs *o)
+{
+	if (!o->tally)
+		return -ENODEV;
+	return o->specs && kinstr_tally_takes(o->tally, &o->specs[i]) ? 0 : -EINVAL;
+}
+
+static void tally_link(struct kinstr_area *a, struct kprobe_k *p, const struct kinstr_probe *req, u32 i,
+		       const struct kinstr_install_objs *o)
+{
+	p->spec = o->specs[i];
+	p->tally = o->tally;
+	if (!a->tally) {
+		a->tally = o->tally;
+		kinstr_tally_get(a->tally);
+	}
+}
+
+/* A span probe needs the session's spans and a spec whose key suits them; arg 0 starts, 1 stops. */
+static int span_check(const struct kinstr_probe *req, u32 i, const struct kinstr_install_objs *o)
+{
+	if (!o->span)
+		return -ENODEV;
+	return o->specs && kinstr_span_takes(o->span, &o->specs[i], req->arg) ? 0 : -EINVAL;
+}
+
+static void span_link(struct kinstr_area *a, struct kprobe_k *p, const struct kinstr_probe *req, u32 i,
+		      const struct kinstr_install_objs *o)
+{
+	p->spec = o->specs[i];
+	p->span = o->span;
+	p->span_stop = req->arg;
+	if (!a->span) {
+		a->span = o->span;
+		kinstr_span_get(a->span);
+	}
+}
+
 /* A timer probe's arg is one of the session's timers. */
 static int timer_check(const struct kinstr_probe *req, u32 i, const struct kinstr_install_objs *o)
 {
@@ -105,6 +144,12 @@ static const struct kinstr_action_ops ops[] = {
 				.kinds = KINDS_ALL, .scoped = true, .flags = KINSTR_SAVE_FLAGS_ALWAYS,
 				.prologue = kinstr_slot_stub, .call = kinstr_bpf_stub, .take = bpf_take },
 	[KINSTR_ACTION_NOP] = { .name = "nop", .feature = KINSTR_FEAT_NOP, .kinds = KINDS_ALL },
+	[KINSTR_ACTION_TALLY] = { .name = "tally", .feature = KINSTR_FEAT_TALLY, .kinds = KINDS_ALL, .scoped = true,
+				  .flags = KINSTR_SAVE_FLAGS_ALWAYS, .prologue = kinstr_slot_stub,
+				  .call = kinstr_tally_stub, .check = tally_check, .link = tally_link },
+	[KINSTR_ACTION_SPAN] = { .name = "span", .feature = KINSTR_FEAT_SPAN, .kinds = KINDS_ALL, .arg = true,
+				 .scoped = true, .flags = KINSTR_SAVE_FLAGS_ALWAYS, .prologue = kinstr_slot_stub,
+				 .call = kinstr_span_stub, .check = span_check, .link = span_link },
 };
 
 const struct kinstr_action_ops *kinstr_action_get(u32 action)

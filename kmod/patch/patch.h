@@ -37,6 +37,8 @@ struct kinstr_area {
 	enum area_state state;		/* under the patch mutex */
 	u8 *mem;			/* module_alloc'ed slots */
 	struct kinstr_chan *chan;	/* held while any probe may trace into it */
+	struct kinstr_tally_k *tally;	/* held while any probe may count into it */
+	struct kinstr_span_k *span;	/* held while any probe may time into it */
 	struct kinstr_timers *timers;	/* held while any probe may time into it */
 	struct kinstr_scope_k *scope;	/* held while any probe may test its gate */
 	unsigned long pages;
@@ -73,14 +75,12 @@ struct kinstr_area *kinstr_area_alloc(u32 count, u64 cache_size, u32 ncounters);
 /* An area never installed, or after quiescence: its memory, counters, pins and references. */
 void kinstr_area_free(struct kinstr_area *a);
 /*
- * Install a's probes req[] (specs[] for trace probes) tracing into chan and timing into timers
- * (either may be NULL), bpf[] naming BPF probes' programs (NULL if none). 0, or -errno with the
- * refusal in in (which probe, which rule).
+ * Install a's probes req[] with what the session hands them (objs: specs[] for trace and tally
+ * probes, the trace channel, timers, tally, scope, bpf[] naming BPF probes' programs; each may
+ * be NULL). 0, or -errno with the refusal in in (which probe, which rule).
  */
-int kinstr_area_install(struct kinstr_area *a, const struct kinstr_probe *req, const struct kinstr_trace_spec *specs,
-			struct kinstr_chan *chan, struct kinstr_timers *timers, struct kinstr_scope_k *scope,
-			const struct kinstr_cache_check *cc, const struct kinstr_bpf_attach *bpf,
-			struct kinstr_install *in);
+int kinstr_area_install(struct kinstr_area *a, const struct kinstr_probe *req, const struct kinstr_install_objs *objs,
+			const struct kinstr_cache_check *cc, struct kinstr_install *in);
 /* The sums over CPUs of a's cache counters [first, first + n) into out. */
 void kinstr_area_cache_counts(struct kinstr_area *a, u32 first, u32 n, u64 *out);
 /* Until a's jumps are in (the caller keeps a alive). */

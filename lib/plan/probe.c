@@ -22,7 +22,7 @@ struct pset_probe {
 	uint64_t call_target;
 	uint8_t action;			/* enum kinstr_action (0: KINSTR_ACTION_COUNT); pset_actions[] */
 	uint32_t arg;			/* KINSTR_ACTION_TIMER_*: the timer */
-	struct kinstr_trace_spec spec;	/* KINSTR_ACTION_TRACE */
+	struct kinstr_trace_spec spec;	/* KINSTR_ACTION_TRACE, KINSTR_ACTION_TALLY */
 	int bpf_fd;			/* KINSTR_ACTION_BPF: bpf_fd's program with bpf_cookie */
 	uint64_t bpf_cookie;
 };
@@ -46,6 +46,10 @@ static const struct pset_action {
 	[KINSTR_ACTION_BPF] = { .feature = KINSTR_FEAT_BPF,	/* kinstr_probeset__set_bpf */
 				.missing = "this kinstr.ko runs no BPF programs (needs ABI 0.11 and bpf_prog_active)" },
 	[KINSTR_ACTION_NOP] = { .feature = KINSTR_FEAT_NOP, .missing = "this kinstr.ko has no no-op action (needs ABI 0.15)", .plain = true },
+	[KINSTR_ACTION_TALLY] = { .feature = KINSTR_FEAT_TALLY,	/* kinstr_probeset__set_tally */
+				  .missing = "this kinstr.ko counts nothing by key in the module (needs ABI 0.18)" },
+	[KINSTR_ACTION_SPAN] = { .feature = KINSTR_FEAT_SPAN,	/* kinstr_probeset__set_span */
+				 .missing = "this kinstr.ko measures no span in the module (needs ABI 0.18)" },
 };
 
 /* A probe's action, 0 standing for KINSTR_ACTION_COUNT (what a probe added does). */
@@ -513,7 +517,8 @@ static int pset_install(struct kinstr_probeset *ps, bool verify_only, size_t *re
 			}
 			bpf[i] = (struct kinstr_bpf_attach){ .prog_fd = p->bpf_fd, .cookie = p->bpf_cookie };
 		}
-		if (req[i].action == KINSTR_ACTION_TRACE) {
+		if (req[i].action == KINSTR_ACTION_TRACE || req[i].action == KINSTR_ACTION_TALLY ||
+		    req[i].action == KINSTR_ACTION_SPAN) {
 			if (!specs)
 				specs = calloc(ps->n, sizeof(*specs));
 			if (!specs) {
@@ -640,6 +645,23 @@ int kinstr_probeset__counts_missed(struct kinstr_probeset *ps, uint64_t *counts,
 		c.missed = 0;
 	}
 	return kinstr_dev__ioctl(ps->dev, KINSTR_IOC_COUNTS, &c);
+}
+
+int kinstr_probeset__set_tally(struct kinstr_probeset *ps, size_t i)
+{
+	if (i >= ps->n || ps->area || ps->probes[i].action != KINSTR_ACTION_TRACE)
+		return -EINVAL;
+	ps->probes[i].action = KINSTR_ACTION_TALLY;
+	return 0;
+}
+
+int kinstr_probeset__set_span(struct kinstr_probeset *ps, size_t i, bool stop)
+{
+	if (i >= ps->n || ps->area || ps->probes[i].action != KINSTR_ACTION_TRACE)
+		return -EINVAL;
+	ps->probes[i].action = KINSTR_ACTION_SPAN;
+	ps->probes[i].arg = stop;
+	return 0;
 }
 
 int kinstr_probeset__set_trace(struct kinstr_probeset *ps, size_t i, const struct kinstr_trace_spec *spec)

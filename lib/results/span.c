@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <unistd.h>
+
 #include <uapi/linux/kinstr.h>
 #include <kinstr/record.h>
 #include <kinstr/span.h>
@@ -31,6 +33,10 @@ struct kstate {
 
 struct kinstr_spanner {
 	struct kinstr_trace *t;
+	struct kinstr_dev *dev;		/* the module's spans: read whole at each settle and the drain */
+	unsigned int nr_cpus;
+	uint32_t dev_rows;		/* rows per CPU there */
+	uint64_t lost_added;
 	const struct kinstr_trace_event *ev;
 	unsigned int na, nev, key;
 	size_t max;
@@ -82,6 +88,47 @@ struct kinstr_spanner *kinstr_spanner__new(struct kinstr_trace *t, const struct 
 	s->key = key;
 	s->max = max_records ? max_records : 4u << 20;
 	return s;
+}
+
+struct kinstr_spanner *kinstr_spanner__new_dev(struct kinstr_dev *dev, const struct kinstr_trace_event *ev,
+					       unsigned int na, unsigned int nev, unsigned int key, bool local_clock)
+{
+	struct kinstr_span_create sc = { .size = sizeof(sc), .flags = local_clock ? KINSTR_SPAN_F_LOCAL_CLOCK : 0 };
+	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
+	struct kinstr_spanner *s;
+	uint32_t rows = 64;
+	int err;
+
+	if (!dev) {
+		errno = EINVAL;
+		return NULL;
+	}
+	s = kinstr_spanner__new(NULL, ev, na, nev, key, 0);
+	if (!s)
+		return NULL;
+	sc.by = key == KINSTR_TALLY_TID ? KINSTR_SPAN_BY_TID : key == KINSTR_TALLY_PID ? KINSTR_SPAN_BY_PID :
+		KINSTR_SPAN_BY_VALUE;
+	/* rows per CPU: 16,384 keys at half load, within about 32 MiB over all CPUs (560 bytes a row) */
+	while (rows < 32768 && (uint64_t)rows * 2 * 584 * (uint64_t)(ncpu > 0 ? ncpu : 1) <= (32ull << 20))
+		rows *= 2;
+	sc.rows = rows;
+	sc.starts = 65536;
+	if (kinstr_dev__ioctl(dev, KINSTR_IOC_SPAN_CREATE, &sc) < 0) {
+		err = errno;
+		kinstr_spanner__free(s);
+		errno = err;
+		return NULL;
+	}
+	s->dev = dev;
+	s->nr_cpus = sc.nr_cpus;
+	s->dev_rows = sc.rows;
+	return s;
+}
+
+void kinstr_spanner__add_lost(struct kinstr_spanner *s, uint64_t n)
+{
+	s->lost_added += n;
+	s->res.lost += n;
 }
 
 void kinstr_spanner__free(struct kinstr_spanner *s)
@@ -220,6 +267,26 @@ static struct kstate *state_of(struct kinstr_spanner *s, uint64_t key)
 	return &s->tab[j];
 }
 
+/* k's row, added if it has none; NULL: no memory */
+static struct kinstr_span_row *row_of(struct kinstr_spanner *s, struct kstate *k)
+{
+	if (k->row == SIZE_MAX) {
+		if (s->nrows == s->rows_cap) {
+			size_t cap = s->rows_cap ? 2 * s->rows_cap : 256;
+			struct kinstr_span_row *g = realloc(s->rows, cap * sizeof(*g));
+
+			if (!g)
+				return NULL;
+			s->rows = g;
+			s->rows_cap = cap;
+		}
+		k->row = s->nrows++;
+		memset(&s->rows[k->row], 0, sizeof(s->rows[k->row]));
+		s->rows[k->row].key = k->key;
+	}
+	return &s->rows[k->row];
+}
+
 static int pair(struct kinstr_spanner *s, const struct srec *x)
 {
 	struct kstate *k = state_of(s, x->key);
@@ -238,21 +305,9 @@ static int pair(struct kinstr_spanner *s, const struct srec *x)
 		return 0;
 	}
 	k->open = 0;
-	if (k->row == SIZE_MAX) {
-		if (s->nrows == s->rows_cap) {
-			size_t cap = s->rows_cap ? 2 * s->rows_cap : 256;
-			struct kinstr_span_row *g = realloc(s->rows, cap * sizeof(*g));
-
-			if (!g)
-				return -ENOMEM;
-			s->rows = g;
-			s->rows_cap = cap;
-		}
-		k->row = s->nrows++;
-		memset(&s->rows[k->row], 0, sizeof(*row));
-		s->rows[k->row].key = x->key;
-	}
-	row = &s->rows[k->row];
+	row = row_of(s, k);
+	if (!row)
+		return -ENOMEM;
 	add(&row->st, x->ts - k->open_ts);
 	add(&s->res.total, x->ts - k->open_ts);
 	memcpy(row->comm, x->comm, sizeof(row->comm));
@@ -274,6 +329,75 @@ static int settle_upto(struct kinstr_spanner *s, uint64_t upto)
 	return 0;
 }
 
+static void stats_merge(struct kinstr_span_stats *to, const struct kinstr_span_stats_k *from)
+{
+	unsigned int b;
+
+	if (!from->count)
+		return;
+	if (!to->count || from->min < to->min)
+		to->min = from->min;
+	if (from->max > to->max)
+		to->max = from->max;
+	to->count += from->count;
+	to->sum += from->sum;
+	for (b = 0; b < KINSTR_SPAN_HIST; b++)
+		to->hist[b] += from->hist[b];
+}
+
+/*
+ * Every CPU's rows and totals of the module's spans, read anew into the result and the rows
+ * (at_end: the starts still open count as unmatched). 0 or -errno.
+ */
+static int dev_read(struct kinstr_spanner *s, bool at_end)
+{
+	struct kinstr_span_row_k *buf = calloc(s->dev_rows, sizeof(*buf));
+	struct kinstr_span_stats_k tot;
+	uint64_t open = 0;
+	unsigned int cpu;
+	uint32_t j;
+	int ret = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	memset(&s->res, 0, sizeof(s->res));
+	s->res.lost = s->lost_added;
+	s->nrows = 0;
+	if (s->tab)
+		memset(s->tab, 0, s->tab_cap * sizeof(*s->tab));
+	s->tab_n = 0;
+	for (cpu = 0; !ret && cpu < s->nr_cpus; cpu++) {
+		struct kinstr_span_read rd = { .size = sizeof(rd), .cpu = cpu, .count = s->dev_rows,
+					       .rows = (uintptr_t)buf, .total = (uintptr_t)&tot };
+
+		if (kinstr_dev__ioctl(s->dev, KINSTR_IOC_SPAN_READ, &rd) < 0) {
+			ret = -errno;
+			break;
+		}
+		s->res.unmatched_starts += rd.replaced;
+		s->res.unmatched_stops += rd.unmatched_stops;
+		s->res.overflow += rd.overflow;
+		open = rd.open;
+		stats_merge(&s->res.total, &tot);
+		for (j = 0; j < rd.found && j < rd.count; j++) {
+			struct kstate *k = state_of(s, buf[j].key);
+			struct kinstr_span_row *row = k ? row_of(s, k) : NULL;
+
+			if (!row) {
+				ret = -ENOMEM;
+				break;
+			}
+			stats_merge(&row->st, &buf[j].st);
+			memcpy(row->comm, buf[j].comm, sizeof(row->comm));
+			row->comm[sizeof(row->comm) - 1] = 0;
+		}
+	}
+	if (at_end)
+		s->res.unmatched_starts += open;
+	free(buf);
+	return ret;
+}
+
 int kinstr_spanner__settle(struct kinstr_spanner *s, uint64_t margin_ns)
 {
 	uint64_t now;
@@ -281,6 +405,8 @@ int kinstr_spanner__settle(struct kinstr_spanner *s, uint64_t margin_ns)
 
 	if (s->drained)
 		return -EINVAL;
+	if (s->dev)
+		return dev_read(s, false);
 	if (s->t && (ret = kinstr_trace__flush(s->t)))
 		return ret;
 	ret = kinstr_spanner__consume(s);
@@ -300,6 +426,15 @@ int kinstr_spanner__drain(struct kinstr_spanner *s)
 	size_t i;
 	int ret;
 
+	if (s->dev) {
+		ret = dev_read(s, true);
+		if (ret)
+			return ret;
+		s->drained = 1;
+		if (s->nrows)
+			qsort(s->rows, s->nrows, sizeof(*s->rows), cmp_row);
+		return 0;
+	}
 	if (s->t)
 		kinstr_trace__flush(s->t);
 	ret = kinstr_spanner__consume(s);

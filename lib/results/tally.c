@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
-/* Hits counted by key from the trace buffers (include/kinstr/tally.h). */
+/* Hits counted by key, from the module's tally or the trace buffers (include/kinstr/tally.h). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <uapi/linux/kinstr.h>
 #include <ring/ring_abi.h>
@@ -11,6 +12,9 @@
 
 struct kinstr_tally {
 	struct kinstr_trace *t;
+	struct kinstr_dev *dev;		/* the module's tally: read once drained */
+	unsigned int nr_cpus;
+	uint32_t entries, key_size;	/* of the module's tables */
 	const struct kinstr_trace_event *ev;
 	unsigned int nev, key;
 	size_t max_keys;
@@ -64,6 +68,63 @@ struct kinstr_tally *kinstr_tally__new(struct kinstr_trace *t, const struct kins
 	return ta;
 }
 
+/* The module's table entries per CPU: room for max_keys keys at half load, in about 16 MiB over all CPUs. */
+static uint32_t dev_entries(size_t max_keys, uint32_t stride, unsigned int nr_cpus)
+{
+	uint64_t want = 2 * (uint64_t)max_keys, budget = (16ull << 20) / ((uint64_t)stride * (nr_cpus ? nr_cpus : 1));
+	uint32_t e = KINSTR_TALLY_MIN_ENTRIES;
+
+	while ((uint64_t)e * 2 <= want && (uint64_t)e * 2 <= budget && e * 2 <= KINSTR_TALLY_MAX_ENTRIES)
+		e *= 2;
+	return e;
+}
+
+struct kinstr_tally *kinstr_tally__new_dev(struct kinstr_dev *dev, const struct kinstr_trace_event *ev,
+					   unsigned int nev, unsigned int key, size_t max_keys)
+{
+	static const uint32_t by[KINSTR_TALLY_NR_KEYS] = {
+		[KINSTR_TALLY_COMM] = KINSTR_TALLY_BY_COMM, [KINSTR_TALLY_PID] = KINSTR_TALLY_BY_PID,
+		[KINSTR_TALLY_TID] = KINSTR_TALLY_BY_TID, [KINSTR_TALLY_VALUE] = KINSTR_TALLY_BY_VALUE,
+	};
+	struct kinstr_tally_create tc = { .size = sizeof(tc) };
+	struct kinstr_tally *ta;
+	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
+	unsigned int i;
+	int err;
+
+	if (!dev) {
+		errno = EINVAL;
+		return NULL;
+	}
+	ta = kinstr_tally__new(NULL, ev, nev, key, max_keys);
+	if (!ta)
+		return NULL;
+	tc.by = by[key];
+	for (i = 0; key == KINSTR_TALLY_VALUE && i < nev; i++) {
+		const struct kinstr_trace_val *v = &ev[i].vals[0].v;
+		uint32_t b = v->kind == KINSTR_VAL_STR ? (v->size + 7u) & ~7u : 8;
+
+		if (!ev[i].nvals) {
+			kinstr_tally__free(ta);
+			errno = EINVAL;
+			return NULL;
+		}
+		tc.key_size = b > tc.key_size ? b : tc.key_size;
+	}
+	tc.entries = dev_entries(ta->max_keys, 8 + sizeof(struct kinstr_tally_ent) + tc.key_size, ncpu > 0 ? (unsigned int)ncpu : 1);
+	if (kinstr_dev__ioctl(dev, KINSTR_IOC_TALLY_CREATE, &tc) < 0) {
+		err = errno;
+		kinstr_tally__free(ta);
+		errno = err;
+		return NULL;
+	}
+	ta->dev = dev;
+	ta->nr_cpus = tc.nr_cpus;
+	ta->entries = tc.entries;
+	ta->key_size = tc.key_size;
+	return ta;
+}
+
 void kinstr_tally__free(struct kinstr_tally *ta)
 {
 	size_t i, n;
@@ -94,7 +155,7 @@ static uint64_t hash(unsigned int event, uint64_t key, const char *s)
  * (a string value; str_max: the characters the probe records at most). comm is the task's.
  */
 static void add(struct kinstr_tally *ta, unsigned int event, uint64_t key, const char *comm, bool by_comm,
-		const char *str, size_t str_max)
+		const char *str, size_t str_max, uint64_t hits, bool several)
 {
 	char name[16] = { 0 };
 	size_t i, l = strnlen(comm, sizeof(name) - 1);
@@ -107,15 +168,16 @@ static void add(struct kinstr_tally *ta, unsigned int event, uint64_t key, const
 
 		if (!r->hits) {
 			if (ta->n == ta->max_keys) {
-				ta->overflow++;
+				ta->overflow += hits;
 				return;
 			}
-			*r = (struct kinstr_tally_row){ .event = event, .key = key, .hits = 1 };
+			*r = (struct kinstr_tally_row){ .event = event, .key = key, .hits = hits,
+							.comm_several = several };
 			if (str) {
 				r->str = strdup(str);
 				if (!r->str) {	/* no row without its key: counted short, as past the rows */
 					r->hits = 0;
-					ta->overflow++;
+					ta->overflow += hits;
 					return;
 				}
 				r->str_full = strlen(str) >= str_max;
@@ -126,8 +188,8 @@ static void add(struct kinstr_tally *ta, unsigned int event, uint64_t key, const
 		}
 		if (r->event == event && r->key == key && (str ? r->str && !strcmp(r->str, str) :
 							   !r->str && (!by_comm || !strcmp(r->comm, name)))) {
-			r->hits++;
-			if (ta->key == KINSTR_TALLY_VALUE && strcmp(r->comm, name))
+			r->hits += hits;
+			if (ta->key == KINSTR_TALLY_VALUE && (several || strcmp(r->comm, name)))
 				r->comm_several = true;
 			memcpy(r->comm, name, sizeof(name));	/* a process's or thread's latest name */
 			return;
@@ -167,7 +229,7 @@ static int tally_one(void *ctx, const struct kinstr_trace_rec *r)
 		break;
 	default: break;
 	}
-	add(ta, r->event, key, r->comm, ta->key == KINSTR_TALLY_COMM, str, str_max);
+	add(ta, r->event, key, r->comm, ta->key == KINSTR_TALLY_COMM, str, str_max, 1, false);
 	return 0;
 }
 
@@ -207,11 +269,93 @@ static int cmp_row(const void *a, const void *b)
 	return strcmp(x->comm, y->comm);
 }
 
+/* A number key as a trace record of it reads (its type's width and sign), by the trace's own decoding. */
+static uint64_t dev_number(const struct kinstr_trace_event *ev, const unsigned char *k)
+{
+	struct {
+		struct kinstr_trace_rec r;
+		unsigned char v[8];
+	} rec = { .r = { .len = sizeof(rec) } };
+	union kinstr_ctf_value vals[4];
+	struct kinstr_trace_event one = *ev;
+
+	one.nvals = 1;
+	memcpy(rec.v, k, 8);
+	return kinstr_trace_event__values(&one, &rec.r, vals) ? 0 : vals[3].u;
+}
+
+/* One entry of the module's tally into the rows. */
+static int dev_one(struct kinstr_tally *ta, const struct kinstr_tally_ent *e, const unsigned char *k)
+{
+	char comm[17], sbuf[KINSTR_TRACE_STR_MAX + 1];
+	const struct kinstr_trace_val *v;
+	uint64_t key = 0;
+
+	if (e->event >= ta->nev)
+		return -EBADMSG;
+	memcpy(comm, e->comm, 16);
+	comm[16] = 0;
+	switch (ta->key) {
+	case KINSTR_TALLY_PID:
+	case KINSTR_TALLY_TID:
+		key = e->id;
+		break;
+	case KINSTR_TALLY_VALUE:
+		v = &ta->ev[e->event].vals[0].v;
+		if (v->kind == KINSTR_VAL_STR) {
+			size_t l = strnlen((const char *)k, v->size);
+
+			memcpy(sbuf, k, l);
+			sbuf[l] = 0;
+			add(ta, e->event, 0, comm, false, sbuf, v->size - 1u, e->hits,
+			    e->flags & KINSTR_TALLY_E_SEVERAL);
+			return 0;
+		}
+		key = dev_number(&ta->ev[e->event], k);
+		break;
+	default:
+		break;
+	}
+	add(ta, e->event, key, comm, ta->key == KINSTR_TALLY_COMM, NULL, 0, e->hits,
+	    e->flags & KINSTR_TALLY_E_SEVERAL);
+	return 0;
+}
+
+/* Every CPU's table of the module's tally into the rows, and its overflow. */
+static int dev_drain(struct kinstr_tally *ta)
+{
+	size_t stride = sizeof(struct kinstr_tally_ent) + ta->key_size;
+	unsigned char *buf = malloc((size_t)ta->entries * stride);
+	unsigned int cpu;
+	uint32_t j;
+	int ret = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	for (cpu = 0; !ret && cpu < ta->nr_cpus; cpu++) {
+		struct kinstr_tally_read rd = { .size = sizeof(rd), .cpu = cpu, .count = ta->entries,
+						.ents = (uintptr_t)buf };
+
+		if (kinstr_dev__ioctl(ta->dev, KINSTR_IOC_TALLY_READ, &rd) < 0) {
+			ret = -errno;
+			break;
+		}
+		ta->overflow += rd.overflow;
+		for (j = 0; !ret && j < rd.found && j < rd.count; j++)
+			ret = dev_one(ta, (const struct kinstr_tally_ent *)(buf + j * stride),
+				      buf + j * stride + sizeof(struct kinstr_tally_ent));
+	}
+	free(buf);
+	return ret;
+}
+
 int kinstr_tally__drain(struct kinstr_tally *ta)
 {
 	size_t i, n = 0;
 	int ret;
 
+	if (ta->dev && ta->cap && (ret = dev_drain(ta)))
+		return ret;
 	if (ta->t)
 		kinstr_trace__flush(ta->t);
 	ret = kinstr_tally__consume(ta);
@@ -245,4 +389,9 @@ uint64_t kinstr_tally__overflow(const struct kinstr_tally *ta)
 uint64_t kinstr_tally__lost(const struct kinstr_tally *ta)
 {
 	return ta->lost;
+}
+
+void kinstr_tally__add_lost(struct kinstr_tally *ta, uint64_t n)
+{
+	ta->lost += n;
 }

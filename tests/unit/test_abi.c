@@ -41,6 +41,16 @@ static void t_other_struct_layouts(void)
 	CHECK(sizeof(struct kinstr_module_info) == KINSTR_MODULE_INFO_SIZE_VER0, "module info %zu",
 	      sizeof(struct kinstr_module_info));
 	CHECK(sizeof(struct kinstr_scope) == KINSTR_SCOPE_SIZE_VER0, "scope %zu", sizeof(struct kinstr_scope));
+	CHECK(sizeof(struct kinstr_tally_create) == KINSTR_TALLY_CREATE_SIZE_VER0, "tally_create %zu",
+	      sizeof(struct kinstr_tally_create));
+	CHECK(sizeof(struct kinstr_tally_read) == KINSTR_TALLY_READ_SIZE_VER0, "tally_read %zu",
+	      sizeof(struct kinstr_tally_read));
+	CHECK(sizeof(struct kinstr_span_create) == KINSTR_SPAN_CREATE_SIZE_VER0, "span_create %zu",
+	      sizeof(struct kinstr_span_create));
+	CHECK(sizeof(struct kinstr_span_read) == KINSTR_SPAN_READ_SIZE_VER0, "span_read %zu",
+	      sizeof(struct kinstr_span_read));
+	CHECK(sizeof(struct kinstr_tally_ent) == 32 && sizeof(struct kinstr_tally_ent) % 8 == 0, "tally_ent %zu",
+	      sizeof(struct kinstr_tally_ent));
 	CHECK(offsetof(struct kinstr_scope, comm) == KINSTR_SCOPE_SIZE_VER0 - 16, "scope's comm at %zu",
 	      offsetof(struct kinstr_scope, comm));
 }

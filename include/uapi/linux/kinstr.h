@@ -17,7 +17,7 @@
 
 #define KINSTR_DEVICE		"/dev/kinstr"
 #define KINSTR_ABI_MAJOR	0	/* incompatible changes */
-#define KINSTR_ABI_MINOR	16	/* compatible additions */
+#define KINSTR_ABI_MINOR	18	/* compatible additions */
 
 /* The ioctl numbers carry no size: the struct's leading size field says how much there is. */
 #define KINSTR_IOC_MAGIC	0xb7
@@ -38,6 +38,10 @@
 #define KINSTR_IOC_CACHE_COUNTS	_IO(KINSTR_IOC_MAGIC, 0x15)	/* struct kinstr_cache_counts */
 #define KINSTR_IOC_DISARM	_IO(KINSTR_IOC_MAGIC, 0x16)	/* struct kinstr_disarm */
 #define KINSTR_IOC_SCOPE	_IO(KINSTR_IOC_MAGIC, 0x17)	/* struct kinstr_scope */
+#define KINSTR_IOC_TALLY_CREATE	_IO(KINSTR_IOC_MAGIC, 0x18)	/* struct kinstr_tally_create */
+#define KINSTR_IOC_TALLY_READ	_IO(KINSTR_IOC_MAGIC, 0x19)	/* struct kinstr_tally_read */
+#define KINSTR_IOC_SPAN_CREATE	_IO(KINSTR_IOC_MAGIC, 0x1a)	/* struct kinstr_span_create */
+#define KINSTR_IOC_SPAN_READ	_IO(KINSTR_IOC_MAGIC, 0x1b)	/* struct kinstr_span_read */
 #define KINSTR_IOC_TRACE_CREATE	_IO(KINSTR_IOC_MAGIC, 0x20)	/* struct kinstr_trace_create */
 #define KINSTR_IOC_TRACE_GET	_IO(KINSTR_IOC_MAGIC, 0x21)	/* struct kinstr_trace_subbuf */
 #define KINSTR_IOC_TRACE_PUT	_IO(KINSTR_IOC_MAGIC, 0x22)	/* struct kinstr_trace_subbuf */
@@ -83,6 +87,8 @@ struct kinstr_version {
 #define KINSTR_FEAT_HELD	(1ULL << 17)	/* KINSTR_IOC_HELD, KINSTR_R_HELD (ABI 0.14) */
 #define KINSTR_FEAT_NOP		(1ULL << 18)	/* KINSTR_ACTION_NOP (ABI 0.15) */
 #define KINSTR_FEAT_SCOPE	(1ULL << 19)	/* KINSTR_IOC_SCOPE (ABI 0.16) */
+#define KINSTR_FEAT_TALLY	(1ULL << 21)	/* KINSTR_ACTION_TALLY, KINSTR_IOC_TALLY_* (ABI 0.18) */
+#define KINSTR_FEAT_SPAN	(1ULL << 22)	/* KINSTR_ACTION_SPAN, KINSTR_IOC_SPAN_* (ABI 0.18) */
 
 /* KINSTR_IOC_DEBUG_INFO: output only; addresses the module resolved at load time. */
 struct kinstr_debug_info {
@@ -417,6 +423,18 @@ enum kinstr_action {
 	 * TRAP and FTRACE kinds.
 	 */
 	KINSTR_ACTION_NOP = 7,
+	/*
+	 * (ABI 0.18, KINSTR_FEAT_TALLY) count the hit in the descriptor's tally (KINSTR_IOC_TALLY_CREATE)
+	 * under its key: the comm, process, thread or the spec's first value; the request's
+	 * kinstr_install.specs entry names its event and value, as for TRACE. JUMP, TRAP and FTRACE kinds.
+	 */
+	KINSTR_ACTION_TALLY = 8,
+	/*
+	 * (ABI 0.18, KINSTR_FEAT_SPAN) a span's start (arg 0) or stop (arg 1) in the descriptor's
+	 * spans (KINSTR_IOC_SPAN_CREATE), keyed by thread, process or the spec's first value (the
+	 * request's kinstr_install.specs entry, as for TRACE). JUMP, TRAP and FTRACE kinds.
+	 */
+	KINSTR_ACTION_SPAN = 9,
 };
 
 struct kinstr_probe {
@@ -690,6 +708,114 @@ struct kinstr_scope {
 #define KINSTR_SCOPE_F_FOLLOW	(1U << 0)
 #define KINSTR_SCOPE_MAX_PIDS	4096
 #define KINSTR_SCOPE_MAX_IDS	64
+
+/*
+ * Tallies (ABI 0.18, KINSTR_FEAT_TALLY; kinstr count --by): KINSTR_ACTION_TALLY probes count
+ * each hit in a table per CPU of the descriptor, under the probe's event (its spec's) and the
+ * hit's key, so that a hit costs a table update and no trace record. One tally per descriptor,
+ * created before the probes that count into it (EEXIST for a second). Each CPU's table has
+ * `entries` entries (open addressing); a hit whose key finds no room is counted in that CPU's
+ * overflow. A key may appear in more than one entry of a CPU (an interrupt that inserts the key
+ * a thread was inserting): a reader sums entries of equal event and key, as it sums CPUs.
+ */
+enum kinstr_tally_by {
+	KINSTR_TALLY_BY_COMM = 1,	/* the current task's comm (kinstr_tally_ent.comm) */
+	KINSTR_TALLY_BY_PID = 2,	/* its thread group id (kinstr_tally_ent.id) */
+	KINSTR_TALLY_BY_TID = 3,	/* its thread id (kinstr_tally_ent.id) */
+	KINSTR_TALLY_BY_VALUE = 4,	/* the spec's first value, as a trace record holds it: 8
+					 * bytes, or a string's round_up(size, 8) (0 if unreadable) */
+};
+
+#define KINSTR_TALLY_MIN_ENTRIES	64
+#define KINSTR_TALLY_MAX_ENTRIES	(1U << 20)
+
+struct kinstr_tally_create {
+	__u32 size;
+	__u32 by;			/* enum kinstr_tally_by */
+	__u32 entries;			/* per CPU: a power of two, MIN .. MAX_ENTRIES */
+	__u32 key_size;			/* BY_VALUE: bytes of value key, a multiple of 8, 8 ..
+					 * KINSTR_TRACE_STR_MAX (a probe whose first value is longer
+					 * is refused); else 0 */
+	__u32 flags;			/* none defined: 0 */
+	__u32 nr_cpus;			/* out (0 in): the CPUs 0 .. nr_cpus - 1 that TALLY_READ takes */
+};
+#define KINSTR_TALLY_CREATE_SIZE_VER0	24
+
+/* An entry as KINSTR_IOC_TALLY_READ copies it: this, then key_size bytes of value key. */
+struct kinstr_tally_ent {
+	__u16 event;			/* the probe's kinstr_trace_spec.event */
+	__u16 flags;			/* KINSTR_TALLY_E_* */
+	__u32 id;			/* BY_PID, BY_TID: the key */
+	__u64 hits;
+	char comm[16];			/* BY_COMM: the key; else the last hit's comm */
+};
+#define KINSTR_TALLY_E_SEVERAL	(1U << 0)	/* BY_VALUE: hit under more than one comm */
+
+struct kinstr_tally_read {
+	__u32 size;
+	__u32 cpu;			/* < kinstr_tally_create.nr_cpus */
+	__u32 count;			/* entries room at ents */
+	__u32 found;			/* out: entries in use on cpu (copied: min(count, found)) */
+	__u64 ents;			/* user pointer: count * (sizeof(struct kinstr_tally_ent) +
+					 * key_size) bytes */
+	__u64 overflow;			/* out: hits on cpu that found no entry */
+};
+#define KINSTR_TALLY_READ_SIZE_VER0	32
+
+/*
+ * Spans (ABI 0.18, KINSTR_FEAT_SPAN; kinstr span A B): a start probe notes the time under its
+ * key in one table of open starts (every CPU's: a stop may run on another CPU than its start);
+ * a stop takes its key's open start, if any, and adds the interval to its key's row in a table
+ * per CPU and to the CPU's total. A start over an open one replaces it (counted), a stop with
+ * none is counted; a start with no room in the open table, or an interval whose key has no room
+ * for a row on its CPU, is counted as overflow (the total still has the interval). Keys are
+ * never taken out of the open table: it bounds the distinct keys of a run. Rows of equal key
+ * on several CPUs (or twice on one, as for tallies) are summed by the reader.
+ */
+enum kinstr_span_by {
+	KINSTR_SPAN_BY_TID = 1,
+	KINSTR_SPAN_BY_PID = 2,
+	KINSTR_SPAN_BY_VALUE = 3,	/* the spec's first value: a number (8 bytes) */
+};
+#define KINSTR_SPAN_HIST	64	/* bucket i: [2^(i-1), 2^i) ns; bucket 0: 0 ns */
+#define KINSTR_SPAN_F_LOCAL_CLOCK (1U << 0)	/* local_clock(), not CLOCK_MONOTONIC (fast NMI-safe) */
+
+struct kinstr_span_create {
+	__u32 size;
+	__u32 by;			/* enum kinstr_span_by */
+	__u32 starts;			/* the open starts' table: a power of two, MIN .. MAX_ENTRIES
+					 * of the tallies */
+	__u32 rows;			/* rows per CPU: a power of two, the same bounds */
+	__u32 flags;			/* KINSTR_SPAN_F_* */
+	__u32 nr_cpus;			/* out (0 in): the CPUs 0 .. nr_cpus - 1 that SPAN_READ takes */
+};
+#define KINSTR_SPAN_CREATE_SIZE_VER0	24
+
+struct kinstr_span_stats_k {
+	__u64 count, min, max, sum;	/* ns; min is ~0ULL before the first interval */
+	__u64 hist[KINSTR_SPAN_HIST];
+};
+
+struct kinstr_span_row_k {
+	__u64 key;			/* tid, pid or the value */
+	char comm[16];			/* the last stop's task */
+	struct kinstr_span_stats_k st;
+};
+
+struct kinstr_span_read {
+	__u32 size;
+	__u32 cpu;			/* < kinstr_span_create.nr_cpus */
+	__u32 count;			/* rows room at rows */
+	__u32 found;			/* out: rows in use on cpu (copied: min(count, found)) */
+	__u64 rows;			/* user pointer to struct kinstr_span_row_k[count] */
+	__u64 total;			/* user pointer to struct kinstr_span_stats_k: cpu's total (0: not read) */
+	/* out, cpu's */
+	__u64 replaced;			/* starts over an open start of their key */
+	__u64 unmatched_stops;		/* stops with no open start of their key */
+	__u64 overflow;			/* starts with no room; intervals with no row */
+	__u64 open;			/* out, every CPU's: starts open now */
+};
+#define KINSTR_SPAN_READ_SIZE_VER0	64
 
 /* How a probe's action runs (kinstr_counts.flags). */
 #define KINSTR_PROBE_F_INLINE	(1U << 0)	/* inline per-CPU increment: no call */

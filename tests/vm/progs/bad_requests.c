@@ -182,7 +182,9 @@ static void m_kind(struct kinstr_probe *p) { p->kind = 9; }
 static void m_action(struct kinstr_probe *p) { p->action = 0; }
 static void m_len_short(struct kinstr_probe *p) { p->displaced_len--; }
 static void m_arg(struct kinstr_probe *p) { p->arg = 1; }
-static void m_action_past(struct kinstr_probe *p) { p->action = KINSTR_ACTION_NOP + 1; }	/* past the table */
+static void m_action_past(struct kinstr_probe *p) { p->action = KINSTR_ACTION_SPAN + 1; }	/* past the table */
+static void m_tally(struct kinstr_probe *p) { p->action = KINSTR_ACTION_TALLY; }
+static void m_span(struct kinstr_probe *p) { p->action = KINSTR_ACTION_SPAN; p->arg = 1; }
 static void m_nop(struct kinstr_probe *p) { p->action = KINSTR_ACTION_NOP; }
 static void m_nop_arg(struct kinstr_probe *p) { m_nop(p); p->arg = 1; }
 static void m_body_len(struct kinstr_probe *p) { p->body_len = KINSTR_SLOT_BODY_MAX + 1; }
@@ -354,6 +356,10 @@ int main(void)
 			{ "arg set on a counting probe", g7, g7_len, m_arg, EINVAL, KINSTR_REFUSE_BAD_REQUEST, 0 },
 			{ "an action past the last one", g7, g7_len, m_action_past, EINVAL, KINSTR_REFUSE_BAD_REQUEST, 0 },
 			{ "a no-op jump probe installs", g7, g7_len, m_nop, 0, 0, 0 },
+			{ "a tally probe without the descriptor's tally", g7, g7_len, m_tally, ENODEV,
+			  KINSTR_REFUSE_BAD_REQUEST, 0 },
+			{ "a span probe without the descriptor's spans", g7, g7_len, m_span, ENODEV,
+			  KINSTR_REFUSE_BAD_REQUEST, 0 },
 			{ "arg set on a no-op probe", g7, g7_len, m_nop_arg, EINVAL, KINSTR_REFUSE_BAD_REQUEST, 0 },
 			{ "body longer than a slot holds", g7, g7_len, m_body_len, EINVAL,
 			  KINSTR_REFUSE_BAD_REQUEST, 0 },
@@ -504,6 +510,104 @@ int main(void)
 		h = (struct kinstr_held){ .size = sizeof(h) };
 		errno = 0;
 		expect(ioctl(fd, KINSTR_IOC_HELD, &h) == 0 && h.count == 0, "HELD with nothing held: count 0", errno, 0);
+	}
+	/* KINSTR_IOC_TALLY_*: every field of the create checked, one per descriptor, reads in range */
+	{
+		struct kinstr_tally_create tc;
+		struct kinstr_tally_read rd = { .size = sizeof(rd) };
+		static const struct { const char *what; struct kinstr_tally_create tc; } bad[] = {
+			{ "TALLY_CREATE by nothing", { .by = 0, .entries = 64 } },
+			{ "TALLY_CREATE by an unknown key", { .by = KINSTR_TALLY_BY_VALUE + 1, .entries = 64 } },
+			{ "TALLY_CREATE with entries not a power of two", { .by = KINSTR_TALLY_BY_COMM, .entries = 100 } },
+			{ "TALLY_CREATE with too few entries", { .by = KINSTR_TALLY_BY_COMM, .entries = 32 } },
+			{ "TALLY_CREATE with too many entries",
+			  { .by = KINSTR_TALLY_BY_COMM, .entries = 2 * KINSTR_TALLY_MAX_ENTRIES } },
+			{ "TALLY_CREATE by comm with a key size", { .by = KINSTR_TALLY_BY_COMM, .entries = 64, .key_size = 8 } },
+			{ "TALLY_CREATE by value with no key size", { .by = KINSTR_TALLY_BY_VALUE, .entries = 64 } },
+			{ "TALLY_CREATE by value with a key size not a multiple of 8",
+			  { .by = KINSTR_TALLY_BY_VALUE, .entries = 64, .key_size = 12 } },
+			{ "TALLY_CREATE by value with a key past the longest string",
+			  { .by = KINSTR_TALLY_BY_VALUE, .entries = 64, .key_size = KINSTR_TRACE_STR_MAX + 8 } },
+			{ "TALLY_CREATE with an unknown flag", { .by = KINSTR_TALLY_BY_PID, .entries = 64, .flags = 1 } },
+			{ "TALLY_CREATE with nr_cpus set", { .by = KINSTR_TALLY_BY_PID, .entries = 64, .nr_cpus = 1 } },
+		};
+		int fd2 = open(KINSTR_DEVICE, O_RDWR | O_CLOEXEC);
+
+		errno = 0;
+		expect(ioctl(fd2, KINSTR_IOC_TALLY_READ, &rd) < 0 && errno == ENODEV, "TALLY_READ with no tally", errno, 0);
+		for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+			tc = bad[i].tc;
+			tc.size = sizeof(tc);
+			errno = 0;
+			expect(ioctl(fd2, KINSTR_IOC_TALLY_CREATE, &tc) < 0 && errno == EINVAL, bad[i].what, errno, 0);
+		}
+		tc = (struct kinstr_tally_create){ .size = sizeof(tc), .by = KINSTR_TALLY_BY_TID, .entries = 64 };
+		errno = 0;
+		expect(ioctl(fd2, KINSTR_IOC_TALLY_CREATE, &tc) == 0 && tc.nr_cpus > 0, "TALLY_CREATE by tid", errno, 0);
+		rd.cpu = tc.nr_cpus;
+		tc.nr_cpus = 0;	/* out only */
+		errno = 0;
+		expect(ioctl(fd2, KINSTR_IOC_TALLY_CREATE, &tc) < 0 && errno == EEXIST, "TALLY_CREATE twice", errno, 0);
+		errno = 0;
+		expect(ioctl(fd2, KINSTR_IOC_TALLY_READ, &rd) < 0 && errno == EINVAL, "TALLY_READ past the last CPU",
+		       errno, 0);
+		rd = (struct kinstr_tally_read){ .size = sizeof(rd), .count = 1 };
+		errno = 0;
+		expect(ioctl(fd2, KINSTR_IOC_TALLY_READ, &rd) < 0 && errno == EINVAL, "TALLY_READ with room and no pointer",
+		       errno, 0);
+		rd = (struct kinstr_tally_read){ .size = sizeof(rd), .found = 1 };
+		errno = 0;
+		expect(ioctl(fd2, KINSTR_IOC_TALLY_READ, &rd) < 0 && errno == EINVAL, "TALLY_READ with an out field set",
+		       errno, 0);
+		rd = (struct kinstr_tally_read){ .size = sizeof(rd) };
+		errno = 0;
+		expect(ioctl(fd2, KINSTR_IOC_TALLY_READ, &rd) == 0 && rd.found == 0 && rd.overflow == 0,
+		       "TALLY_READ of an empty tally", errno, 0);
+		close(fd2);
+	}
+	/* KINSTR_IOC_SPAN_*: every field of the create checked, one per descriptor, reads in range */
+	{
+		struct kinstr_span_create sc;
+		struct kinstr_span_read rd = { .size = sizeof(rd) };
+		static const struct { const char *what; struct kinstr_span_create sc; } bad[] = {
+			{ "SPAN_CREATE by nothing", { .by = 0, .starts = 64, .rows = 64 } },
+			{ "SPAN_CREATE by an unknown key", { .by = KINSTR_SPAN_BY_VALUE + 1, .starts = 64, .rows = 64 } },
+			{ "SPAN_CREATE with starts not a power of two", { .by = KINSTR_SPAN_BY_TID, .starts = 100, .rows = 64 } },
+			{ "SPAN_CREATE with too few rows", { .by = KINSTR_SPAN_BY_TID, .starts = 64, .rows = 32 } },
+			{ "SPAN_CREATE with too many starts",
+			  { .by = KINSTR_SPAN_BY_TID, .starts = 2 * KINSTR_TALLY_MAX_ENTRIES, .rows = 64 } },
+			{ "SPAN_CREATE with an unknown flag", { .by = KINSTR_SPAN_BY_PID, .starts = 64, .rows = 64, .flags = 2 } },
+			{ "SPAN_CREATE with nr_cpus set", { .by = KINSTR_SPAN_BY_PID, .starts = 64, .rows = 64, .nr_cpus = 1 } },
+		};
+		int fd2 = open(KINSTR_DEVICE, O_RDWR | O_CLOEXEC);
+
+		errno = 0;
+		expect(ioctl(fd2, KINSTR_IOC_SPAN_READ, &rd) < 0 && errno == ENODEV, "SPAN_READ with no spans", errno, 0);
+		for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+			sc = bad[i].sc;
+			sc.size = sizeof(sc);
+			errno = 0;
+			expect(ioctl(fd2, KINSTR_IOC_SPAN_CREATE, &sc) < 0 && errno == EINVAL, bad[i].what, errno, 0);
+		}
+		sc = (struct kinstr_span_create){ .size = sizeof(sc), .by = KINSTR_SPAN_BY_TID, .starts = 64, .rows = 64,
+						  .flags = KINSTR_SPAN_F_LOCAL_CLOCK };
+		errno = 0;
+		expect(ioctl(fd2, KINSTR_IOC_SPAN_CREATE, &sc) == 0 && sc.nr_cpus > 0, "SPAN_CREATE by tid", errno, 0);
+		rd.cpu = sc.nr_cpus;
+		sc.nr_cpus = 0;	/* out only */
+		errno = 0;
+		expect(ioctl(fd2, KINSTR_IOC_SPAN_CREATE, &sc) < 0 && errno == EEXIST, "SPAN_CREATE twice", errno, 0);
+		errno = 0;
+		expect(ioctl(fd2, KINSTR_IOC_SPAN_READ, &rd) < 0 && errno == EINVAL, "SPAN_READ past the last CPU", errno, 0);
+		rd = (struct kinstr_span_read){ .size = sizeof(rd), .open = 1 };
+		errno = 0;
+		expect(ioctl(fd2, KINSTR_IOC_SPAN_READ, &rd) < 0 && errno == EINVAL, "SPAN_READ with an out field set",
+		       errno, 0);
+		rd = (struct kinstr_span_read){ .size = sizeof(rd) };
+		errno = 0;
+		expect(ioctl(fd2, KINSTR_IOC_SPAN_READ, &rd) == 0 && rd.found == 0 && rd.open == 0,
+		       "SPAN_READ of empty spans", errno, 0);
+		close(fd2);
 	}
 	/* KINSTR_IOC_SCOPE: once, before the descriptor's first ALLOC, every field checked */
 	{

@@ -31,7 +31,9 @@ int main(int argc, char **argv)
 	static const unsigned int cmds[] = { KINSTR_IOC_VERSION, KINSTR_IOC_DEBUG_INFO, KINSTR_IOC_READ,
 					     KINSTR_IOC_CHECK, KINSTR_IOC_LAYOUT, KINSTR_IOC_ALLOC,
 					     KINSTR_IOC_INSTALL, KINSTR_IOC_REMOVE, KINSTR_IOC_COUNTS,
-					     KINSTR_IOC_HELD, _IO(KINSTR_IOC_MAGIC, 0x14), _IO('T', 1) };
+					     KINSTR_IOC_HELD, KINSTR_IOC_TALLY_CREATE, KINSTR_IOC_TALLY_READ,
+					     KINSTR_IOC_SPAN_CREATE, KINSTR_IOC_SPAN_READ,
+					     _IO(KINSTR_IOC_MAGIC, 0x14), _IO('T', 1) };
 	long n = argc > 1 ? atol(argv[1]) : 100000, i, accepted = 0, installed = 0;
 	struct kinstr_dev *dev = kinstr_dev__open(NULL);
 	struct kinstr_kernel *k = dev ? kinstr_kernel__open_live(dev) : NULL;

@@ -220,6 +220,12 @@ EXPECT ^ok mid-instruction site \(errno EILSEQ, refusal 2\)$
 EXPECT ^ok SCOPE after the descriptor's ALLOC( \(|$)
 EXPECT ^ok SCOPE of a directory not a cgroup( \(|$)
 EXPECT ^ok SCOPE twice( \(|$)
+EXPECT ^ok TALLY_CREATE twice( \(|$)
+EXPECT ^ok TALLY_READ of an empty tally( \(|$)
+EXPECT ^ok a tally probe without the descriptor's tally \(errno ENODEV, refusal 10\)$
+EXPECT ^ok a span probe without the descriptor's spans \(errno ENODEV, refusal 10\)$
+EXPECT ^ok SPAN_CREATE twice( \(|$)
+EXPECT ^ok SPAN_READ of empty spans( \(|$)
 EXPECT ^ok SYNC after the scope's descriptor closed
 EXPECT ^ok kinstr.ko's own text \(errno EFAULT, refusal 1\)$
 EXPECT ^ok jump label site \(errno EPERM, refusal 1\)$
@@ -339,6 +345,16 @@ EXPECT ^cover: rc 0 json ok cmd on stderr 1$
 EXPECT ^span __x64_sys_getppid%return: rc 0 json ok cmd on stderr 1$
 EXPECT ^with -o: cmd on stdout 1$
 TIMEOUT 300
+
+NAME count --by counts in kinstr.ko's tables, not through the trace buffers: with buffers of 8 KiB a trace of 50,000 getppid calls loses most of them, while count --by comm and --by tid of the same calls count every one (no lost, no overflow)
+SETUP insmod kmod/kinstr.ko
+RUN cp build/tests/vm/progs/getppid_loop /tmp/gp_alpha; \
+	rm -rf /tmp/tr-by; build/kinstr trace --buffer-size 8K --subbuf-size 4K -o /tmp/tr-by -c '/tmp/gp_alpha 50000 >/dev/null' __x64_sys_getppid 2>&1 | sed -n 's/^kinstr: \([0-9]*\) events recorded, \([0-9]*\) lost, .*/trace \1 \2/p' | awk '{ print "trace lost some:", ($3 > 0), "all seen:", ($2 + $3 >= 50000) }'; \
+	for k in comm tid; do build/kinstr count --by $k --json -c '/tmp/gp_alpha 50000 >/dev/null' __x64_sys_getppid >/tmp/bt.json; \
+	python3 -c 'import json,sys; d=json.load(open("/tmp/bt.json")); print(sys.argv[1], sum(r["hits"] for r in d["rows"] if r["comm"] == "gp_alpha"), "lost", d["lost"], "overflow", d["overflow"])' $k; done
+EXPECT ^trace lost some: 1 all seen: 1$
+EXPECT ^comm 50000 lost 0 overflow 0$
+EXPECT ^tid 50000 lost 0 overflow 0$
 
 NAME count --by value keys a string whole (every library under /lib/x86_64-linux-gnu/ was one row of its first 15 characters) with the process's comm beside it, and prints a number whole (the hex was cut)
 STOCK
