@@ -145,8 +145,17 @@ struct cli_pfunc {
 };
 void cli_profile__table(const struct cli_pfunc *pf, unsigned int n, const struct kinstr_timer_stats *st, bool hist,
 			bool show_calls, const char *key);
+/* profile --by KEY: each function's time per comm, process or thread (kinstr_timing__by's rows). */
+struct cli_profile_by {
+	const char *key;			/* "comm", "pid" or "tid" */
+	const struct kinstr_timer_by_row *rows;
+	size_t n;
+	uint64_t dropped;
+};
+void cli_profile__by_table(const struct cli_pfunc *pf, unsigned int n, const struct cli_profile_by *by);
+/* by: NULL, or --by's rows (a "by" object) */
 void cli_profile__json(const struct cli_pfunc *pf, unsigned int n, const struct kinstr_timer_stats *st, double secs,
-		       int status, bool show_calls);
+		       int status, bool show_calls, const struct cli_profile_by *by);
 /* Folded stacks of the device's timer paths on stdout: 0, or -errno (printed). */
 int cli_profile__folded(struct kinstr_dev *dev, const struct cli_pfunc *pf, unsigned int n);
 /* The live table, refreshed (a cli_run__wait tick; ctx a struct cli_profile_live). */

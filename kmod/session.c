@@ -376,6 +376,9 @@ long kinstr_session_ioctl(struct kinstr_session *s, unsigned int cmd, void __use
 	case KINSTR_IOC_TIMER_PATHS:
 		err = kinstr_timer_paths(s->timers, uarg);
 		break;
+	case KINSTR_IOC_TIMER_BY:
+		err = kinstr_timer_by_read(s->timers, uarg);
+		break;
 	case KINSTR_IOC_TALLY_CREATE:
 		err = kinstr_tally_create(&s->tally, uarg);
 		break;

@@ -93,8 +93,63 @@ void cli_profile__table(const struct cli_pfunc *pf, unsigned int n, const struct
 	free(order);
 }
 
+void cli_profile__by_table(const struct cli_pfunc *pf, unsigned int n, const struct cli_profile_by *by)
+{
+	bool comm = !strcmp(by->key, "comm");
+	size_t i;
+
+	printf("\n%-36s %-16s%s %10s %12s %12s %10s %10s %10s\n", "FUNCTION", comm ? "COMM" : by->key[0] == 'p' ?
+	       "PID" : "TID", comm ? "" : " COMM            ", "CALLS", "WALL ms", "ONCPU ms", "MIN us", "MEAN us",
+	       "MAX us");
+	for (i = 0; i < by->n; i++) {
+		const struct kinstr_timer_by_row *r = &by->rows[i];
+		char id[24];
+
+		if (r->timer >= n)
+			continue;	/* a call site's timer (--calls) */
+		snprintf(id, sizeof(id), "%u", r->id);
+		printf("%-36s %-16.16s", pf[r->timer].f->name, comm ? r->comm : id);
+		if (!comm)
+			printf(" %-16.16s", r->comm);
+		printf(" %10llu %12.3f %12.3f %10.1f %10.1f %10.1f\n", (unsigned long long)r->calls, r->wall_ns / 1e6,
+		       r->oncpu_ns / 1e6, us(r->wall_min), r->calls ? us(r->wall_ns / r->calls) : 0.0, us(r->wall_max));
+	}
+	if (by->dropped)
+		fprintf(stderr, "kinstr: %llu timed calls found no row of --by's %u per CPU: the rows above are short "
+			"by that many\n", (unsigned long long)by->dropped, KINSTR_TIMER_BY_MAX);
+	fflush(stdout);
+}
+
+static void by_json(const struct cli_pfunc *pf, unsigned int n, const struct cli_profile_by *by)
+{
+	bool comm = !strcmp(by->key, "comm"), first = true;
+	size_t i;
+
+	printf(",\"by\":{\"key\":\"%s\",\"dropped\":%llu,\"rows\":[", by->key, (unsigned long long)by->dropped);
+	for (i = 0; i < by->n; i++) {
+		const struct kinstr_timer_by_row *r = &by->rows[i];
+		char c[17];
+
+		if (r->timer >= n)
+			continue;
+		memcpy(c, r->comm, 16);
+		c[16] = 0;
+		printf("%s{\"function\":", first ? "" : ",");
+		first = false;
+		cli_json_str(pf[r->timer].f->name);
+		if (!comm)
+			printf(",\"%s\":%u", by->key, r->id);
+		printf(",\"comm\":");
+		cli_json_str(c);
+		printf(",\"calls\":%llu,\"wall_ns\":%llu,\"oncpu_ns\":%llu,\"min_ns\":%llu,\"max_ns\":%llu}",
+		       (unsigned long long)r->calls, (unsigned long long)r->wall_ns, (unsigned long long)r->oncpu_ns,
+		       (unsigned long long)r->wall_min, (unsigned long long)r->wall_max);
+	}
+	printf("]}");
+}
+
 void cli_profile__json(const struct cli_pfunc *pf, unsigned int n, const struct kinstr_timer_stats *st, double secs,
-		       int status, bool show_calls)
+		       int status, bool show_calls, const struct cli_profile_by *by)
 {
 	unsigned int i, b;
 
@@ -138,7 +193,10 @@ void cli_profile__json(const struct cli_pfunc *pf, unsigned int n, const struct 
 		}
 		printf("}");
 	}
-	printf("]}\n");
+	printf("]");
+	if (by)
+		by_json(pf, n, by);
+	printf("}\n");
 }
 
 int cli_profile__folded(struct kinstr_dev *dev, const struct cli_pfunc *pf, unsigned int n)

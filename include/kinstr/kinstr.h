@@ -118,6 +118,13 @@ int kinstr_timers__create(struct kinstr_dev *dev, uint32_t count, uint32_t tgid,
 /* One CPU's paths (KINSTR_TIMERS_F_PATHS): -ENOSPC if count is too small, -EINVAL past the last CPU. */
 int kinstr_timers__paths(struct kinstr_dev *dev, unsigned int cpu, struct kinstr_timer_path *paths,
 			 uint32_t count, uint32_t *found, uint64_t *dropped, uint64_t *truncated);
+/*
+ * One CPU's rows per (timer, key) (KINSTR_TIMERS_F_BY_*): *found rows in use (rows[] holds the
+ * first count of them), *dropped stops that found none; -EINVAL past the last CPU.
+ */
+struct kinstr_timer_by_row;
+int kinstr_timers__by(struct kinstr_dev *dev, unsigned int cpu, struct kinstr_timer_by_row *rows, uint32_t count,
+		      uint32_t *found, uint64_t *dropped);
 /* Statistics of timers [first, first + count), summed over CPUs. */
 int kinstr_timers__read(struct kinstr_dev *dev, uint32_t first, uint32_t count, struct kinstr_timer_stats *out);
 

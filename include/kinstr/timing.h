@@ -41,6 +41,14 @@ struct kinstr_folded {
 int kinstr_timing__folded(struct kinstr_dev *dev, struct kinstr_folded **out, size_t *n, uint64_t *dropped,
 			  uint64_t *truncated);
 
+/*
+ * Every CPU's rows per (timer, key) (KINSTR_TIMERS_F_BY_*, by_comm: keyed by the comm, else by
+ * kinstr_timer_by_row.id) merged into *out (malloc'ed; free it), *n of them, by timer, then most
+ * wall time first; *dropped summed. 0 or -errno.
+ */
+int kinstr_timing__by(struct kinstr_dev *dev, bool by_comm, struct kinstr_timer_by_row **out, size_t *n,
+		      uint64_t *dropped);
+
 /* The key a table sorts by: "wall", "oncpu", "calls", "mean" or "max" (else wall). */
 uint64_t kinstr_timing__key(const struct kinstr_timer_stats *s, const char *key);
 bool kinstr_timing__key_known(const char *key);

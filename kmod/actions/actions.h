@@ -57,6 +57,7 @@ u32 kinstr_timers_count(const struct kinstr_timers *t);
 long kinstr_timers_create(struct kinstr_timers **tp, void __user *uarg);
 long kinstr_timers_read(struct kinstr_timers *t, void __user *uarg);
 long kinstr_timer_paths(struct kinstr_timers *t, void __user *uarg);
+long kinstr_timer_by_read(struct kinstr_timers *t, void __user *uarg);
 size_t kinstr_timing_hit_roots(unsigned long *roots);
 int kinstr_timing_init(void);
 void kinstr_timing_exit(void);

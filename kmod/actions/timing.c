@@ -25,6 +25,7 @@
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
 #include <asm/cpufeature.h>
+#include <asm/local64.h>
 #include <asm/msr.h>
 #include <asm/tsc.h>
 
@@ -49,6 +50,22 @@ struct kt_paths {			/* one CPU's */
 	u64 dropped, truncated;
 	struct kt_path p[KINSTR_TIMER_PATHS_MAX];
 };
+
+struct kt_by_row {
+	u64 key;			/* 0: free; claimed by cmpxchg */
+	u32 ready;			/* written last (release): 0 while being filled */
+	u32 timer, id;
+	char comm[16];
+	u64 calls, wall, oncpu;		/* kt_clock() units */
+	u64 wall_min, wall_max;
+};
+
+struct kt_by {				/* one CPU's */
+	u64 dropped;
+	struct kt_by_row r[KINSTR_TIMER_BY_MAX];
+};
+
+#define KT_BY_FLAGS (KINSTR_TIMERS_F_BY_COMM | KINSTR_TIMERS_F_BY_PID | KINSTR_TIMERS_F_BY_TID)
 
 static LIST_HEAD(kt_sets);
 static DEFINE_MUTEX(kt_sets_mutex);
@@ -268,6 +285,72 @@ noinline notrace void kinstr_timer_path(struct kinstr_timers *t, const struct kt
 	tab->dropped++;
 }
 
+static __always_inline void kt_lmin(u64 *p, u64 v)
+{
+	u64 old = READ_ONCE(*p), seen;
+
+	while (v < old && (seen = cmpxchg_local(p, old, v)) != old)
+		old = seen;
+}
+
+static __always_inline void kt_lmax(u64 *p, u64 v)
+{
+	u64 old = READ_ONCE(*p), seen;
+
+	while (v > old && (seen = cmpxchg_local(p, old, v)) != old)
+		old = seen;
+}
+
+/*
+ * Add a stop of timer to its row for the current task's key on this CPU. An interrupt on this
+ * CPU may stop a timer of the same key meanwhile: every update is one local64 operation or a
+ * local cmpxchg, so none is lost.
+ */
+noinline notrace void kinstr_timer_by(struct kinstr_timers *t, u32 timer, u64 wall, u64 oncpu)
+{
+	struct kt_by *tab = &t->by[raw_smp_processor_id()];
+	struct task_struct *tsk = current;
+	bool by_comm = t->by_flag == KINSTR_TIMERS_F_BY_COMM;
+	u32 id = by_comm ? 0 : t->by_flag == KINSTR_TIMERS_F_BY_PID ? tsk->tgid : tsk->pid, h, j;
+	u64 key = (1469598103934665603ULL ^ timer) * 1099511628211ULL;
+	char comm[16];
+
+	memcpy(comm, tsk->comm, sizeof(comm));
+	key = (key ^ id) * 1099511628211ULL;
+	for (j = 0; by_comm && j < sizeof(comm) && comm[j]; j++)
+		key = (key ^ (u8)comm[j]) * 1099511628211ULL;
+	key |= 1;
+	for (h = 0; h < KT_PATH_PROBES; h++) {
+		struct kt_by_row *r = &tab->r[(key + h) & (KINSTR_TIMER_BY_MAX - 1)];
+		u64 k = READ_ONCE(r->key);
+
+		if (!k) {
+			/* claim (an interrupt on this CPU may race for the row): then fill, then publish */
+			k = cmpxchg_local(&r->key, 0, key);
+			if (!k) {
+				r->timer = timer;
+				r->id = id;
+				memcpy(r->comm, comm, sizeof(comm));
+				r->wall_min = ~0ULL;
+				smp_store_release(&r->ready, 1);
+				k = key;
+			}
+		}
+		if (k != key || !smp_load_acquire(&r->ready) || r->timer != timer || r->id != id ||
+		    (by_comm && strncmp(r->comm, comm, sizeof(comm))))
+			continue;
+		local64_inc((local64_t *)&r->calls);
+		local64_add(wall, (local64_t *)&r->wall);
+		local64_add(oncpu, (local64_t *)&r->oncpu);
+		kt_lmin(&r->wall_min, wall);
+		kt_lmax(&r->wall_max, wall);
+		if (!by_comm)
+			memcpy(r->comm, comm, sizeof(comm));	/* the process's or thread's latest name */
+		return;
+	}
+	local64_inc((local64_t *)&tab->dropped);
+}
+
 /* The process filter (-p, -c): only that process's (or process group's) threads, in task context. */
 noinline notrace bool kinstr_timer_filtered(const struct kinstr_timers *t)
 {
@@ -319,7 +402,8 @@ size_t kinstr_timing_hit_roots(unsigned long *r)
 	r[1] = (unsigned long)kinstr_timer_ctx_slow;	/* the rest inline in hit.c */
 	r[2] = (unsigned long)kinstr_timer_path;
 	r[3] = (unsigned long)kinstr_timer_filtered;
-	return 4;
+	r[4] = (unsigned long)kinstr_timer_by;
+	return 5;
 }
 
 static void find_sched_switch(struct tracepoint *tp, void *priv)
@@ -336,6 +420,7 @@ static void timers_free_rcu(struct rcu_head *h)
 	kinstr_limit_release(KINSTR_RES_TIMERS, t->count);
 	vfree(t->stats);
 	vfree(t->paths);
+	vfree(t->by);
 	free_percpu(t->cpu);
 	vfree(t->tasks);
 	vfree(t->owners);
@@ -381,7 +466,8 @@ long kinstr_timers_create(struct kinstr_timers **tp, void __user *uarg)
 	if (err)
 		return err;
 	if (!tc.count || tc.count > KINSTR_TIMERS_MAX ||
-	    (tc.flags & ~(KINSTR_TIMERS_F_PATHS | KINSTR_TIMERS_F_PGRP)) || ((tc.flags & KINSTR_TIMERS_F_PGRP) && !tc.tgid))
+	    (tc.flags & ~(KINSTR_TIMERS_F_PATHS | KINSTR_TIMERS_F_PGRP | KT_BY_FLAGS)) ||
+	    ((tc.flags & KINSTR_TIMERS_F_PGRP) && !tc.tgid) || hweight32(tc.flags & KT_BY_FLAGS) > 1)
 		return -EINVAL;
 	if (*tp)
 		return -EEXIST;
@@ -411,7 +497,11 @@ long kinstr_timers_create(struct kinstr_timers **tp, void __user *uarg)
 	t->owners = vzalloc(sizeof(*t->owners) * KT_TASKS);
 	if (tc.flags & KINSTR_TIMERS_F_PATHS)
 		t->paths = vzalloc(array_size(nr_cpu_ids, sizeof(*t->paths)));
-	if (!t->stats || !t->cpu || !t->tasks || !t->owners || ((tc.flags & KINSTR_TIMERS_F_PATHS) && !t->paths)) {
+	t->by_flag = tc.flags & KT_BY_FLAGS;
+	if (t->by_flag)
+		t->by = vzalloc(array_size(nr_cpu_ids, sizeof(*t->by)));
+	if (!t->stats || !t->cpu || !t->tasks || !t->owners || ((tc.flags & KINSTR_TIMERS_F_PATHS) && !t->paths) ||
+	    (t->by_flag && !t->by)) {
 		timers_free_rcu(&t->rcu);
 		return -ENOMEM;
 	}
@@ -477,6 +567,48 @@ long kinstr_timers_read(struct kinstr_timers *t, void __user *uarg)
 			return -EFAULT;
 	}
 	return 0;
+}
+
+long kinstr_timer_by_read(struct kinstr_timers *t, void __user *uarg)
+{
+	struct kinstr_timer_by tb;
+	struct kinstr_timer_by_row out;
+	const struct kt_by *tab;
+	u32 i;
+	int err;
+
+	if (!t)
+		return -ENODEV;
+	if (!t->by)
+		return -EOPNOTSUPP;
+	err = kinstr_get_struct(&tb, sizeof(tb), uarg, KINSTR_TIMER_BY_SIZE_VER0);
+	if (err)
+		return err;
+	if (tb.cpu >= nr_cpu_ids || tb.found || tb.dropped || (tb.count && !tb.rows))
+		return -EINVAL;
+	tab = &t->by[tb.cpu];
+	for (i = 0; i < KINSTR_TIMER_BY_MAX; i++) {
+		const struct kt_by_row *r = &tab->r[i];
+
+		if (!smp_load_acquire(&r->ready))	/* pairs with the fill's release */
+			continue;
+		if (tb.found++ >= tb.count)
+			continue;
+		memset(&out, 0, sizeof(out));
+		out.timer = r->timer;
+		out.id = r->id;
+		memcpy(out.comm, r->comm, sizeof(out.comm));
+		out.calls = READ_ONCE(r->calls);
+		out.wall_ns = kt_ns(READ_ONCE(r->wall));
+		out.oncpu_ns = kt_ns(READ_ONCE(r->oncpu));
+		out.wall_min = kt_ns(READ_ONCE(r->wall_min));
+		out.wall_max = kt_ns(READ_ONCE(r->wall_max));
+		if (copy_to_user((struct kinstr_timer_by_row __user *)u64_to_user_ptr(tb.rows) + tb.found - 1, &out,
+				 sizeof(out)))
+			return -EFAULT;
+	}
+	tb.dropped = READ_ONCE(tab->dropped);
+	return kinstr_put_struct(uarg, &tb, sizeof(tb), KINSTR_TIMER_BY_SIZE_VER0);
 }
 
 long kinstr_timer_paths(struct kinstr_timers *t, void __user *uarg)

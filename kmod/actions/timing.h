@@ -80,11 +80,14 @@ struct kt_cpu {
 };
 
 struct kt_paths;
+struct kt_by;
 
 struct kinstr_timers {
 	/* what the hit path reads, in the first cache line */
 	struct kt_cpu __percpu *cpu;
 	struct kt_paths *paths;		/* [nr_cpu_ids], with KINSTR_TIMERS_F_PATHS */
+	struct kt_by *by;		/* [nr_cpu_ids], with KINSTR_TIMERS_F_BY_* */
+	u32 by_flag;			/* which KINSTR_TIMERS_F_BY_* */
 	bool filter;			/* pgrp or tgid set */
 	u32 count, tgid;
 	struct pid *pgrp;		/* KINSTR_TIMERS_F_PGRP: held; compared, never dereferenced */
@@ -118,6 +121,7 @@ extern struct kt_log2 kinstr_timer_log2[65];
 /* The slow paths (timing.c). */
 struct kt_ctx *kinstr_timer_ctx_slow(struct kinstr_timers *t, struct kt_cpu *pc, bool claim, u64 now);
 void kinstr_timer_path(struct kinstr_timers *t, const struct kt_ctx *c, u32 i, u64 wall, u64 oncpu);
+void kinstr_timer_by(struct kinstr_timers *t, u32 timer, u64 wall, u64 oncpu);
 bool kinstr_timer_filtered(const struct kinstr_timers *t);
 
 static __always_inline u64 kt_clock(void)
@@ -213,6 +217,8 @@ static __always_inline void kt_stop(struct kinstr_timers *t, struct kt_ctx *c, s
 		s->hist[kt_bucket(wall)]++;
 		if (t->paths)
 			kinstr_timer_path(t, c, i, wall, oncpu);
+		if (t->by)
+			kinstr_timer_by(t, timer, wall, oncpu);
 	}
 	/*
 	 * Timers started above it and never stopped go too. The context stays the task's while

@@ -133,7 +133,7 @@ const char *kinstr_feature__str(unsigned int bit)
 	static const char *const names[] = {
 		"debug_info", "read", "check", "layout", "probes", "module_text", "ftrace_probes",
 		"ftrace_trace", "verify_only", "hit_path", "missed", "limits", "kprobe_fence", "code_cache", "disarm", "bpf",
-		"check_only", "held", "nop", "scope", NULL /* 20: pred */, "tally", "span",
+		"check_only", "held", "nop", "scope", NULL /* 20: pred */, "tally", "span", "timer_by",
 	};
 
 	return bit < sizeof(names) / sizeof(names[0]) ? names[bit] : NULL;
@@ -335,6 +335,19 @@ int kinstr_timers__read(struct kinstr_dev *dev, uint32_t first, uint32_t count, 
 					 .stats = (uintptr_t)out };
 
 	return kinstr_dev__ioctl(dev, KINSTR_IOC_TIMERS_READ, &rd);
+}
+
+int kinstr_timers__by(struct kinstr_dev *dev, unsigned int cpu, struct kinstr_timer_by_row *rows, uint32_t count,
+		      uint32_t *found, uint64_t *dropped)
+{
+	struct kinstr_timer_by tb = { .size = sizeof(tb), .cpu = cpu, .count = count, .rows = (uintptr_t)rows };
+	int ret = kinstr_dev__ioctl(dev, KINSTR_IOC_TIMER_BY, &tb);
+
+	if (ret)
+		return ret;
+	*found = tb.found;
+	*dropped = tb.dropped;
+	return 0;
 }
 
 int kinstr_timers__paths(struct kinstr_dev *dev, unsigned int cpu, struct kinstr_timer_path *paths,

@@ -138,3 +138,88 @@ uint64_t kinstr_timing__key(const struct kinstr_timer_stats *s, const char *key)
 		return s->wall_max;
 	return s->wall_ns;
 }
+
+/* By timer, then key (ctx: by comm?): equal rows (other CPUs, or duplicates) side by side. */
+static int cmp_by_key(const void *a, const void *b, void *ctx)
+{
+	const struct kinstr_timer_by_row *x = a, *y = b;
+
+	if (x->timer != y->timer)
+		return x->timer < y->timer ? -1 : 1;
+	if (*(const bool *)ctx)
+		return strncmp(x->comm, y->comm, sizeof(x->comm));
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static int cmp_by_wall(const void *a, const void *b, void *ctx)
+{
+	const struct kinstr_timer_by_row *x = a, *y = b;
+
+	if (x->timer != y->timer)
+		return x->timer < y->timer ? -1 : 1;
+	if (x->wall_ns != y->wall_ns)
+		return x->wall_ns > y->wall_ns ? -1 : 1;
+	return cmp_by_key(a, b, ctx);
+}
+
+int kinstr_timing__by(struct kinstr_dev *dev, bool by_comm, struct kinstr_timer_by_row **out, size_t *n,
+		      uint64_t *dropped)
+{
+	uint32_t cap = KINSTR_TIMER_BY_MAX, found, i;
+	struct kinstr_timer_by_row *buf = calloc(cap, sizeof(*buf)), *all = NULL, *g;
+	size_t m = 0, j, k;
+	unsigned int cpu;
+	uint64_t d;
+	int ret = 0;
+
+	*out = NULL;
+	*n = 0;
+	*dropped = 0;
+	if (!buf)
+		return -ENOMEM;
+	for (cpu = 0;; cpu++) {
+		ret = kinstr_timers__by(dev, cpu, buf, cap, &found, &d);
+		if (ret == -EINVAL) {	/* past the last CPU */
+			ret = 0;
+			break;
+		}
+		if (ret)
+			goto fail;
+		*dropped += d;
+		found = found < cap ? found : cap;
+		g = realloc(all, (m + found + 1) * sizeof(*all));
+		if (!g) {
+			ret = -ENOMEM;
+			goto fail;
+		}
+		all = g;
+		for (i = 0; i < found; i++)
+			all[m++] = buf[i];
+	}
+	free(buf);
+	if (!m) {
+		free(all);
+		return 0;
+	}
+	qsort_r(all, m, sizeof(*all), cmp_by_key, &by_comm);
+	for (k = 1, j = 0; k < m; k++) {
+		if (!cmp_by_key(&all[k], &all[j], &by_comm)) {
+			all[j].calls += all[k].calls;
+			all[j].wall_ns += all[k].wall_ns;
+			all[j].oncpu_ns += all[k].oncpu_ns;
+			all[j].wall_min = all[k].wall_min < all[j].wall_min ? all[k].wall_min : all[j].wall_min;
+			all[j].wall_max = all[k].wall_max > all[j].wall_max ? all[k].wall_max : all[j].wall_max;
+		} else {
+			all[++j] = all[k];
+		}
+	}
+	m = j + 1;
+	qsort_r(all, m, sizeof(*all), cmp_by_wall, &by_comm);
+	*out = all;
+	*n = m;
+	return 0;
+fail:
+	free(buf);
+	free(all);
+	return ret;
+}

@@ -49,6 +49,8 @@ static void t_other_struct_layouts(void)
 	      sizeof(struct kinstr_span_create));
 	CHECK(sizeof(struct kinstr_span_read) == KINSTR_SPAN_READ_SIZE_VER0, "span_read %zu",
 	      sizeof(struct kinstr_span_read));
+	CHECK(sizeof(struct kinstr_timer_by) == KINSTR_TIMER_BY_SIZE_VER0, "timer_by %zu", sizeof(struct kinstr_timer_by));
+	CHECK(sizeof(struct kinstr_timer_by_row) == 64, "timer_by_row %zu", sizeof(struct kinstr_timer_by_row));
 	CHECK(sizeof(struct kinstr_tally_ent) == 32 && sizeof(struct kinstr_tally_ent) % 8 == 0, "tally_ent %zu",
 	      sizeof(struct kinstr_tally_ent));
 	CHECK(offsetof(struct kinstr_scope, comm) == KINSTR_SCOPE_SIZE_VER0 - 16, "scope's comm at %zu",

@@ -50,6 +50,7 @@
 #define KINSTR_IOC_TIMERS_CREATE _IO(KINSTR_IOC_MAGIC, 0x30)	/* struct kinstr_timers_create */
 #define KINSTR_IOC_TIMERS_READ	_IO(KINSTR_IOC_MAGIC, 0x31)	/* struct kinstr_timers_read */
 #define KINSTR_IOC_TIMER_PATHS	_IO(KINSTR_IOC_MAGIC, 0x32)	/* struct kinstr_timer_paths */
+#define KINSTR_IOC_TIMER_BY	_IO(KINSTR_IOC_MAGIC, 0x33)	/* struct kinstr_timer_by */
 
 /* Largest struct size accepted at all; beyond it E2BIG without reading the tail. */
 #define KINSTR_MAX_STRUCT_SIZE	4096
@@ -89,6 +90,7 @@ struct kinstr_version {
 #define KINSTR_FEAT_SCOPE	(1ULL << 19)	/* KINSTR_IOC_SCOPE (ABI 0.16) */
 #define KINSTR_FEAT_TALLY	(1ULL << 21)	/* KINSTR_ACTION_TALLY, KINSTR_IOC_TALLY_* (ABI 0.18) */
 #define KINSTR_FEAT_SPAN	(1ULL << 22)	/* KINSTR_ACTION_SPAN, KINSTR_IOC_SPAN_* (ABI 0.18) */
+#define KINSTR_FEAT_TIMER_BY	(1ULL << 23)	/* KINSTR_TIMERS_F_BY_*, KINSTR_IOC_TIMER_BY (ABI 0.18) */
 
 /* KINSTR_IOC_DEBUG_INFO: output only; addresses the module resolved at load time. */
 struct kinstr_debug_info {
@@ -956,6 +958,10 @@ struct kinstr_timers_create {
 };
 #define KINSTR_TIMERS_F_PATHS	(1U << 0)	/* also aggregate per path (the timers below) */
 #define KINSTR_TIMERS_F_PGRP	(1U << 1)	/* tgid names a process group: all its processes */
+/* (ABI 0.18, KINSTR_FEAT_TIMER_BY) also aggregate each stop per key (KINSTR_IOC_TIMER_BY): at most one */
+#define KINSTR_TIMERS_F_BY_COMM	(1U << 2)	/* the timed call's task's comm */
+#define KINSTR_TIMERS_F_BY_PID	(1U << 3)	/* its process */
+#define KINSTR_TIMERS_F_BY_TID	(1U << 4)	/* its thread */
 #define KINSTR_TIMERS_CREATE_SIZE_VER0	16
 
 struct kinstr_timer_stats {
@@ -1005,5 +1011,31 @@ struct kinstr_timer_paths {
 	__u64 truncated;		/* out: paths cut at KINSTR_TIMER_PATH_DEPTH */
 };
 #define KINSTR_TIMER_PATHS_SIZE_VER0	40
+
+/*
+ * With KINSTR_TIMERS_F_BY_*, each stop (of an outermost activation) is also added to its row of
+ * (timer, key) in a table per CPU of KINSTR_TIMER_BY_MAX rows (a stop that finds no row counts in
+ * dropped). A key may have two rows on one CPU (an interrupt that inserted it meanwhile): the
+ * reader sums rows of equal timer and key, as it sums CPUs.
+ */
+#define KINSTR_TIMER_BY_MAX	4096
+
+struct kinstr_timer_by_row {
+	__u32 timer;
+	__u32 id;			/* BY_PID, BY_TID: the key */
+	char comm[16];			/* BY_COMM: the key; else the last stop's comm */
+	__u64 calls, wall_ns, oncpu_ns;
+	__u64 wall_min, wall_max;	/* ns */
+};
+
+struct kinstr_timer_by {
+	__u32 size;
+	__u32 cpu;
+	__u32 count;			/* rows room at rows */
+	__u32 found;			/* out: rows in use on cpu (copied: min(count, found)) */
+	__u64 rows;			/* user pointer to struct kinstr_timer_by_row[count] */
+	__u64 dropped;			/* out: cpu's stops that found no row */
+};
+#define KINSTR_TIMER_BY_SIZE_VER0	32
 
 #endif /* _UAPI_LINUX_KINSTR_H */

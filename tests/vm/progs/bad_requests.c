@@ -565,6 +565,41 @@ int main(void)
 		       "TALLY_READ of an empty tally", errno, 0);
 		close(fd2);
 	}
+	/* KINSTR_TIMERS_F_BY_*: at most one key; KINSTR_IOC_TIMER_BY only with one, its fields checked */
+	{
+		struct kinstr_timers_create tc = { .size = sizeof(tc), .count = 1,
+						   .flags = KINSTR_TIMERS_F_BY_COMM | KINSTR_TIMERS_F_BY_PID };
+		struct kinstr_timer_by tb = { .size = sizeof(tb) };
+		int fd2 = open(KINSTR_DEVICE, O_RDWR | O_CLOEXEC), fd3 = open(KINSTR_DEVICE, O_RDWR | O_CLOEXEC);
+
+		errno = 0;
+		expect(ioctl(fd2, KINSTR_IOC_TIMER_BY, &tb) < 0 && errno == ENODEV, "TIMER_BY with no timers", errno, 0);
+		errno = 0;
+		expect(ioctl(fd2, KINSTR_IOC_TIMERS_CREATE, &tc) < 0 && errno == EINVAL, "TIMERS_CREATE by two keys",
+		       errno, 0);
+		tc.flags = 0;
+		errno = 0;
+		expect(ioctl(fd2, KINSTR_IOC_TIMERS_CREATE, &tc) == 0, "TIMERS_CREATE by no key", errno, 0);
+		errno = 0;
+		expect(ioctl(fd2, KINSTR_IOC_TIMER_BY, &tb) < 0 && errno == EOPNOTSUPP, "TIMER_BY of timers by no key",
+		       errno, 0);
+		tc.flags = KINSTR_TIMERS_F_BY_TID;
+		errno = 0;
+		expect(ioctl(fd3, KINSTR_IOC_TIMERS_CREATE, &tc) == 0, "TIMERS_CREATE by tid", errno, 0);
+		tb.count = 1;
+		errno = 0;
+		expect(ioctl(fd3, KINSTR_IOC_TIMER_BY, &tb) < 0 && errno == EINVAL, "TIMER_BY with room and no pointer",
+		       errno, 0);
+		tb = (struct kinstr_timer_by){ .size = sizeof(tb), .cpu = 1U << 30 };
+		errno = 0;
+		expect(ioctl(fd3, KINSTR_IOC_TIMER_BY, &tb) < 0 && errno == EINVAL, "TIMER_BY past the last CPU", errno, 0);
+		tb = (struct kinstr_timer_by){ .size = sizeof(tb) };
+		errno = 0;
+		expect(ioctl(fd3, KINSTR_IOC_TIMER_BY, &tb) == 0 && tb.found == 0, "TIMER_BY of timers that timed nothing",
+		       errno, 0);
+		close(fd2);
+		close(fd3);
+	}
 	/* KINSTR_IOC_SPAN_*: every field of the create checked, one per descriptor, reads in range */
 	{
 		struct kinstr_span_create sc;

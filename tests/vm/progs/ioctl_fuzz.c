@@ -33,6 +33,7 @@ int main(int argc, char **argv)
 					     KINSTR_IOC_INSTALL, KINSTR_IOC_REMOVE, KINSTR_IOC_COUNTS,
 					     KINSTR_IOC_HELD, KINSTR_IOC_TALLY_CREATE, KINSTR_IOC_TALLY_READ,
 					     KINSTR_IOC_SPAN_CREATE, KINSTR_IOC_SPAN_READ,
+					     KINSTR_IOC_TIMER_BY,
 					     _IO(KINSTR_IOC_MAGIC, 0x14), _IO('T', 1) };
 	long n = argc > 1 ? atol(argv[1]) : 100000, i, accepted = 0, installed = 0;
 	struct kinstr_dev *dev = kinstr_dev__open(NULL);

@@ -226,6 +226,8 @@ EXPECT ^ok a tally probe without the descriptor's tally \(errno ENODEV, refusal 
 EXPECT ^ok a span probe without the descriptor's spans \(errno ENODEV, refusal 10\)$
 EXPECT ^ok SPAN_CREATE twice( \(|$)
 EXPECT ^ok SPAN_READ of empty spans( \(|$)
+EXPECT ^ok TIMERS_CREATE by two keys( \(|$)
+EXPECT ^ok TIMER_BY of timers that timed nothing( \(|$)
 EXPECT ^ok SYNC after the scope's descriptor closed
 EXPECT ^ok kinstr.ko's own text \(errno EFAULT, refusal 1\)$
 EXPECT ^ok jump label site \(errno EPERM, refusal 1\)$

@@ -141,6 +141,24 @@ EXPECT ^rc=0$
 EXPECT ^hrtimer_nanosleep;do_nanosleep;schedule;__schedule = hottest$
 EXPECT ^folded ok$
 
+NAME profile --by comm|pid: summed in kinstr.ko per comm or process of the timed call; two programs of different names calling getppid 3,000 and 7,000 times get exactly those calls under their comms, two processes of one name a row each by pid, and the rows add up to the function's calls and wall time; an unknown key is refused
+SETUP insmod kmod/kinstr.ko
+RUN cp build/tests/vm/progs/getppid_loop /tmp/gp_alpha && cp build/tests/vm/progs/getppid_loop /tmp/gp_beta; \
+	build/kinstr profile --by comm --json -c '/tmp/gp_alpha 3000 >/dev/null; /tmp/gp_beta 7000 >/dev/null' __x64_sys_getppid >/tmp/pb.json; echo "rc $?"; \
+	build/kinstr profile --by pid --json -c '/tmp/gp_alpha 100 >/dev/null & /tmp/gp_alpha 200 >/dev/null & wait' __x64_sys_getppid >/tmp/pp.json; \
+	python3 -c 'import json; d=json.load(open("/tmp/pb.json")); f=d["functions"][0]; r=d["by"]["rows"]; \
+	[print(x["comm"], x["calls"]) for x in r if x["comm"].startswith("gp_")]; \
+	print("rows add up:", sum(x["calls"] for x in r) == f["calls"], abs(sum(x["wall_ns"] for x in r) - f["wall_ns"]) <= len(r) * 2, "dropped", d["by"]["dropped"]); \
+	p=json.load(open("/tmp/pp.json")); print("pid rows of gp_alpha:", sorted(x["calls"] for x in p["by"]["rows"] if x["comm"] == "gp_alpha"), "distinct:", len({x["pid"] for x in p["by"]["rows"] if x["comm"] == "gp_alpha"}))'; \
+	build/kinstr profile --by stack __x64_sys_getppid 2>&1; echo "rc $?"
+EXPECT ^rc 0$
+EXPECT ^gp_alpha 3000$
+EXPECT ^gp_beta 7000$
+EXPECT ^rows add up: True True dropped 0$
+EXPECT ^pid rows of gp_alpha: \[100, 200\] distinct: 2$
+EXPECT ^kinstr: --by: comm, pid or tid, not 'stack'$
+EXPECT ^rc 2$
+
 NAME profile --calls: a function's time splits into its call sites' shares plus its own, and they add up
 SETUP insmod kmod/kinstr.ko
 RUN build/kinstr profile --calls --json -o /tmp/p.json -c 'sleep 0.3' do_nanosleep; echo "rc=$?"; \
