@@ -7,8 +7,8 @@
  *
  * Open starts are one table for every CPU (a value's stop may run elsewhere): open addressing,
  * an entry claimed once for its key with a cmpxchg and kept, its start time swapped in and out
- * with xchg, so that a start and a stop of one key on two CPUs each see the other whole or not
- * at all. Rows (per key) and totals are per CPU, as tallies are (tally.c): only the CPU's own
+ * with xchg (by thread: a CPU-local cmpxchg, ts_swap()), so that a start and a stop of one key
+ * on two CPUs each see the other whole or not at all. Rows (per key) and totals are per CPU, as tallies are (tally.c): only the CPU's own
  * interrupts can race an update, and every field is one local64 operation or a local cmpxchg.
  *
  * Lifetime: reference-counted, as a trace channel: the session holds one reference, every area
@@ -195,6 +195,22 @@ static __always_inline struct span_open *open_of(struct kinstr_span_k *s, u64 ke
 	return NULL;
 }
 
+/*
+ * Swap v into an open start's time. By thread, only the thread and interrupts on the CPU it runs
+ * on touch its entry (a migration between start and stop goes through the scheduler's full
+ * barriers), so a CPU-local cmpxchg does; by process or value, any CPU may: a locked xchg.
+ */
+static __always_inline u64 ts_swap(const struct kinstr_span_k *s, u64 *p, u64 v)
+{
+	u64 old, seen;
+
+	if (s->by != KINSTR_SPAN_BY_TID)
+		return xchg(p, v);
+	for (old = READ_ONCE(*p); (seen = cmpxchg_local(p, old, v)) != old; old = seen)
+		;
+	return old;
+}
+
 static __always_inline void lmin(u64 *p, u64 v)
 {
 	u64 old = READ_ONCE(*p);
@@ -297,11 +313,11 @@ notrace void kinstr_span_hit_one(struct kinstr_span_k *s, const struct kinstr_tr
 	if (!stop) {
 		if (!o)
 			local64_inc((local64_t *)&c->overflow);
-		else if (xchg(&o->ts, now ? now : 1))	/* 0 means none */
+		else if (ts_swap(s, &o->ts, now ? now : 1))	/* 0 means none */
 			local64_inc((local64_t *)&c->replaced);
 		return;
 	}
-	t0 = o ? xchg(&o->ts, 0) : 0;
+	t0 = o ? ts_swap(s, &o->ts, 0) : 0;
 	if (!t0) {
 		local64_inc((local64_t *)&c->unmatched_stops);
 		return;
