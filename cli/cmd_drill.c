@@ -80,6 +80,9 @@ static int wait_level(void *ctx, int level, size_t nfuncs, size_t nprobes)
 		cli_run__wait(run, dr->interval, NULL, NULL);
 		if (!run->command || cli_stop || run->status < 0 || cli_now() >= run->deadline)
 			break;
+		/* 127: the shell's or exec's "cannot run" (said once); started again it would only say so again */
+		if (run->status == 127)
+			return -ENOEXEC;
 		if (cli_run__spawn(run))
 			return -ECHILD;
 	}
@@ -201,7 +204,10 @@ int cmd_drill(int argc, char **argv)
 			goto out;
 		}
 	if (!cli_stop && r < 0) {
-		cli_err("%s", why.msg);
+		if (r == -ENOEXEC && dr.run.status == 127)
+			cli_err("'%s' exited with 127 (it could not be run): no workload to drill under", co.command);
+		else
+			cli_err("%s", why.msg);
 		goto out;
 	}
 	kinstr_drill__finish(d);

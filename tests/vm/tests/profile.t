@@ -72,6 +72,14 @@ EXPECT ^kinstr: nosuch_\*: no function matches$
 EXPECT ^rc=1$
 EXPECT ^rc=2$
 
+NAME drill -c CMD where CMD cannot run: said once, then drill stops with the reason (it started CMD again for every round of every level, each saying so)
+SETUP insmod kmod/kinstr.ko
+RUN build/kinstr drill -i 1 -D 3 -c 'no_such_command_xyz 3000' schedule 2>/tmp/dr.err; echo "rc=$?"; \
+	echo "cannot-run lines: $(grep -c "cannot run 'no_such_command_xyz 3000'" /tmp/dr.err)"; grep "exited with 127" /tmp/dr.err
+EXPECT ^rc=1$
+EXPECT ^cannot-run lines: 1$
+EXPECT ^kinstr: 'no_such_command_xyz 3000' exited with 127 \(it could not be run\): no workload to drill under$
+
 NAME drill: from hrtimer_nanosleep under 'sleep 0.1' the hot path goes down to the context switch, and each split adds up
 SETUP insmod kmod/kinstr.ko
 RUN build/kinstr drill -i 1.5 -D 3 -c 'sleep 0.1' hrtimer_nanosleep; echo "rc=$?"; \
