@@ -31,6 +31,7 @@ static const struct cli_opt span_opts[] = {
 					     "histogram, the unmatched, lost and overflow counters; a scrape counts "
 					     "what is older than the newest hit less 100 ms, the totals at the end "
 					     "all)" },
+	{ .common = CLI_OPT_WHERE },
 	CLI_OPTS_SCOPE,
 	{ 0 },
 };
@@ -41,7 +42,8 @@ static const struct cli_usage span_usage = {
 	.intro = "The time from each hit at A to the next hit at B of the same key, per key and in\n"
 		 "total: count, min, mean, max (ns), and with --hist a log2 histogram. A and B are\n"
 		 "probe specs as for 'kinstr trace' (FUNC, FUNC+0xOFF, FUNC%return, a glob; an interior\n"
-		 "instruction too), each with its values: SPEC(VALUE,...).\n\n",
+		 "instruction too), each with its values: SPEC(VALUE,...), and a predicate:\n"
+		 "SPEC(VALUE,...) if EXPR (a hit where EXPR does not hold is no start or stop).\n\n",
 	.outro = "A start with no stop (or replaced by the next start of its key) and a stop with no\n"
 		 "start are counted, as are hits the trace buffers had no room for (lost) and records\n"
 		 "past the bound of 4 M (overflow).\n",
@@ -109,6 +111,7 @@ int cmd_span(int argc, char **argv)
 		cli_err("span: A and B are the same point ('%s')", argv[optind]);
 		return CLI_USAGE;
 	}
+	popts.where = co.where;
 	cli_run__init(&run, co.command, co.duration, false);
 	cli_run__json(&run, co.json, NULL);
 	/* the endpoint bound and listening before anything is patched */

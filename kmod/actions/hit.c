@@ -15,6 +15,7 @@
 #include "actions/hit.h"
 #include "actions/timing.h"
 #include "actions/bpf.h"
+#include "actions/pred.h"
 
 DEFINE_PER_CPU(u8, kinstr_in_action);
 
@@ -56,6 +57,11 @@ notrace void kinstr_trace_hit(struct kprobe_k *p, struct pt_regs *regs)
 	if (kinstr_out_of_scope(p))
 		return;
 	regs->ip = p->site;
+	/* before the hit counts: a rejected hit is filtered, not a hit */
+	if (unlikely(p->pred) && !kinstr_pred_pass(p->pred, regs)) {
+		this_cpu_inc(p->hits[2]);
+		return;
+	}
 	this_cpu_inc(p->hits[0]);
 	if (!kinstr_action_enter(&bit)) {
 		this_cpu_inc(p->hits[1]);

@@ -350,7 +350,7 @@ u32 kinstr_trace_spec_len(const struct kinstr_trace_spec *s)
 {
 	u32 len = sizeof(struct kinstr_trace_rec), i;
 
-	if (s->flags || s->__reserved || s->nvals > KINSTR_TRACE_MAX_VALS)
+	if ((s->flags & ~KINSTR_TRACE_SPEC_F_PRED) || s->__reserved || s->nvals > KINSTR_TRACE_MAX_VALS)
 		return 0;
 	for (i = 0; i < KINSTR_TRACE_MAX_VALS; i++) {
 		const struct kinstr_trace_val *v = &s->vals[i];
@@ -408,6 +408,12 @@ static notrace bool copy_str_nofault(char *dst, unsigned long src, u32 size)
 static notrace unsigned long reg_of(const struct pt_regs *regs, u8 reg)
 {
 	return ((const unsigned long *)regs)[reg_slot[reg]];
+}
+
+/* Register reg (enum kinstr_reg) of the site's state, for the predicates (pred.c). */
+notrace unsigned long kinstr_trace_reg(const struct pt_regs *regs, u8 reg)
+{
+	return reg_of(regs, reg);
 }
 
 /*

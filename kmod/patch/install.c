@@ -429,10 +429,10 @@ void kinstr_area_cache_counts(struct kinstr_area *a, u32 first, u32 n, u64 *out)
 int kinstr_area_install(struct kinstr_area *a, const struct kinstr_probe *req, const struct kinstr_trace_spec *specs,
 			struct kinstr_chan *chan, struct kinstr_timers *timers, struct kinstr_scope_k *scope,
 			const struct kinstr_cache_check *cc, const struct kinstr_bpf_attach *bpf,
-			struct kinstr_install *in)
+			struct kinstr_pred_k *const *preds, struct kinstr_install *in)
 {
 	const struct kinstr_install_objs o = { .specs = specs, .chan = chan, .timers = timers, .bpf = bpf,
-					       .scope = scope };
+					       .scope = scope, .preds = preds };
 	struct kinstr_verdict v = { 0 };
 	bool jumps = false;
 	u32 i = 0;

@@ -28,6 +28,7 @@ static void trace_link(struct kinstr_area *a, struct kprobe_k *p, const struct k
 		       const struct kinstr_install_objs *o)
 {
 	p->spec = o->specs[i];
+	p->pred = o->preds ? o->preds[i] : NULL;
 	p->rec_len = kinstr_trace_spec_len(&o->specs[i]);
 	p->chan = o->chan;
 	if (!a->chan) {

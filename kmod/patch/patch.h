@@ -22,6 +22,7 @@
  * install of 10,000 probes with interrupts off.
  */
 #define KINSTR_HITS_CHUNK 1024
+#define KINSTR_HITS_PER_PROBE 3	/* kprobe_k.hits[]: hits, skipped, filtered */
 
 enum area_state {
 	AREA_NEW,		/* slots reserved, nothing patched */
@@ -39,6 +40,7 @@ struct kinstr_area {
 	struct kinstr_chan *chan;	/* held while any probe may trace into it */
 	struct kinstr_timers *timers;	/* held while any probe may time into it */
 	struct kinstr_scope_k *scope;	/* held while any probe may test its gate */
+	struct kinstr_pred_k *preds;	/* its trace probes' predicates (actions/pred.h), freed with it */
 	unsigned long pages;
 	u64 percpu_bytes;		/* what its per-CPU allocations took, for KINSTR_IOC_LIMITS */
 	/* KINSTR_DIRECT_SHARED: one ftrace_ops for all ftrace probes, calling the dispatcher */
@@ -74,13 +76,15 @@ struct kinstr_area *kinstr_area_alloc(u32 count, u64 cache_size, u32 ncounters);
 void kinstr_area_free(struct kinstr_area *a);
 /*
  * Install a's probes req[] (specs[] for trace probes) tracing into chan and timing into timers
- * (either may be NULL), bpf[] naming BPF probes' programs (NULL if none). 0, or -errno with the
+ * (either may be NULL), bpf[] naming BPF probes' programs (NULL if none), preds[] trace probes'
+ * predicates (NULL: none; the area owns them, a->preds). 0, or -errno with the
  * refusal in in (which probe, which rule).
  */
+struct kinstr_pred_k;
 int kinstr_area_install(struct kinstr_area *a, const struct kinstr_probe *req, const struct kinstr_trace_spec *specs,
 			struct kinstr_chan *chan, struct kinstr_timers *timers, struct kinstr_scope_k *scope,
 			const struct kinstr_cache_check *cc, const struct kinstr_bpf_attach *bpf,
-			struct kinstr_install *in);
+			struct kinstr_pred_k *const *preds, struct kinstr_install *in);
 /* The sums over CPUs of a's cache counters [first, first + n) into out. */
 void kinstr_area_cache_counts(struct kinstr_area *a, u32 first, u32 n, u64 *out);
 /* Until a's jumps are in (the caller keeps a alive). */
