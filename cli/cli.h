@@ -50,7 +50,8 @@ struct kinstr_kernel;
 struct kinstr_probeset;
 void cli_count__table(const struct kinstr_probeset *ps, const uint64_t *hits, const uint64_t *prev, double dt,
 		      bool rates);
-void cli_count__json(const struct kinstr_probeset *ps, const uint64_t *hits, double secs, int status);
+void cli_count__json(const struct kinstr_probeset *ps, const uint64_t *hits, const uint64_t *filtered, double secs,
+		     int status);
 void cli_count__plan(const struct kinstr_probeset *ps, const struct kinstr_kernel *k);
 /* --by KEY's rows, --by stack's stacks (JSON, folded or bpftrace-like); what was lost on stderr. */
 struct kinstr_tally;
@@ -127,6 +128,8 @@ int cli_add_spec(struct kinstr_plan *pl, const struct kinstr_spec *sp);
  * an array of n to free(), or NULL (the first bad one printed).
  */
 struct kinstr_spec *cli_specs__parse(int n, char *const *specs, bool trace);
+/* Does trace spec text carry a predicate (SPEC if EXPR)? */
+bool cli_spec_has_pred(const char *spec);
 /* The same for a parsed trace spec, SPEC(VALUE,...): kinstr_plan__add_traced, printing why. */
 struct kinstr_btf;
 struct kinstr_trace_event;
@@ -400,6 +403,7 @@ enum {
 	CLI_OPT_CPU = 1u << 15,		/* --cpu LIST */
 	CLI_OPT_FOLLOW = 1u << 16,	/* --follow */
 	CLI_OPT_SELF = 1u << 17,	/* --self */
+	CLI_OPT_WHERE = 1u << 18,	/* --where EXPR */
 };
 #define CLI_OPT_SCOPE (CLI_OPT_PID | CLI_OPT_TID | CLI_OPT_COMM | CLI_OPT_CGROUP | CLI_OPT_CPU | CLI_OPT_FOLLOW | \
 		       CLI_OPT_SELF)
@@ -412,6 +416,7 @@ enum {
 enum {
 	CLI_KEY_JSON = 256, CLI_KEY_DRY_RUN, CLI_KEY_MAX_PROBES, CLI_KEY_NO_FTRACE, CLI_KEY_METRICS, CLI_KEY_SNAPSHOT,
 	CLI_KEY_TID, CLI_KEY_COMM, CLI_KEY_CGROUP, CLI_KEY_CPU, CLI_KEY_FOLLOW, CLI_KEY_SELF,
+	CLI_KEY_WHERE,
 	CLI_KEY_OWN = 300
 };
 /* The scope's options as given (CLI_OPT_PID ...). */
@@ -431,6 +436,7 @@ struct cli_scope {
 struct cli_common {
 	double duration, interval;	/* duration 0: none */
 	const char *command, *output, *metrics_at, *snapshot;
+	const char *where;		/* --where EXPR: every trace spec's predicate */
 	bool keep, json, dry, no_ftrace;
 	size_t max_probes;		/* 0: the planner's default */
 	struct cli_scope scope;

@@ -10,6 +10,7 @@
 #include "cli.h"
 
 #define BY_STACK KINSTR_TALLY_NR_KEYS	/* --by stack: not a trace key, kinstr's BPF program */
+#define COUNT_MAX_EVENTS 4096		/* with a predicate: trace probes' events */
 
 enum { O_EVERY_BLOCK = CLI_KEY_OWN, O_BY, O_FOLDED };
 
@@ -46,6 +47,7 @@ static const struct cli_opt count_opts[] = {
 				   "/metrics; e.g. " CLI_METRICS_DEFAULT ")" },
 	{ .common = CLI_OPT_NO_FTRACE, .help = "count a FUNC's entry with an int3 where only that fits after the ftrace NOP, not "
 				     "with an ftrace direct call from the NOP" },
+	{ .common = CLI_OPT_WHERE },
 	CLI_OPTS_SCOPE,
 	{ 0 },
 };
@@ -61,7 +63,9 @@ static const struct cli_usage count_usage = {
 		 "  GLOB           the entries of every function matching a shell glob ('vfs_*')\n"
 		 "FUNC is a name, or NAME@ADDR (hex) for one of several functions of that name\n"
 		 "('kinstr -l' lists those so); a name several functions have is refused.\n"
-		 "A jump probe (a 5-byte jmp) is used where one fits, else a trap probe (int3).\n\n",
+		 "A jump probe (a 5-byte jmp) is used where one fits, else a trap probe (int3).\n"
+		 "SPEC(VALUE,...) if EXPR (or --where EXPR) counts only the hits where EXPR holds\n"
+		 "(the values as 'kinstr trace' takes them): 'vfs_read(count) if count > 4096'.\n\n",
 	.outro = "Without -d or -c, count until interrupted (Ctrl-C). Interrupted during -c CMD,\n"
 		 "CMD gets the signal too, its status is reported and kinstr exits 130 (SIGINT)\n"
 		 "or 143 (SIGTERM). The live table needs a terminal (not TERM=dumb).\n",
@@ -131,14 +135,17 @@ static void live_tick(void *ctx, double dt)
 }
 
 /* Plain counting: the specs' probes, a live table or the totals at the end, --metrics while it runs. */
-static int count_plain(int n, char **specs, const struct cli_common *co, struct kinstr_plan_opts *popts)
+static int count_plain(int n, char **specs, const struct cli_common *co, struct kinstr_plan_opts *popts, bool pred)
 {
 	struct cli_session se = CLI_SESSION_INIT;
 	struct cli_metrics_src src = { 0 };
-	uint64_t *hits = NULL, *prev = NULL;
+	uint64_t *hits = NULL, *prev = NULL, *filtered = NULL;
+	/* the smallest buffers: with a predicate the probes are trace probes, their records unread */
+	struct kinstr_trace_opts topts = { .sz = sizeof(topts), .subbuf_size = 4096, .num_subbufs = 2 };
 	struct cli_session_opts so = { .output = co->dry ? NULL : co->output, .metrics_at = co->metrics_at,
 				       .metrics_write = cli_metrics__probes, .metrics_ctx = &src, .popts = popts,
-				       .scope = co->dry ? NULL : co, .specs = specs, .nspecs = n };
+				       .scope = co->dry ? NULL : co, .specs = specs, .nspecs = n, .trace_specs = pred,
+				       .trace_events = pred ? COUNT_MAX_EVENTS : 0 };
 	struct cli_run run;
 	struct live_ctx lc;
 	int i, ret;
@@ -149,15 +156,18 @@ static int count_plain(int n, char **specs, const struct cli_common *co, struct 
 		return ret;
 	ret = CLI_FAIL;
 	for (i = 0; i < n; i++)
-		if (cli_add_spec(se.pl, &se.sp[i]) && !co->keep)
+		if ((pred ? cli_session__add_trace(&se, &se.sp[i]) : cli_add_spec(se.pl, &se.sp[i])) && !co->keep)
 			goto out;
 	ret = cli_count__planned(se.ps, se.k, co->dry);
 	if (ret != CLI_GO_ON)
 		goto out;
 	ret = CLI_FAIL;
+	if (pred && cli_session__trace(&se, &topts, "a predicate"))
+		goto out;
 	hits = calloc(kinstr_probeset__cnt(se.ps), sizeof(*hits));
 	prev = calloc(kinstr_probeset__cnt(se.ps), sizeof(*prev));
-	if (!hits || !prev || cli_run__start(&run, se.ps))
+	filtered = pred ? calloc(kinstr_probeset__cnt(se.ps), sizeof(*filtered)) : NULL;
+	if (!hits || !prev || (pred && !filtered) || cli_run__start(&run, se.ps))
 		goto out;
 	if (co->metrics_at) {	/* the same counters, scraped while the run goes on */
 		src = (struct cli_metrics_src){ .dev = se.dev, .ps = se.ps, .ncount = kinstr_probeset__cnt(se.ps),
@@ -167,16 +177,23 @@ static int count_plain(int n, char **specs, const struct cli_common *co, struct 
 	lc = (struct live_ctx){ se.ps, hits, prev };
 	cli_run__wait(&run, co->interval, !co->json && !co->command && cli_term_ok() ? live_tick : NULL, &lc);
 	cli_run__stop(&run);
-	if (kinstr_probeset__counts(se.ps, hits)) {
+	if (kinstr_probeset__counts(se.ps, hits) || (pred && kinstr_probeset__filtered(se.ps, filtered))) {
 		cli_err("cannot read the counters: %s", strerror(errno));
 		goto out;
 	}
 	if (cli_output_begin(se.out_fd, co->output))
 		goto out;
 	if (co->json)
-		cli_count__json(se.ps, hits, cli_now() - run.t0, run.status);
+		cli_count__json(se.ps, hits, filtered, cli_now() - run.t0, run.status);
 	else
 		cli_count__table(se.ps, hits, prev, 0, false);
+	if (filtered && !co->json) {
+		uint64_t sum = 0;
+
+		for (i = 0; i < (int)kinstr_probeset__cnt(se.ps); i++)
+			sum += filtered[i];
+		printf("%llu hits filtered out by the predicate\n", (unsigned long long)sum);
+	}
 	if (cli_output_end(co->output))
 		goto out;
 	ret = cli_run__status(&run);
@@ -184,6 +201,7 @@ out:
 	cli_run__cleanup(&run);
 	free(hits);
 	free(prev);
+	free(filtered);
 	cli_session__close(&se);	/* removes the probes */
 	return ret;
 }
@@ -193,8 +211,9 @@ int cmd_count(int argc, char **argv)
 	struct count_own o = { .by = -1 };
 	struct kinstr_plan_opts popts = { .sz = sizeof(popts) };
 	struct cli_common co;
-	int ret, n;
+	int ret, n, i;
 	char **specs;
+	bool pred;
 
 	cli_common__init(&co);
 	ret = cli_opts__parse(&count_usage, argc, argv, &co, count_opt, &o);
@@ -202,6 +221,9 @@ int cmd_count(int argc, char **argv)
 		return ret;
 	n = argc - optind, specs = argv + optind;
 	cli_common__plan_opts(&co, &popts);
+	pred = co.where;
+	for (i = 0; i < n; i++)
+		pred = pred || cli_spec_has_pred(specs[i]);
 	popts.every = o.every;
 	if (co.metrics_at && (o.by >= 0 || o.every_block || co.dry)) {
 		cli_err("--metrics goes with plain counting, not --by, --every-block or --dry-run");
@@ -211,7 +233,7 @@ int cmd_count(int argc, char **argv)
 		cli_err("--folded goes with --by stack");
 		return CLI_USAGE;
 	}
-	if (o.by >= 0) {
+	if (o.by >= 0 && !(pred && o.by == BY_STACK)) {
 		if (o.every_block || co.output) {
 			cli_err("--by takes -c, -d, -e, -k, --json, --dry-run and --max-probes, not %s",
 				o.every_block ? "--every-block" : "--output");
@@ -221,7 +243,12 @@ int cmd_count(int argc, char **argv)
 			return cli_count__by_stack(n, specs, &co, &popts, o.folded);
 		return cli_count__by(n, specs, &co, &popts, (unsigned int)o.by);
 	}
+	if (pred && (o.every_block || o.by == BY_STACK)) {
+		cli_err("a predicate (--where, or SPEC if EXPR) goes with plain count and --by comm|pid|tid|value, not %s",
+			o.every_block ? "--every-block" : "--by stack");
+		return CLI_USAGE;
+	}
 	if (o.every_block)
 		return count_every_block(n, specs, &co, co.output || o.every || (co.given & CLI_OPT_SCOPE));
-	return count_plain(n, specs, &co, &popts);
+	return count_plain(n, specs, &co, &popts, pred);
 }

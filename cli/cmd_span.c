@@ -34,6 +34,7 @@ static const struct cli_opt span_opts[] = {
 	{ .common = CLI_OPT_METRICS, .help = "serve the spans to Prometheus while they are measured (GET /metrics: a "
 					     "histogram, the unmatched, lost and overflow counters; a scrape counts "
 					     "every interval ended so far)" },
+	{ .common = CLI_OPT_WHERE },
 	CLI_OPTS_SCOPE,
 	{ 0 },
 };
@@ -44,8 +45,9 @@ static const struct cli_usage span_usage = {
 	.intro = "The time from each hit at A to the next hit at B of the same key, per key and in\n"
 		 "total: count, min, mean, max (ns), and with --hist a log2 histogram. A and B are\n"
 		 "probe specs as for 'kinstr trace' (FUNC, FUNC+0xOFF, FUNC%return, a glob; an interior\n"
-		 "instruction too), each with its values: SPEC(VALUE,...). Each hit is paired and\n"
-		 "summed in kinstr.ko: no trace record, nothing lost on the way.\n\n",
+		 "instruction too), each with its values: SPEC(VALUE,...), and a predicate:\n"
+		 "SPEC(VALUE,...) if EXPR (a hit where EXPR does not hold is no start or stop). Each\n"
+		 "hit is paired and summed in kinstr.ko: no trace record, nothing lost on the way.\n\n",
 	.outro = "A start with no stop (or replaced by the next start of its key) and a stop with no\n"
 		 "start are counted, as are hits the probes' recursion guard skipped (lost) and starts\n"
 		 "or keys past the bounds of 65,536 open keys and the rows per CPU (overflow; an\n"
@@ -109,6 +111,7 @@ int cmd_span(int argc, char **argv)
 		cli_err("span: A and B are the same point ('%s')", argv[optind]);
 		return CLI_USAGE;
 	}
+	popts.where = co.where;
 	cli_run__init(&run, co.command, co.duration, false);
 	cli_run__json(&run, co.json, NULL);
 	/* the endpoint bound and listening before anything is patched */

@@ -49,12 +49,13 @@ static const struct cli_opt trace_opts[] = {
 					       "that int3, not with an ftrace direct call from the NOP (the default, as "
 					       "for 'kinstr count'; %rip then reads FUNC's first byte, the NOP, not the "
 					       "instruction after it)" },
+	{ .common = CLI_OPT_WHERE },
 	CLI_OPTS_SCOPE,
 	{ 0 },
 };
 
 static const struct cli_usage trace_usage = {
-	.name = "trace", .synopsis = "[options] SPEC[(VALUE,...)]...", .verb = "trace", .done = "traced",
+	.name = "trace", .synopsis = "[options] SPEC[(VALUE,...)][ if EXPR]...", .verb = "trace", .done = "traced",
 	.intro = "Record every hit of the given probes, with time, CPU, pid/tid, comm and the\n"
 		 "requested values, into a CTF 1.8 trace directory (babeltrace2 DIR reads it;\n"
 		 "'kinstr report DIR' summarises it). SPEC is as for 'kinstr count':\n"
@@ -69,6 +70,8 @@ static const struct cli_usage trace_usage = {
 		 "  VALUE:TYPE      u8 u16 u32 u64 s8 s16 s32 s64 x64 (hex), or string: the value\n"
 		 "                  is a char pointer (for +OFF(X), the pointer stored there);\n"
 		 "                  string[N] keeps at most N-1 chars (default " STR(KINSTR_VALUE_STR_DEFAULT) ")\n"
+		 "SPEC(VALUE,...) if EXPR records only the hits where EXPR holds (as --where, for\n"
+		 "that SPEC alone): e.g. 'vfs_read(count) if count > 4096 && comm == \"cat\"'\n"
 		 "e.g. kinstr trace -o t 'vfs_read(file,count)' 'vfs_read%return'\n\n",
 	.outro = "Without -d or -c, trace until interrupted (Ctrl-C). At the stop (SEC, Ctrl-C or\n"
 		 "SIGTERM, CMD's end) the probes are removed first, then only what the buffers\n"

@@ -126,6 +126,13 @@ struct kinstr_spec *cli_specs__parse(int n, char *const *specs, bool trace)
 	return sp;
 }
 
+bool cli_spec_has_pred(const char *spec)
+{
+	struct kinstr_spec sp;
+
+	return !kinstr_spec__parse_trace(spec, &sp, NULL) && sp.has_pred;
+}
+
 int cli_add_spec(struct kinstr_plan *pl, const struct kinstr_spec *sp)
 {
 	struct kinstr_plan_glob g;

@@ -16,6 +16,7 @@
 
 #include <kinstr/kinstr.h>
 #include <kinstr/plan.h>
+#include <kinstr/pred.h>
 #include "cli.h"
 
 /* The shared options, by CLI_OPT_* (a bit each: the index is its bit's position). */
@@ -58,6 +59,13 @@ static const struct cli_opt common[] = {
 		 "with --pid: a process that one of them forks from now on is in too" },
 	[17] = { CLI_OPT_SELF, "self", CLI_KEY_SELF, NULL,
 		 "%V kinstr's own process too (by default what kinstr does to read its results is never in them)" },
+	[18] = { CLI_OPT_WHERE, "where", CLI_KEY_WHERE, "EXPR",
+		 "%V only hits where EXPR holds, at every SPEC (as 'SPEC(VALUE,...) if EXPR' does for one; "
+		 "both: both must hold), decided in the module before anything is recorded: EXPR compares "
+		 "the spec's VALUEs by name, pid, tid, cpu and comm with constants (count > 4096, ret < 0, "
+		 "comm == \"nginx\"; strings with == and != only; a number signed where its type is: "
+		 "s8..s64, or a signed argument or ret by BTF; else unsigned), joined by &&, || and ! with "
+		 "parentheses; a hit it rejects is counted as filtered, not as a hit" },
 };
 #define NCOMMON (sizeof(common) / sizeof(common[0]))
 #define MAX_OPTS 64
@@ -101,6 +109,7 @@ void cli_common__plan_opts(const struct cli_common *co, struct kinstr_plan_opts 
 	if (co->max_probes)
 		popts->max_probes = co->max_probes;
 	popts->no_ftrace = co->no_ftrace;
+	popts->where = co->where;
 }
 
 /*
@@ -234,6 +243,18 @@ static int common_set(struct cli_common *co, unsigned int bit, const char *arg)
 	case CLI_OPT_JSON: co->json = true; break;
 	case CLI_OPT_DRY_RUN: co->dry = true; break;
 	case CLI_OPT_NO_FTRACE: co->no_ftrace = true; break;
+	case CLI_OPT_WHERE: {
+		struct kinstr_pred syntax;
+		struct kinstr_why why;
+
+		/* the syntax now; the names when each spec's values are known */
+		if (kinstr_pred__compile(arg, NULL, 0, &syntax, &why)) {
+			cli_err("--where '%s': %s", arg, why.msg);
+			return CLI_USAGE;
+		}
+		co->where = arg;
+		break;
+	}
 	}
 	co->given |= bit;
 	return 0;

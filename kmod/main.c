@@ -24,6 +24,7 @@
 #include "limits.h"
 #include "check/check.h"
 #include "actions/actions.h"
+#include "actions/pred.h"
 #include "session.h"
 #include "abi.h"
 
@@ -179,7 +180,7 @@ static long kinstr_ioctl_version(void __user *uarg)
 			    KINSTR_FEAT_FTRACE_TRACE | KINSTR_FEAT_VERIFY_ONLY | KINSTR_FEAT_HIT_PATH |
 			    KINSTR_FEAT_MISSED | KINSTR_FEAT_LIMITS | KINSTR_FEAT_KPROBE_FENCE |
 			    KINSTR_FEAT_CODE_CACHE | KINSTR_FEAT_DISARM | KINSTR_FEAT_CHECK_ONLY | KINSTR_FEAT_HELD |
-			    KINSTR_FEAT_SCOPE | KINSTR_FEAT_TIMER_BY |
+			    KINSTR_FEAT_SCOPE | KINSTR_FEAT_PRED | KINSTR_FEAT_TIMER_BY |
 			    kinstr_action_features() |	/* BPF where the kernel can run programs */
 			    (kinstr_khas(__module_address) ? KINSTR_FEAT_MODULE_TEXT : 0),
 	};
@@ -292,6 +293,7 @@ static int hit_path_init(void)
 	n += kinstr_probes_hit_roots(roots + n);
 	n += kinstr_timing_hit_roots(roots + n);
 	n += kinstr_trace_hit_roots(roots + n);
+	n += kinstr_pred_hit_roots(roots + n);
 	BUG_ON(n > KINSTR_HIT_ROOTS_MAX);
 	return kinstr_hitpath_init(roots, n);
 }

@@ -21,6 +21,7 @@
 #include "abi.h"
 #include "actions/hit.h"
 #include "patch/patch.h"
+#include "actions/pred.h"
 
 struct kinstr_session {
 	struct mutex lock;
@@ -144,6 +145,7 @@ static long ioctl_install(struct kinstr_session *s, void __user *uarg)
 	struct kinstr_cache_check cc = { 0 };
 	struct kinstr_trace_spec *specs = NULL;
 	struct kinstr_bpf_attach *bpf = NULL;
+	struct kinstr_pred_k **preds = NULL, *pred_list = NULL;
 	struct kinstr_probe *req;
 	struct kinstr_area *a;
 	long err;
@@ -190,11 +192,26 @@ static long ioctl_install(struct kinstr_session *s, void __user *uarg)
 		err = -EFAULT;
 	else if (in.cache)
 		err = get_cache(a, in.cache, &cc);
+	if (!err && specs) {
+		preds = kvmalloc_array(in.count, sizeof(*preds), GFP_KERNEL);
+		err = preds ? kinstr_preds_take(req, specs, in.count, in.preds, preds, &pred_list, &in.refused_index) :
+			      -ENOMEM;
+		if (err == -EINVAL)
+			in.refusal = KINSTR_REFUSE_BAD_REQUEST;
+		else
+			in.refused_index = 0;
+		if (!err) {
+			/* a new area's probes are not live: an earlier refused install's copies can go */
+			kinstr_preds_free(a->preds);
+			a->preds = pred_list;
+		}
+	}
 	if (!err)
 		err = kinstr_area_install(a, req, &(struct kinstr_install_objs){ .specs = specs, .chan = s->chan,
 					  .timers = s->timers, .scope = s->scope, .tally = s->tally, .span = s->span,
-					  .bpf = bpf },
+					  .bpf = bpf, .preds = preds },
 					  in.cache ? &cc : NULL, &in);
+	kvfree(preds);
 	kvfree(bpf);
 	kvfree(cc.bytes);
 	kvfree(cc.map);
@@ -243,15 +260,18 @@ static long ioctl_counts(struct kinstr_session *s, void __user *uarg)
 	if (c.count > a->count || c.__reserved)
 		return -EINVAL;
 	for (i = 0; i < c.count; i++) {
-		u64 sum = 0, missed = 0;
+		u64 sum = 0, missed = 0, filtered = 0;
 
 		for_each_possible_cpu(cpu) {
 			sum += per_cpu_ptr(a->probes[i].hits, cpu)[0];
 			missed += per_cpu_ptr(a->probes[i].hits, cpu)[1];
+			filtered += per_cpu_ptr(a->probes[i].hits, cpu)[2];
 		}
 		if (put_user(sum, (u64 __user *)u64_to_user_ptr(c.counts) + i))
 			return -EFAULT;
 		if (c.missed && put_user(missed, (u64 __user *)u64_to_user_ptr(c.missed) + i))
+			return -EFAULT;
+		if (c.filtered && put_user(filtered, (u64 __user *)u64_to_user_ptr(c.filtered) + i))
 			return -EFAULT;
 		if (c.flags && put_user(kinstr_probe_flags(&a->probes[i]),
 					(u32 __user *)u64_to_user_ptr(c.flags) + i))

@@ -47,7 +47,8 @@ void cli_count__table(const struct kinstr_probeset *ps, const uint64_t *hits, co
 	fflush(stdout);
 }
 
-void cli_count__json(const struct kinstr_probeset *ps, const uint64_t *hits, double secs, int status)
+void cli_count__json(const struct kinstr_probeset *ps, const uint64_t *hits, const uint64_t *filtered, double secs,
+		     int status)
 {
 	size_t i;
 
@@ -62,9 +63,12 @@ void cli_count__json(const struct kinstr_probeset *ps, const uint64_t *hits, dou
 		probe_name(p, name, sizeof(name));
 		printf("%s{\"probe\":", i ? "," : "");
 		cli_json_str(name);
-		printf(",\"addr\":\"0x%llx\",\"class\":\"%s\",\"action\":\"%s\",\"hits\":%llu}",
+		printf(",\"addr\":\"0x%llx\",\"class\":\"%s\",\"action\":\"%s\",\"hits\":%llu",
 		       (unsigned long long)p->addr, kinstr_probe_kind__str(p->kind),
 		       cli_count__how(p), (unsigned long long)hits[i]);
+		if (filtered)
+			printf(",\"filtered\":%llu", (unsigned long long)filtered[i]);
+		printf("}");
 	}
 	printf("]}\n");
 }

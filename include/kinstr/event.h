@@ -6,6 +6,7 @@
 #ifndef KINSTR_EVENT_H
 #define KINSTR_EVENT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <kinstr/values.h>
 
@@ -18,6 +19,8 @@ struct kinstr_trace_event {
 	char name[192];			/* FUNC, FUNC+0xOFF or FUNC%return */
 	unsigned int nvals;
 	struct kinstr_value vals[KINSTR_TRACE_MAX_VALS];
+	bool has_pred;			/* its probes record only hits pred passes (kinstr/pred.h) */
+	struct kinstr_pred pred;
 	uint64_t count;			/* events written (the recorder's) */
 	int class_id;			/* the trace's class (the recorder's) */
 };

@@ -35,10 +35,12 @@ struct kinstr_spec {
 	uint64_t offset;		/* KINSTR_SPEC_OFFSET */
 	bool has_values;		/* a trace spec's SPEC(VALUE,...) ... */
 	char values[512];		/* ... its VALUE,... (parsed when planned, against the function) */
+	bool has_pred;			/* a trace spec's SPEC[(VALUE,...)] if EXPR ... */
+	char pred[512];			/* ... its EXPR (kinstr/pred.h; compiled when planned) */
 };
 /* text into sp: 0, or -EINVAL and why (the whole word must be a spec). */
 int kinstr_spec__parse(const char *text, struct kinstr_spec *sp, struct kinstr_why *why);
-/* The same for a trace spec, SPEC or SPEC(VALUE,...). */
+/* The same for a trace spec: SPEC or SPEC(VALUE,...), then optionally ' if EXPR' (kinstr/pred.h). */
 int kinstr_spec__parse_trace(const char *text, struct kinstr_spec *sp, struct kinstr_why *why);
 
 /*
@@ -69,6 +71,7 @@ struct kinstr_plan_opts {
 	bool every;		/* each FUNC at every jump site not sharing bytes with the last one */
 	bool no_ftrace;		/* never take an entry through an ftrace direct call */
 	size_t max_probes;	/* globs' cap on the set (0: KINSTR_PLAN_MAX_PROBES) */
+	const char *where;	/* a predicate every trace spec's probes take (kinstr/pred.h), or NULL */
 };
 
 /* How a glob went: the functions it matched, probed and refused, the refusals' rules counted. */

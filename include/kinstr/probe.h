@@ -85,6 +85,7 @@ void kinstr_probeset__set_async(struct kinstr_probeset *ps, bool async);
  * channel (kinstr_trace__create on the same device first); NULL makes it count again.
  */
 struct kinstr_trace_spec;
+struct kinstr_pred;
 int kinstr_probeset__set_trace(struct kinstr_probeset *ps, size_t i, const struct kinstr_trace_spec *spec);
 /*
  * Make trace probe i (kinstr_probeset__set_trace) count each hit in the device's tally under its
@@ -98,6 +99,11 @@ int kinstr_probeset__set_tally(struct kinstr_probeset *ps, size_t i);
  * by. -EINVAL if probe i is no trace probe.
  */
 int kinstr_probeset__set_span(struct kinstr_probeset *ps, size_t i, bool stop);
+/*
+ * Trace probe i records only hits pred passes (kinstr/pred.h; NULL: every hit). pred is not
+ * copied: it must stay until the set is installed. Needs KINSTR_FEAT_PRED.
+ */
+int kinstr_probeset__set_pred(struct kinstr_probeset *ps, size_t i, const struct kinstr_pred *pred);
 /* Make probe i start (or stop) timer `timer` of the device's timers (kinstr_timers__create). */
 int kinstr_probeset__set_timer(struct kinstr_probeset *ps, size_t i, bool start, uint32_t timer);
 /*
@@ -120,6 +126,11 @@ int kinstr_probeset__verify(struct kinstr_probeset *ps, size_t *refused, struct 
 int kinstr_probeset__counts(struct kinstr_probeset *ps, uint64_t *counts);
 /* The same, and per probe the actions its recursion guard skipped (missed[cnt], may be NULL). */
 int kinstr_probeset__counts_missed(struct kinstr_probeset *ps, uint64_t *counts, uint64_t *missed);
+/*
+ * Per probe the hits its predicate rejected (filtered[cnt]; all 0 where the module has no
+ * predicates), from KINSTR_IOC_COUNTS.
+ */
+int kinstr_probeset__filtered(struct kinstr_probeset *ps, uint64_t *filtered);
 /* Hits whose action the recursion guard skipped, over every probe (0 if unknown). */
 uint64_t kinstr_probeset__missed_total(struct kinstr_probeset *ps);
 int kinstr_probeset__remove(struct kinstr_probeset *ps);

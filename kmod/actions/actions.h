@@ -27,6 +27,7 @@ u32 kinstr_trace_spec_len(const struct kinstr_trace_spec *s);
 size_t kinstr_trace_hit_roots(unsigned long *roots);
 void kinstr_trace_record(struct kinstr_chan *ch, const struct kinstr_trace_spec *spec, u32 len,
 			 struct pt_regs *regs);
+unsigned long kinstr_trace_reg(const struct pt_regs *regs, u8 reg);
 
 /* tally.c: hits counted by key in tables per CPU (KINSTR_IOC_TALLY_*). */
 struct kinstr_tally_k;
@@ -86,6 +87,7 @@ struct kinstr_probe;
 struct kinstr_verdict;
 struct kprobe_k;
 struct kinstr_bpf_attach;
+struct kinstr_pred_k;
 
 /* What a batch's install was handed beside its requests, as the actions' hooks below read it. */
 struct kinstr_install_objs {
@@ -96,6 +98,7 @@ struct kinstr_install_objs {
 	struct kinstr_scope_k *scope;		/* the session's scope (NULL: every thread) */
 	struct kinstr_tally_k *tally;		/* the session's tally (may be NULL) */
 	struct kinstr_span_k *span;		/* the session's spans (may be NULL) */
+	struct kinstr_pred_k *const *preds;	/* per request, trace probes' predicates (may be NULL) */
 };
 
 /* Which flags a slot's prologue saves (kprobe_k.saves_flags, KINSTR_PROBE_F_SAVES_FLAGS). */

@@ -10,6 +10,7 @@
 #include <asm/ptrace.h>
 
 #include <uapi/linux/kinstr.h>
+#include "actions/actions.h"
 #include "actions/fetch.h"
 
 /* struct pt_regs slot of each enum kinstr_reg */
@@ -63,6 +64,12 @@ static notrace bool copy_str_nofault(char *dst, unsigned long src, u32 size)
 static notrace unsigned long reg_of(const struct pt_regs *regs, u8 reg)
 {
 	return ((const unsigned long *)regs)[reg_slot[reg]];
+}
+
+/* Register reg (enum kinstr_reg) of the site's state, for the predicates (pred.c). */
+notrace unsigned long kinstr_trace_reg(const struct pt_regs *regs, u8 reg)
+{
+	return reg_of(regs, reg);
 }
 
 notrace bool kinstr_val_fetch(const struct kinstr_trace_val *v, const struct pt_regs *regs, u8 *out)

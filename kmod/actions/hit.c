@@ -15,6 +15,7 @@
 #include "actions/hit.h"
 #include "actions/timing.h"
 #include "actions/bpf.h"
+#include "actions/pred.h"
 
 DEFINE_PER_CPU(u8, kinstr_in_action);
 
@@ -49,14 +50,20 @@ notrace void kinstr_timer_stop_hit(struct kprobe_k *p)
 }
 
 /*
- * A stub's hit (trace, tally, span), first: in scope, the site's address in regs, counted, the
- * recursion guard taken (kinstr_action_exit(*bit) after the action). false: nothing to do.
+ * A stub's hit (trace, tally, span), first: in scope, the site's address in regs, its predicate
+ * passed (else counted as filtered), counted, the recursion guard taken (kinstr_action_exit(*bit)
+ * after the action). false: nothing to do.
  */
 static __always_inline bool stub_hit_enter(struct kprobe_k *p, struct pt_regs *regs, u8 *bit)
 {
 	if (kinstr_out_of_scope(p))
 		return false;
 	regs->ip = p->site;
+	/* before the hit counts: a rejected hit is filtered, not a hit */
+	if (unlikely(p->pred) && !kinstr_pred_pass(p->pred, regs)) {
+		this_cpu_inc(p->hits[2]);
+		return false;
+	}
 	this_cpu_inc(p->hits[0]);
 	if (!kinstr_action_enter(bit)) {
 		this_cpu_inc(p->hits[1]);

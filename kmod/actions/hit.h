@@ -27,7 +27,8 @@ struct kprobe_k {
 	struct kinstr_direct direct;	/* KINSTR_PROBE_FTRACE: ftrace's call of the slot */
 	u8 __percpu *gate;		/* the session's scope (scope.c): act only while it is 1; NULL: always */
 	u8 orig[KINSTR_MAX_DISPLACED];
-	u64 __percpu *hits;		/* [0] hits, [1] actions skipped by the recursion guard */
+	u64 __percpu *hits;		/* [0] hits, [1] actions skipped by the recursion guard,
+				 * [2] hits a predicate rejected (KINSTR_HITS_PER_PROBE) */
 	struct kinstr_fence fence;	/* kprobes keep off the site's bytes (not on ftrace probes) */
 	/* KINSTR_ACTION_TIMER_*: which timer of which set (the area holds a reference) */
 	struct kinstr_timers *timers;
@@ -41,6 +42,7 @@ struct kprobe_k {
 	struct kinstr_tally_k *tally;		/* KINSTR_ACTION_TALLY (the area holds a reference) */
 	struct kinstr_span_k *span;		/* KINSTR_ACTION_SPAN (the area holds a reference) */
 	bool span_stop;				/* KINSTR_ACTION_SPAN: a stop (arg 1), not a start */
+	const struct kinstr_pred_k *pred;	/* its predicate (the area's; NULL: none) */
 	/* KINSTR_ACTION_BPF: the program (referenced until the area is freed) and its cookie */
 	struct bpf_prog *prog;
 	u64 cookie;

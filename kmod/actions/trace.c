@@ -325,7 +325,7 @@ u32 kinstr_trace_spec_len(const struct kinstr_trace_spec *s)
 {
 	u32 len = sizeof(struct kinstr_trace_rec), i;
 
-	if (s->flags || s->__reserved || s->nvals > KINSTR_TRACE_MAX_VALS)
+	if ((s->flags & ~KINSTR_TRACE_SPEC_F_PRED) || s->__reserved || s->nvals > KINSTR_TRACE_MAX_VALS)
 		return 0;
 	for (i = 0; i < KINSTR_TRACE_MAX_VALS; i++) {
 		const struct kinstr_trace_val *v = &s->vals[i];

@@ -29,6 +29,7 @@
 #include "patch/patch.h"
 #include "patch/slot.h"
 #include "actions/bpf.h"
+#include "actions/pred.h"
 #include "patch/patch_priv.h"
 
 void patch_unpin_modules(struct kinstr_area *a)
@@ -63,6 +64,7 @@ void kinstr_area_free(struct kinstr_area *a)
 	for (i = 0; a->chunks && i < a->nchunks; i++)
 		free_percpu(a->chunks[i]);
 	kvfree(a->chunks);
+	kinstr_preds_free(a->preds);
 	kvfree(a->fns);
 	kvfree(a->fn_fences);
 	kinstr_limit_release(KINSTR_RES_PROBES, a->count);
@@ -150,7 +152,7 @@ struct kinstr_area *kinstr_area_alloc(u32 count, u64 cache_size, u32 ncounters)
 		u32 c = i / KINSTR_HITS_CHUNK;
 
 		if (i % KINSTR_HITS_CHUNK == 0) {
-			size_t sz = 2 * sizeof(u64) * min(count - i, KINSTR_HITS_CHUNK);
+			size_t sz = KINSTR_HITS_PER_PROBE * sizeof(u64) * min(count - i, KINSTR_HITS_CHUNK);
 
 			a->hits_chunk[c] = __alloc_percpu(sz, sizeof(u64));
 			if (!a->hits_chunk[c])
@@ -158,7 +160,7 @@ struct kinstr_area *kinstr_area_alloc(u32 count, u64 cache_size, u32 ncounters)
 			a->percpu_bytes += sz;
 			kinstr_mem_add(KINSTR_MEM_PERCPU_BYTES, sz);
 		}
-		a->probes[i].hits = a->hits_chunk[c] + 2 * (i % KINSTR_HITS_CHUNK);
+		a->probes[i].hits = a->hits_chunk[c] + KINSTR_HITS_PER_PROBE * (i % KINSTR_HITS_CHUNK);
 	}
 	if (!a->mem || i < a->count) {
 		kinstr_area_free(a);

@@ -28,6 +28,7 @@ static void trace_link(struct kinstr_area *a, struct kprobe_k *p, const struct k
 		       const struct kinstr_install_objs *o)
 {
 	p->spec = o->specs[i];
+	p->pred = o->preds ? o->preds[i] : NULL;
 	p->rec_len = kinstr_trace_spec_len(&o->specs[i]);
 	p->chan = o->chan;
 	if (!a->chan) {
@@ -48,6 +49,7 @@ static void tally_link(struct kinstr_area *a, struct kprobe_k *p, const struct k
 		       const struct kinstr_install_objs *o)
 {
 	p->spec = o->specs[i];
+	p->pred = o->preds ? o->preds[i] : NULL;
 	p->tally = o->tally;
 	if (!a->tally) {
 		a->tally = o->tally;
@@ -67,6 +69,7 @@ static void span_link(struct kinstr_area *a, struct kprobe_k *p, const struct ki
 		      const struct kinstr_install_objs *o)
 {
 	p->spec = o->specs[i];
+	p->pred = o->preds ? o->preds[i] : NULL;
 	p->span = o->span;
 	p->span_stop = req->arg;
 	if (!a->span) {

@@ -22,6 +22,7 @@
  * install of 10,000 probes with interrupts off.
  */
 #define KINSTR_HITS_CHUNK 1024
+#define KINSTR_HITS_PER_PROBE 3	/* kprobe_k.hits[]: hits, skipped, filtered */
 
 enum area_state {
 	AREA_NEW,		/* slots reserved, nothing patched */
@@ -41,6 +42,7 @@ struct kinstr_area {
 	struct kinstr_span_k *span;	/* held while any probe may time into it */
 	struct kinstr_timers *timers;	/* held while any probe may time into it */
 	struct kinstr_scope_k *scope;	/* held while any probe may test its gate */
+	struct kinstr_pred_k *preds;	/* its trace probes' predicates (actions/pred.h), freed with it */
 	unsigned long pages;
 	u64 percpu_bytes;		/* what its per-CPU allocations took, for KINSTR_IOC_LIMITS */
 	/* KINSTR_DIRECT_SHARED: one ftrace_ops for all ftrace probes, calling the dispatcher */
@@ -75,9 +77,9 @@ struct kinstr_area *kinstr_area_alloc(u32 count, u64 cache_size, u32 ncounters);
 /* An area never installed, or after quiescence: its memory, counters, pins and references. */
 void kinstr_area_free(struct kinstr_area *a);
 /*
- * Install a's probes req[] with what the session hands them (objs: specs[] for trace and tally
- * probes, the trace channel, timers, tally, scope, bpf[] naming BPF probes' programs; each may
- * be NULL). 0, or -errno with the refusal in in (which probe, which rule).
+ * Install a's probes req[] with what the session hands them (objs: specs[] for trace, tally and
+ * span probes, the trace channel, timers, tally, spans, scope, bpf[] naming BPF probes' programs,
+ * preds[] the predicates of probes with a spec (the area owns them, a->preds); each may be NULL). 0, or -errno with the refusal in in (which probe, which rule).
  */
 int kinstr_area_install(struct kinstr_area *a, const struct kinstr_probe *req, const struct kinstr_install_objs *objs,
 			const struct kinstr_cache_check *cc, struct kinstr_install *in);

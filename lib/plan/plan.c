@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include <kinstr/plan.h>
+#include <kinstr/pred.h>
 #include <uapi/linux/kinstr.h>
 #include "lib/opts.h"
 
@@ -16,7 +17,16 @@ struct kinstr_plan {
 	const struct kinstr_kernel *k;
 	bool every, ftrace;
 	size_t max_probes;
+	const char *where;	/* --where: every trace spec's predicate */
 };
+
+/* A predicate where none is taken (a spec of count's plain grammar, profile, drill, attach) is named. */
+static const char pred_elsewhere[] = "a predicate (SPEC if EXPR) works with count, trace and span only";
+
+static bool spec_has_pred(const char *spec)
+{
+	return strstr(spec, " if ") || strstr(spec, ") if");
+}
 
 int kinstr_spec__parse(const char *spec, struct kinstr_spec *sp, struct kinstr_why *why)
 {
@@ -25,6 +35,8 @@ int kinstr_spec__parse(const char *spec, struct kinstr_spec *sp, struct kinstr_w
 	size_t len = stop ? (size_t)(stop - spec) : strlen(spec);
 
 	memset(sp, 0, sizeof(*sp));
+	if (spec_has_pred(spec))
+		return kinstr_why__fail(why, -EINVAL, "%.300s: %s", spec, pred_elsewhere);
 	if (len >= sizeof(sp->name) || strlen(spec) >= sizeof(sp->text))
 		return kinstr_why__fail(why, -EINVAL, "%.200s...: name too long", spec);
 	strcpy(sp->text, spec);
@@ -160,6 +172,7 @@ struct kinstr_plan *kinstr_plan__new(struct kinstr_probeset *ps, const struct ki
 	pl->every = KINSTR_OPTS_GET(opts, every, false);
 	pl->ftrace = !KINSTR_OPTS_GET(opts, no_ftrace, false);
 	pl->max_probes = KINSTR_OPTS_GET(opts, max_probes, 0) ?: KINSTR_PLAN_MAX_PROBES;
+	pl->where = KINSTR_OPTS_GET(opts, where, NULL);
 	return pl;
 }
 
@@ -575,6 +588,8 @@ int kinstr_plan__time_spec(struct kinstr_plan *pl, const char *spec, unsigned in
 	int ret;
 
 	*n = *skipped = 0;
+	if (spec_has_pred(spec))
+		return kinstr_why__fail(why, -EINVAL, "%.300s: %s", spec, pred_elsewhere);
 	if (!glob) {
 		want = kinstr_plan__func(k, spec, why);
 		if (!want) {
@@ -626,8 +641,30 @@ int kinstr_plan__time_spec(struct kinstr_plan *pl, const char *spec, unsigned in
 }
 
 /* Probe i's event: found by name in ev[*nev], or made with its values. */
-static int trace_event(struct kinstr_plan *pl, size_t i, const char *values, bool at_return, bool offset,
-		       struct kinstr_btf *btf, struct kinstr_trace_event *ev, unsigned int *nev, unsigned int max,
+/*
+ * Event ev's predicate: the spec's own (if EXPR) and --where, both when both are given. 0, or
+ * -errno and why, naming which of the two and where in it.
+ */
+static int event_pred(const struct kinstr_plan *pl, const char *expr, struct kinstr_trace_event *ev,
+		      struct kinstr_why *why)
+{
+	struct kinstr_pred where;
+	struct kinstr_why w;
+	int ret;
+
+	ev->has_pred = expr || pl->where;
+	if (expr && (ret = kinstr_pred__compile(expr, ev->vals, ev->nvals, &ev->pred, &w)))
+		return kinstr_why__fail(why, ret, "%s: if '%.200s': %s", ev->name, expr, w.msg);
+	if (pl->where && (ret = kinstr_pred__compile(pl->where, ev->vals, ev->nvals, expr ? &where : &ev->pred, &w)))
+		return kinstr_why__fail(why, ret, "%s: --where '%.200s': %s", ev->name, pl->where, w.msg);
+	if (expr && pl->where && (ret = kinstr_pred__and(&ev->pred, &where, &w)))
+		return kinstr_why__fail(why, ret, "%s: if '%.150s' --where '%.150s': %s", ev->name, expr, pl->where,
+					w.msg);
+	return 0;
+}
+
+static int trace_event(struct kinstr_plan *pl, size_t i, const char *values, const char *pred, bool at_return,
+		       bool offset, struct kinstr_btf *btf, struct kinstr_trace_event *ev, unsigned int *nev, unsigned int max,
 		       struct kinstr_why *why)
 {
 	const struct kinstr_probe_info *p = kinstr_probeset__info(pl->ps, i);
@@ -656,6 +693,8 @@ static int trace_event(struct kinstr_plan *pl, size_t i, const char *values, boo
 		if (kinstr_values__parse(values, pp, !at_return && !offset, at_return, p->func->name, ev[e].vals,
 					 &ev[e].nvals, &w))
 			return why_set(why, -EINVAL, p->func, p->addr, "%s: %s", name, w.msg);
+		if (event_pred(pl, pred, &ev[e], &w))
+			return why_set(why, w.err, p->func, p->addr, "%s", w.msg);
 		++*nev;
 	}
 	memset(&spec, 0, sizeof(spec));
@@ -663,28 +702,70 @@ static int trace_event(struct kinstr_plan *pl, size_t i, const char *values, boo
 	spec.nvals = (uint8_t)ev[e].nvals;
 	for (j = 0; j < ev[e].nvals; j++)
 		spec.vals[j] = ev[e].vals[j].v;
-	if (kinstr_probeset__set_trace(pl->ps, i, &spec))
+	if (kinstr_probeset__set_trace(pl->ps, i, &spec) ||
+	    (ev[e].has_pred && (!kinstr_pred__valid(&ev[e].pred, &spec) ||
+				kinstr_probeset__set_pred(pl->ps, i, &ev[e].pred))))
 		return why_set(why, -EINVAL, p->func, p->addr, "%s: cannot record these values", name);
 	return 0;
+}
+
+/* Where the '(' at open closes (nested ones counted), or NULL. */
+static const char *closing_paren(const char *open)
+{
+	int depth = 0;
+
+	for (; *open; open++)
+		if (*open == '(')
+			depth++;
+		else if (*open == ')' && !--depth)
+			return open;
+	return NULL;
 }
 
 int kinstr_spec__parse_trace(const char *text, struct kinstr_spec *sp, struct kinstr_why *why)
 {
 	char probe[512];
-	const char *open = strchr(text, '(');
-	size_t n = strlen(text);
+	size_t n = strlen(text), cut = strcspn(text, "( \t");
+	const char *open = text[cut] == '(' ? text + cut : NULL, *close = open ? closing_paren(open) : NULL;
+	const char *rest = close ? close + 1 : text + cut;
 	int ret;
 
-	snprintf(probe, sizeof(probe), "%s", text);
-	probe[strcspn(probe, "(")] = 0;
+	if (n >= sizeof(probe))
+		return kinstr_why__fail(why, -EINVAL, "%.200s...: spec too long", text);
+	snprintf(probe, sizeof(probe), "%.*s", (int)cut, text);
 	ret = kinstr_spec__parse(probe, sp, why);
-	if (ret || !open)
+	if (ret)
 		return ret;
-	if (n >= sizeof(probe) || text[n - 1] != ')')
-		return kinstr_why__fail(why, -EINVAL, "%.400s: expected SPEC(VALUE,...)", text);
-	/* the values between the parentheses (shorter than the whole text, which fits probe[]) */
-	snprintf(sp->values, sizeof(sp->values), "%.*s", (int)(text + n - 1 - (open + 1)), open + 1);
-	sp->has_values = true;
+	if (open && !close)
+		return kinstr_why__fail(why, -EINVAL, "%.400s: expected SPEC(VALUE,...) [if EXPR]", text);
+	if (open) {
+		/* the values between the parentheses (shorter than the whole text, which fits probe[]) */
+		snprintf(sp->values, sizeof(sp->values), "%.*s", (int)(close - (open + 1)), open + 1);
+		sp->has_values = true;
+	}
+	while (*rest == ' ' || *rest == '\t')
+		rest++;
+	if (!*rest)
+		return 0;
+	if (strncmp(rest, "if", 2) || (rest[2] != ' ' && rest[2] != '\t' && rest[2] != '(' && rest[2] != '!'))
+		return kinstr_why__fail(why, -EINVAL, "%.400s: at column %zu: expected 'if EXPR' after the spec, not '%.40s'",
+					text, (size_t)(rest - text) + 1, rest);
+	rest += 2;
+	while (*rest == ' ' || *rest == '\t')
+		rest++;
+	if (!*rest)
+		return kinstr_why__fail(why, -EINVAL, "%.400s: at column %zu: expected an expression after 'if'", text,
+					(size_t)(rest - text) + 1);
+	snprintf(sp->pred, sizeof(sp->pred), "%s", rest);
+	sp->has_pred = true;
+	{
+		struct kinstr_pred syntax;
+		struct kinstr_why w;
+
+		/* the syntax now; the names when the values are planned */
+		if ((ret = kinstr_pred__compile(sp->pred, NULL, 0, &syntax, &w)))
+			return kinstr_why__fail(why, ret, "%.300s: if '%.100s': %s", sp->text, sp->pred, w.msg);
+	}
 	return 0;
 }
 
@@ -697,7 +778,8 @@ int kinstr_plan__add_traced(struct kinstr_plan *pl, const struct kinstr_spec *sp
 
 	ret = kinstr_plan__add(pl, sp, why, glob);
 	for (i = n0; !ret && i < kinstr_probeset__cnt(pl->ps); i++)
-		ret = trace_event(pl, i, sp->has_values ? sp->values : NULL, sp->kind == KINSTR_SPEC_RETURN,
+		ret = trace_event(pl, i, sp->has_values ? sp->values : NULL, sp->has_pred ? sp->pred : NULL,
+				  sp->kind == KINSTR_SPEC_RETURN,
 				  sp->kind == KINSTR_SPEC_OFFSET, btf, ev, nev, max, why);
 	if (ret)
 		kinstr_probeset__truncate(pl->ps, n0);

@@ -23,6 +23,7 @@ struct pset_probe {
 	uint8_t action;			/* enum kinstr_action (0: KINSTR_ACTION_COUNT); pset_actions[] */
 	uint32_t arg;			/* KINSTR_ACTION_TIMER_*: the timer */
 	struct kinstr_trace_spec spec;	/* KINSTR_ACTION_TRACE, KINSTR_ACTION_TALLY */
+	const struct kinstr_pred *pred;	/* its predicate (the caller's), or NULL */
 	int bpf_fd;			/* KINSTR_ACTION_BPF: bpf_fd's program with bpf_cookie */
 	uint64_t bpf_cookie;
 };
@@ -479,6 +480,7 @@ static int pset_install(struct kinstr_probeset *ps, bool verify_only, size_t *re
 	struct kinstr_remove rm = { .size = sizeof(rm) };
 	struct kinstr_trace_spec *specs = NULL;
 	struct kinstr_bpf_attach *bpf = NULL;
+	struct kinstr_pred *preds = NULL;
 	struct kinstr_probe *req;
 	size_t i;
 	int ret = 0;
@@ -526,6 +528,21 @@ static int pset_install(struct kinstr_probeset *ps, bool verify_only, size_t *re
 				goto undo;
 			}
 			specs[i] = p->spec;
+			if (p->pred) {
+				if (!kinstr_dev__has(ps->dev, KINSTR_FEAT_PRED)) {
+					ret = kinstr_why__fail(why, -EOPNOTSUPP, "this kinstr.ko has no value predicates "
+							       "(needs ABI 0.17): 'if' and --where need it");
+					goto undo;
+				}
+				if (!preds)
+					preds = calloc(ps->n, sizeof(*preds));
+				if (!preds) {
+					ret = kinstr_why__fail(why, -ENOMEM, "%s", strerror(ENOMEM));
+					goto undo;
+				}
+				preds[i] = *p->pred;
+				specs[i].flags |= KINSTR_TRACE_SPEC_F_PRED;
+			}
 		}
 		req[i].displaced_len = p->info.displaced_len;
 		memcpy(req[i].expected, p->bytes, p->info.displaced_len);
@@ -538,6 +555,7 @@ static int pset_install(struct kinstr_probeset *ps, bool verify_only, size_t *re
 	in.flags = verify_only ? KINSTR_INSTALL_F_VERIFY_ONLY : ps->async ? 0 : KINSTR_INSTALL_F_WAIT;
 	in.specs = (uintptr_t)specs;
 	in.bpf = (uintptr_t)bpf;
+	in.preds = (uintptr_t)preds;
 	in.probes = (uintptr_t)req;
 	for (i = 0; i < ps->n; i++) {
 		const struct pset_action *pa = &pset_actions[req[i].action];
@@ -589,6 +607,7 @@ static int pset_install(struct kinstr_probeset *ps, bool verify_only, size_t *re
 	free(req);
 	free(specs);
 	free(bpf);
+	free(preds);
 	ps->area = al.area;
 	ps->area_addr = al.addr;
 	{
@@ -611,6 +630,7 @@ undo:
 	free(req);
 	free(specs);
 	free(bpf);
+	free(preds);
 	rm.area = al.area;
 	kinstr_dev__ioctl(ps->dev, KINSTR_IOC_REMOVE, &rm);
 	return ret;
@@ -672,9 +692,39 @@ int kinstr_probeset__set_trace(struct kinstr_probeset *ps, size_t i, const struc
 		return 0;	/* a BPF probe stays one; NULL undoes a trace only */
 	ps->probes[i].action = spec ? KINSTR_ACTION_TRACE : KINSTR_ACTION_COUNT;
 	ps->probes[i].arg = 0;
+	if (!spec)
+		ps->probes[i].pred = NULL;
 	if (spec)
 		ps->probes[i].spec = *spec;
 	return 0;
+}
+
+int kinstr_probeset__set_pred(struct kinstr_probeset *ps, size_t i, const struct kinstr_pred *pred)
+{
+	if (i >= ps->n || ps->area || (pred && ps->probes[i].action != KINSTR_ACTION_TRACE))
+		return -EINVAL;
+	ps->probes[i].pred = pred;
+	return 0;
+}
+
+int kinstr_probeset__filtered(struct kinstr_probeset *ps, uint64_t *filtered)
+{
+	uint64_t *counts;
+	struct kinstr_counts c = { .size = sizeof(c), .area = ps->area, .count = ps->n, .filtered = (uintptr_t)filtered };
+	int ret;
+
+	memset(filtered, 0, ps->n * sizeof(*filtered));
+	if (!ps->area)
+		return -EINVAL;
+	if (!kinstr_dev__has(ps->dev, KINSTR_FEAT_PRED))
+		return 0;
+	counts = calloc(ps->n, sizeof(*counts));
+	if (!counts)
+		return -ENOMEM;
+	c.counts = (uintptr_t)counts;
+	ret = kinstr_dev__ioctl(ps->dev, KINSTR_IOC_COUNTS, &c) < 0 ? -errno : 0;
+	free(counts);
+	return ret;
 }
 
 int kinstr_probeset__set_action(struct kinstr_probeset *ps, size_t i, unsigned int action)

@@ -55,6 +55,17 @@ static void t_other_struct_layouts(void)
 	      sizeof(struct kinstr_tally_ent));
 	CHECK(offsetof(struct kinstr_scope, comm) == KINSTR_SCOPE_SIZE_VER0 - 16, "scope's comm at %zu",
 	      offsetof(struct kinstr_scope, comm));
+	/* ABI 0.17: the predicates at install's end, filtered at counts' end; a fixed program */
+	CHECK(sizeof(struct kinstr_install) == KINSTR_INSTALL_SIZE_VER4, "install %zu", sizeof(struct kinstr_install));
+	CHECK(offsetof(struct kinstr_install, preds) == KINSTR_INSTALL_SIZE_VER3, "install's preds at %zu",
+	      offsetof(struct kinstr_install, preds));
+	CHECK(sizeof(struct kinstr_counts) == KINSTR_COUNTS_SIZE_VER3, "counts %zu", sizeof(struct kinstr_counts));
+	CHECK(offsetof(struct kinstr_counts, filtered) == KINSTR_COUNTS_SIZE_VER2, "counts' filtered at %zu",
+	      offsetof(struct kinstr_counts, filtered));
+	CHECK(sizeof(struct kinstr_pred_insn) == 16, "pred insn %zu", sizeof(struct kinstr_pred_insn));
+	CHECK(sizeof(struct kinstr_pred) == 8 + 16 * KINSTR_PRED_MAX_INSNS, "pred %zu", sizeof(struct kinstr_pred));
+	CHECK(sizeof(struct kinstr_trace_spec) == 72, "trace spec %zu", sizeof(struct kinstr_trace_spec));
+	CHECK(KINSTR_FEAT_PRED == 1ULL << 20 && !strcmp(kinstr_feature__str(20), "pred"), "pred feature");
 }
 
 static void t_every_reason_has_a_name(void)

@@ -355,7 +355,7 @@ static void t_trace(void)
 	      !strcmp(why.msg, "vfs_write: 'count': no BTF prototype for vfs_write (use registers: %rdi, %rsi, ...)") &&
 	      kinstr_probeset__cnt(ps) == n0, "'%s'", why.msg);
 	CHECK(kinstr_plan__add_trace(pl, "vfs_write(%rdi", NULL, ev, &nev, 2, &why, NULL) == -EINVAL &&
-	      !strcmp(why.msg, "vfs_write(%rdi: expected SPEC(VALUE,...)"), "'%s'", why.msg);
+	      !strcmp(why.msg, "vfs_write(%rdi: expected SPEC(VALUE,...) [if EXPR]"), "'%s'", why.msg);
 	kinstr_plan__free(pl);
 	kinstr_probeset__free(ps);
 }

@@ -9,22 +9,12 @@
 #include <kinstr/plan.h>
 #include <kinstr/x86.h>
 #include "check.h"
+#include "vfs_read_proto.h"
 
 static struct kinstr_value v[KINSTR_TRACE_MAX_VALS];
 static unsigned int n;
 static struct kinstr_why why;
 
-/* vfs_read(struct file *file, char *buf, size_t count, loff_t *pos), as BTF gives it */
-static const struct kinstr_proto proto = {
-	.ret = "ssize_t",
-	.nargs = 4,
-	.args = {
-		{ "file", "struct file *", 8, { KINSTR_X86_RDI, -1 }, false },
-		{ "buf", "char *", 8, { KINSTR_X86_RSI, -1 }, false },
-		{ "count", "size_t", 8, { KINSTR_X86_RDX, -1 }, false },
-		{ "pos", "loff_t *", 8, { KINSTR_X86_RCX, -1 }, false },
-	},
-};
 
 static int parse(const char *list, bool entry, bool ret)
 {

@@ -88,6 +88,7 @@ struct kinstr_version {
 #define KINSTR_FEAT_HELD	(1ULL << 17)	/* KINSTR_IOC_HELD, KINSTR_R_HELD (ABI 0.14) */
 #define KINSTR_FEAT_NOP		(1ULL << 18)	/* KINSTR_ACTION_NOP (ABI 0.15) */
 #define KINSTR_FEAT_SCOPE	(1ULL << 19)	/* KINSTR_IOC_SCOPE (ABI 0.16) */
+#define KINSTR_FEAT_PRED	(1ULL << 20)	/* value predicates: kinstr_install.preds, counts.filtered (ABI 0.17) */
 #define KINSTR_FEAT_TALLY	(1ULL << 21)	/* KINSTR_ACTION_TALLY, KINSTR_IOC_TALLY_* (ABI 0.18) */
 #define KINSTR_FEAT_SPAN	(1ULL << 22)	/* KINSTR_ACTION_SPAN, KINSTR_IOC_SPAN_* (ABI 0.18) */
 #define KINSTR_FEAT_TIMER_BY	(1ULL << 23)	/* KINSTR_TIMERS_F_BY_*, KINSTR_IOC_TIMER_BY (ABI 0.18) */
@@ -522,11 +523,14 @@ struct kinstr_install {
 					 * copies KINSTR_ACTION_ENTER probes lead into; 0: none */
 	__u64 bpf;			/* (ABI 0.11) user pointer to struct kinstr_bpf_attach[count];
 					 * read for KINSTR_ACTION_BPF probes only */
+	__u64 preds;			/* (ABI 0.17) user pointer to struct kinstr_pred[count]; read
+					 * for trace probes whose spec has KINSTR_TRACE_SPEC_F_PRED only */
 };
 #define KINSTR_INSTALL_SIZE_VER0	48
 #define KINSTR_INSTALL_SIZE_VER1	56
 #define KINSTR_INSTALL_SIZE_VER2	64
 #define KINSTR_INSTALL_SIZE_VER3	72
+#define KINSTR_INSTALL_SIZE_VER4	80
 #define KINSTR_INSTALL_F_WAIT	(1U << 0)	/* return once every jump is in place */
 /*
  * Verify every probe as INSTALL would (module state, the verifier, the live bytes, no other
@@ -664,9 +668,16 @@ struct kinstr_counts {
 	 * the hit itself is still in counts[]
 	 */
 	__u64 missed;
+	/*
+	 * (ABI 0.17) optional user pointer to __u64[count]: hits a predicate rejected (nothing
+	 * recorded; not in counts[])
+	 */
+	__u64 filtered;
 };
 #define KINSTR_COUNTS_SIZE_VER0	24
 #define KINSTR_COUNTS_SIZE_VER1	32
+#define KINSTR_COUNTS_SIZE_VER2	40	/* missed (ABI 0.5) */
+#define KINSTR_COUNTS_SIZE_VER3	48	/* filtered (ABI 0.17) */
 
 struct kinstr_sync {
 	__u32 size;
@@ -919,9 +930,70 @@ struct kinstr_trace_val {
 struct kinstr_trace_spec {
 	__u16 event;			/* copied into each record: the consumer's event class */
 	__u8 nvals;			/* values in vals[] */
-	__u8 flags;			/* none defined: must be 0 */
+	__u8 flags;			/* KINSTR_TRACE_SPEC_F_* */
 	__u32 __reserved;
 	struct kinstr_trace_val vals[KINSTR_TRACE_MAX_VALS];
+};
+/* (ABI 0.17) record only hits kinstr_install.preds[i] passes (struct kinstr_pred below) */
+#define KINSTR_TRACE_SPEC_F_PRED	(1U << 0)
+
+/*
+ * A value predicate (ABI 0.17, KINSTR_FEAT_PRED; docs/design.md, "Value predicates"): a small
+ * stack program over the spec's values, run in probe context before the action. A hit it
+ * rejects records nothing and counts as filtered, not as a hit. Fixed size; the module verifies
+ * it at install (rules/pred.h, shared with the library): every op known, unused fields and the
+ * tail after ninsns zero, jumps forward and onto an instruction, the stack at most
+ * KINSTR_PRED_MAX_STACK deep and one value at the end (nonzero: pass), value indices below
+ * the spec's nvals and of the right kind.
+ */
+#define KINSTR_PRED_MAX_INSNS	32
+#define KINSTR_PRED_MAX_STACK	8
+#define KINSTR_PRED_COMM	0xff	/* KINSTR_PRED_STR's a: the current thread's comm */
+#define KINSTR_PRED_EXT_SIGNED	0x80	/* KINSTR_PRED_VAL's b: sign-extend (else zero-extend) */
+
+enum kinstr_pred_op {
+	KINSTR_PRED_VAL = 1,	/* push value a (REG or MEM) of the spec; b: the width it is cut to
+				 * (0: 8 bytes; 1, 2, 4) | KINSTR_PRED_EXT_SIGNED */
+	KINSTR_PRED_CTX = 2,	/* push enum kinstr_pred_ctx a */
+	KINSTR_PRED_IMM = 3,	/* push imm */
+	KINSTR_PRED_STR = 4,	/* push 1 if string value a (a STR; or KINSTR_PRED_COMM) as the
+				 * trace records it equals the b (< KINSTR_TRACE_STR_MAX) bytes held
+				 * by the b / 8 + 1 KINSTR_PRED_DATA instructions after it, else 0 */
+	KINSTR_PRED_DATA = 5,	/* 8 bytes of a string in imm, NUL-padded; only after a STR */
+	KINSTR_PRED_CMP = 6,	/* pop y, pop x, push (x a y): enum kinstr_pred_cmp */
+	KINSTR_PRED_NOT = 7,	/* replace the top x by !x */
+	KINSTR_PRED_JZ = 8,	/* top 0: go to the instruction b + 1 on, keeping it; else pop it */
+	KINSTR_PRED_JNZ = 9,	/* top not 0: the same */
+	KINSTR_PRED_OP_NR
+};
+
+enum kinstr_pred_ctx {
+	KINSTR_PRED_CTX_PID = 1,	/* current's thread group id */
+	KINSTR_PRED_CTX_TID = 2,	/* current's pid */
+	KINSTR_PRED_CTX_CPU = 3,	/* the CPU the hit runs on */
+	KINSTR_PRED_CTX_NR
+};
+
+enum kinstr_pred_cmp {
+	KINSTR_PRED_EQ, KINSTR_PRED_NE,
+	KINSTR_PRED_LT, KINSTR_PRED_LE, KINSTR_PRED_GT, KINSTR_PRED_GE,		/* unsigned */
+	KINSTR_PRED_SLT, KINSTR_PRED_SLE, KINSTR_PRED_SGT, KINSTR_PRED_SGE,	/* signed */
+	KINSTR_PRED_CMP_NR
+};
+
+struct kinstr_pred_insn {
+	__u8 op;			/* enum kinstr_pred_op */
+	__u8 a;
+	__u16 b;
+	__u32 __reserved;
+	__u64 imm;			/* IMM: the constant; DATA: string bytes; else 0 */
+};
+
+struct kinstr_pred {
+	__u16 ninsns;			/* 1 .. KINSTR_PRED_MAX_INSNS */
+	__u16 flags;			/* none defined: must be 0 */
+	__u32 __reserved;
+	struct kinstr_pred_insn insns[KINSTR_PRED_MAX_INSNS];
 };
 
 /*

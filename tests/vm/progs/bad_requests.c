@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
@@ -324,6 +325,34 @@ struct rcase {
 	unsigned int reason;	/* for KINSTR_REFUSE_RESERVED: a bit that must be set */
 };
 
+/*
+ * One FTRACE trace probe at vfs_read's entry recording %rdx (count) on descriptor tfd (which has
+ * a trace channel), with pred if not NULL: INSTALL's errno (0: installed; removed again).
+ */
+static int try_pred(int tfd, const struct kinstr_pred *pred, bool flag, unsigned int *refusal)
+{
+	struct kinstr_alloc al = { .size = sizeof(al), .count = 1 };
+	struct kinstr_remove rm = { .size = sizeof(rm) };
+	struct kinstr_trace_spec spec = { .nvals = 1, .flags = flag ? KINSTR_TRACE_SPEC_F_PRED : 0,
+					  .vals = { { .kind = KINSTR_VAL_REG, .reg = KINSTR_REG_RDX } } };
+	struct kinstr_install in;
+	struct kinstr_probe p;
+	int err;
+
+	if (ioctl(tfd, KINSTR_IOC_ALLOC, &al) < 0)
+		return errno;
+	good_request(&p, fentry("vfs_read"), 5, al.addr);
+	m_ftrace_trace(&p);
+	in = (struct kinstr_install){ .size = sizeof(in), .area = al.area, .count = 1, .probes = (uintptr_t)&p,
+				      .specs = (uintptr_t)&spec, .preds = (uintptr_t)pred,
+				      .flags = KINSTR_INSTALL_F_WAIT };
+	err = ioctl(tfd, KINSTR_IOC_INSTALL, &in) < 0 ? errno : 0;
+	*refusal = in.refusal;
+	rm.area = al.area;
+	ioctl(tfd, KINSTR_IOC_REMOVE, &rm);
+	return err;
+}
+
 int main(void)
 {
 	struct kinstr_dev *dev = kinstr_dev__open(NULL);
@@ -510,6 +539,58 @@ int main(void)
 		h = (struct kinstr_held){ .size = sizeof(h) };
 		errno = 0;
 		expect(ioctl(fd, KINSTR_IOC_HELD, &h) == 0 && h.count == 0, "HELD with nothing held: count 0", errno, 0);
+	}
+	/* value predicates (ABI 0.17): each malformed program refused as a bad request, nothing installed */
+	{
+		struct kinstr_trace_create tc = { .size = sizeof(tc), .subbuf_size = 4096, .num_subbufs = 2 };
+		struct kinstr_pred good = { .ninsns = 3, .insns = {
+			{ .op = KINSTR_PRED_VAL, .a = 0 }, { .op = KINSTR_PRED_IMM, .imm = 4096 },
+			{ .op = KINSTR_PRED_CMP, .a = KINSTR_PRED_GT } } }, bad;
+		struct kinstr_sync sy = { .size = sizeof(sy) };
+		int tfd = open(KINSTR_DEVICE, O_RDWR | O_CLOEXEC), err;
+		unsigned int refusal, j;
+
+		expect(tfd >= 0 && ioctl(tfd, KINSTR_IOC_TRACE_CREATE, &tc) == 0, "a trace channel for the predicates",
+		       errno, 0);
+		err = try_pred(tfd, &good, true, &refusal);
+		expect(err == 0, "a predicate count > 4096 installs", err, refusal);
+		err = try_pred(tfd, NULL, true, &refusal);
+		expect(err == EINVAL && refusal == KINSTR_REFUSE_BAD_REQUEST, "a spec with a predicate and no preds", err,
+		       refusal);
+		err = try_pred(tfd, &good, false, &refusal);
+		expect(err == 0, "preds not read for a spec without KINSTR_TRACE_SPEC_F_PRED", err, refusal);
+#define BAD_PRED(what, stmt)                                                                              \
+		do {                                                                                      \
+			bad = good;                                                                       \
+			stmt;                                                                             \
+			err = try_pred(tfd, &bad, true, &refusal);                                        \
+			expect(err == EINVAL && refusal == KINSTR_REFUSE_BAD_REQUEST, what, err, refusal);  \
+		} while (0)
+		BAD_PRED("a predicate with an unknown op", bad.insns[1].op = KINSTR_PRED_OP_NR);
+		/* jumps are forward by construction (b unsigned): the largest b is a jump out of the program */
+		BAD_PRED("a predicate whose jump goes backward (b = 0xffff: out of range)",
+			 (bad.insns[3] = bad.insns[2], bad.insns[2] = (struct kinstr_pred_insn){ .op = KINSTR_PRED_JZ,
+				.b = 0xffff }, bad.ninsns = 4));
+		BAD_PRED("a predicate with a value index past nvals", bad.insns[0].a = 1);
+		BAD_PRED("a predicate with a non-zero tail", bad.insns[KINSTR_PRED_MAX_INSNS - 1].imm = 1);
+		BAD_PRED("a predicate with a flag", bad.flags = 1);
+		BAD_PRED("a predicate leaving two values", bad.ninsns = 2);
+		BAD_PRED("a predicate with a string op on a number", (bad.insns[1] = (struct kinstr_pred_insn){
+				.op = KINSTR_PRED_STR, .a = 0 }, bad.insns[2] = (struct kinstr_pred_insn){
+				.op = KINSTR_PRED_DATA }, bad.ninsns = 3));
+		memset(&bad, 0, sizeof(bad));
+		for (j = 0; j <= KINSTR_PRED_MAX_STACK; j++)
+			bad.insns[j] = (struct kinstr_pred_insn){ .op = KINSTR_PRED_IMM, .imm = j };
+		for (; j < 2 * KINSTR_PRED_MAX_STACK + 1; j++)
+			bad.insns[j] = (struct kinstr_pred_insn){ .op = KINSTR_PRED_CMP };
+		bad.ninsns = (uint16_t)j;
+		err = try_pred(tfd, &bad, true, &refusal);
+		expect(err == EINVAL && refusal == KINSTR_REFUSE_BAD_REQUEST, "a predicate deeper than the stack", err,
+		       refusal);
+#undef BAD_PRED
+		errno = 0;
+		expect(ioctl(tfd, KINSTR_IOC_SYNC, &sy) == 0, "SYNC after the predicates", errno, 0);
+		close(tfd);
 	}
 	/* KINSTR_IOC_TALLY_*: every field of the create checked, one per descriptor, reads in range */
 	{

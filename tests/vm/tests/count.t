@@ -229,6 +229,13 @@ EXPECT ^ok SPAN_READ of empty spans( \(|$)
 EXPECT ^ok TIMERS_CREATE by two keys( \(|$)
 EXPECT ^ok TIMER_BY of timers that timed nothing( \(|$)
 EXPECT ^ok SYNC after the scope's descriptor closed
+EXPECT ^ok a predicate count > 4096 installs$
+EXPECT ^ok a predicate with an unknown op \(errno EINVAL, refusal 10\)$
+EXPECT ^ok a predicate whose jump goes backward \(b = 0xffff: out of range\) \(errno EINVAL, refusal 10\)$
+EXPECT ^ok a predicate with a value index past nvals \(errno EINVAL, refusal 10\)$
+EXPECT ^ok a predicate with a non-zero tail \(errno EINVAL, refusal 10\)$
+EXPECT ^ok a predicate deeper than the stack \(errno EINVAL, refusal 10\)$
+EXPECT ^ok SYNC after the predicates$
 EXPECT ^ok kinstr.ko's own text \(errno EFAULT, refusal 1\)$
 EXPECT ^ok jump label site \(errno EPERM, refusal 1\)$
 EXPECT ^ok a jump over an instruction and a call, the call emulated, installs
