@@ -94,6 +94,7 @@ int cmd_span(int argc, char **argv)
 	struct cli_span_metrics sm = { 0 };
 	struct span_own o = { .key = KINSTR_TALLY_TID, .topts = &topts };
 	unsigned int na;
+	uint64_t filtered;
 	int i, ret, r;
 	struct cli_run run;
 
@@ -151,6 +152,7 @@ int cmd_span(int argc, char **argv)
 	}
 	cli_run__wait(&run, 0.05, span_tick, sp);
 	cli_run__stop(&run);
+	filtered = kinstr_probeset__filtered_total(se.ps);	/* while the area is there to ask */
 	cli_session__quiesce(&se);
 	r = kinstr_spanner__drain(sp);
 	if (r) {
@@ -158,7 +160,7 @@ int cmd_span(int argc, char **argv)
 		goto out;
 	}
 	cli_span__print(sp, argv[optind], argv[optind + 1], (unsigned int)o.key, o.hist, co.json, cli_now() - run.t0,
-			run.status);
+			run.status, filtered);
 	ret = cli_run__status(&run);
 out:
 	cli_run__cleanup(&run);
