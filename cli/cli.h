@@ -75,7 +75,7 @@ int cmd_attach(int argc, char **argv);
 /* kinstr span's table (or JSON) at the end (cli/out/span.c). */
 struct kinstr_spanner;
 void cli_span__print(const struct kinstr_spanner *s, const char *a, const char *b, unsigned int key, bool hist,
-		     bool json, double secs, int status);
+		     bool json, double secs, int status, uint64_t filtered);
 /* kinstr attach's totals (cli/out/count.c): hits and not-run per probe, then the program's maps. */
 struct kinstr_bpf_obj;
 void cli_attach__print(const struct kinstr_probeset *ps, const uint64_t *hits, const uint64_t *missed,

@@ -94,6 +94,7 @@ int cmd_span(int argc, char **argv)
 	struct span_own o = { .key = KINSTR_TALLY_TID, .topts = &topts };
 	unsigned int na;
 	size_t npa, j;
+	uint64_t filtered;
 	int i, ret, r;
 	struct cli_run run;
 
@@ -158,6 +159,7 @@ int cmd_span(int argc, char **argv)
 	cli_run__wait(&run, 0.2, NULL, NULL);
 	cli_run__stop(&run);
 	kinstr_spanner__add_lost(sp, kinstr_probeset__missed_total(se.ps));	/* (read while the probes are in) */
+	filtered = kinstr_probeset__filtered_total(se.ps);	/* while the area is there to ask */
 	cli_session__quiesce(&se);	/* then no probe writes the tables: each interval is in them */
 	r = kinstr_spanner__drain(sp);
 	if (r) {
@@ -165,7 +167,7 @@ int cmd_span(int argc, char **argv)
 		goto out;
 	}
 	cli_span__print(sp, argv[optind], argv[optind + 1], (unsigned int)o.key, o.hist, co.json, cli_now() - run.t0,
-			run.status);
+			run.status, filtered);
 	ret = cli_run__status(&run);
 out:
 	cli_run__cleanup(&run);

@@ -145,7 +145,7 @@ int cmd_trace(int argc, char **argv)
 	struct cli_session_opts so;
 	struct kinstr_dev *dev;
 	int i, ret = CLI_FAIL, r;
-	uint64_t missed = 0;
+	uint64_t missed = 0, filtered = 0;
 	unsigned int nr_cpus;
 
 	cli_common__init(&co);
@@ -211,6 +211,7 @@ int cmd_trace(int argc, char **argv)
 		goto out;
 	}
 	missed = kinstr_probeset__missed_total(ps);
+	filtered = kinstr_probeset__filtered_total(ps);
 	cli_run__stop(&run);
 	/* probes out, every handler finished (quiescence), then what the buffers already hold */
 	kinstr_probeset__remove(ps);
@@ -227,6 +228,8 @@ int cmd_trace(int argc, char **argv)
 		goto out;
 	}
 	cli_trace__summary(cpus, st, nr_cpus, dir, missed);
+	if (co.where || filtered)
+		fprintf(stderr, "kinstr: %llu hits filtered out by the predicates\n", (unsigned long long)filtered);
 	ret = cli_run__status(&run);
 out:
 	cli_run__cleanup(&run);

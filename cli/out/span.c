@@ -45,7 +45,7 @@ static void hist_print(const struct kinstr_span_stats *st)
 }
 
 void cli_span__print(const struct kinstr_spanner *s, const char *a, const char *b, unsigned int key, bool hist,
-		     bool json, double secs, int status)
+		     bool json, double secs, int status, uint64_t filtered)
 {
 	const struct kinstr_span_result *r = kinstr_spanner__result(s);
 	size_t i, n = kinstr_spanner__row_cnt(s);
@@ -68,9 +68,10 @@ void cli_span__print(const struct kinstr_spanner *s, const char *a, const char *
 			stats_json(&row->st);
 			printf("}");
 		}
-		printf("],\"unmatched_starts\":%llu,\"unmatched_stops\":%llu,\"lost\":%llu,\"overflow\":%llu,\"status\":%d}\n",
+		printf("],\"unmatched_starts\":%llu,\"unmatched_stops\":%llu,\"lost\":%llu,\"overflow\":%llu,"
+		       "\"filtered\":%llu,\"status\":%d}\n",
 		       (unsigned long long)r->unmatched_starts, (unsigned long long)r->unmatched_stops,
-		       (unsigned long long)r->lost, (unsigned long long)r->overflow, status);
+		       (unsigned long long)r->lost, (unsigned long long)r->overflow, (unsigned long long)filtered, status);
 		return;
 	}
 	printf("%s -> %s, by %s\n", a, b, kinstr_tally_key__str(key));
@@ -90,6 +91,8 @@ void cli_span__print(const struct kinstr_spanner *s, const char *a, const char *
 	       r->total.count ? (double)r->total.sum / (double)r->total.count : 0.0, (unsigned long long)r->total.max,
 	       (unsigned long long)r->unmatched_starts, (unsigned long long)r->unmatched_stops,
 	       (unsigned long long)r->lost, (unsigned long long)r->overflow);
+	if (filtered)
+		printf("filtered: %llu hits the predicates rejected (no start, no stop)\n", (unsigned long long)filtered);
 	if (hist)
 		hist_print(&r->total);
 }

@@ -131,6 +131,8 @@ int kinstr_probeset__counts_missed(struct kinstr_probeset *ps, uint64_t *counts,
  * predicates), from KINSTR_IOC_COUNTS.
  */
 int kinstr_probeset__filtered(struct kinstr_probeset *ps, uint64_t *filtered);
+/* Their sum over every probe (0 if unknown). */
+uint64_t kinstr_probeset__filtered_total(struct kinstr_probeset *ps);
 /* Hits whose action the recursion guard skipped, over every probe (0 if unknown). */
 uint64_t kinstr_probeset__missed_total(struct kinstr_probeset *ps);
 int kinstr_probeset__remove(struct kinstr_probeset *ps);

@@ -809,6 +809,18 @@ uint64_t kinstr_probeset__missed_total(struct kinstr_probeset *ps)
 	return sum;
 }
 
+uint64_t kinstr_probeset__filtered_total(struct kinstr_probeset *ps)
+{
+	size_t i, n = ps->n;
+	uint64_t *f = calloc(n ? n : 1, sizeof(*f)), sum = 0;
+
+	if (f && !kinstr_probeset__filtered(ps, f))
+		for (i = 0; i < n; i++)
+			sum += f[i];
+	free(f);
+	return sum;
+}
+
 int kinstr_probeset__remove(struct kinstr_probeset *ps)
 {
 	struct kinstr_remove rm = { .size = sizeof(rm), .area = ps->area };

@@ -25,15 +25,16 @@ NAME pred: trace --where 'comm == "pr_two" && count == 8192' with two programs r
 FEATURE pred
 SETUP insmod kmod/kinstr.ko
 RUN cp build/tests/vm/progs/read_sizes /tmp/pr_one && cp build/tests/vm/progs/read_sizes /tmp/pr_two; \
-	build/kinstr trace -o /tmp/pr_tr --where 'comm == "pr_two" && count == 8192' -c '/tmp/pr_one 30 8192 10 512 & /tmp/pr_two 40 8192 20 512 & wait' 'vfs_read(count)' > /dev/null 2>&1; \
+	build/kinstr trace -o /tmp/pr_tr --where 'comm == "pr_two" && count == 8192' -c '/tmp/pr_one 30 8192 10 512 & /tmp/pr_two 40 8192 20 512 & wait' 'vfs_read(count)' 2>&1 | grep filtered; \
 	python3 tests/vm/progs/check_trace.py /tmp/pr_tr --count vfs_read pr_two 40 --total 40 | tail -1; \
 	build/kinstr count --by comm --json -c '/tmp/pr_one 30 8192 10 512 & /tmp/pr_two 40 8192 20 512 & wait' 'vfs_read(count) if count == 8192' | \
 		python3 -c 'import json, sys; d=json.load(sys.stdin); r={}; [r.__setitem__(x["comm"], r.get(x["comm"], 0) + x["hits"]) for x in d["rows"]]; print("by", sorted(r.items()))'; \
 	build/kinstr span --json --where 'comm == "pr_two"' -c '/tmp/pr_one 30 8192 10 512 & /tmp/pr_two 40 8192 20 512 & wait' 'vfs_read(count) if count == 8192' 'vfs_read%return' | \
-		python3 -c 'import json, sys; d=json.load(sys.stdin); print("spans", d["total"]["count"], sorted({k["comm"] for k in d["keys"]}))'
+		python3 -c 'import json, sys; d=json.load(sys.stdin); print("spans", d["total"]["count"], sorted({k["comm"] for k in d["keys"]}), "filtered>=70", d["filtered"] >= 70)'
 EXPECT ^trace ok$
+EXPECT ^kinstr: [0-9]+ hits filtered out by the predicates$
 EXPECT ^by \[\('pr_one', 30\), \('pr_two', 40\)\]$
-EXPECT ^spans 40 \['pr_two'\]$
+EXPECT ^spans 40 \['pr_two'\] filtered>=70 True$
 TIMEOUT 180
 
 NAME pred: bad expressions are refused before anything is patched, naming the column and the token; an unknown name lists the spec's values; subcommands without predicates say so
