@@ -58,7 +58,8 @@ struct kinstr_tally;
 struct kinstr_trace_event;
 struct kinstr_stack_row;
 void cli_count__by_print(const struct kinstr_tally *ta, const struct kinstr_trace_event *ev, unsigned int key,
-			 bool json, double secs, int status);
+			 bool json, double secs, int status,
+			 uint64_t filtered);
 void cli_count__stacks_print(const struct kinstr_probeset *ps, const struct kinstr_kernel *k,
 			     const struct kinstr_stack_row *rows, int n, uint64_t lost, bool json, bool folded,
 			     double secs, int status);

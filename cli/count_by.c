@@ -105,7 +105,7 @@ int cli_count__by(int n, char **specs, const struct cli_common *co, const struct
 	struct cli_session se = CLI_SESSION_INIT;
 	struct kinstr_tally *ta = NULL;
 	struct cli_run run;
-	uint64_t missed;
+	uint64_t missed, filtered;
 	size_t j;
 	int i, ret, r;
 
@@ -137,6 +137,7 @@ int cli_count__by(int n, char **specs, const struct cli_common *co, const struct
 	cli_run__wait(&run, 0.2, NULL, NULL);
 	cli_run__stop(&run);
 	missed = kinstr_probeset__missed_total(se.ps);	/* (read while the probes are in) */
+	filtered = kinstr_probeset__filtered_total(se.ps);
 	cli_session__quiesce(&se);	/* then no probe writes the tables: each hit is in them */
 	r = kinstr_tally__drain(ta);
 	if (r) {
@@ -144,7 +145,7 @@ int cli_count__by(int n, char **specs, const struct cli_common *co, const struct
 		goto fail;
 	}
 	kinstr_tally__add_lost(ta, missed);
-	cli_count__by_print(ta, se.ev, key, co->json, cli_now() - run.t0, run.status);
+	cli_count__by_print(ta, se.ev, key, co->json, cli_now() - run.t0, run.status, filtered);
 	ret = cli_run__status(&run);
 	goto out;
 fail:

@@ -139,7 +139,7 @@ void cli_attach__print(const struct kinstr_probeset *ps, const uint64_t *hits, c
 }
 
 void cli_count__by_print(const struct kinstr_tally *ta, const struct kinstr_trace_event *ev, unsigned int key,
-			 bool json, double secs, int status)
+			 bool json, double secs, int status, uint64_t filtered)
 {
 	size_t i, n = kinstr_tally__row_cnt(ta);
 
@@ -168,8 +168,9 @@ void cli_count__by_print(const struct kinstr_tally *ta, const struct kinstr_trac
 			}
 			printf(",\"hits\":%llu}", (unsigned long long)r->hits);
 		}
-		printf("],\"lost\":%llu,\"overflow\":%llu,\"status\":%d}\n", (unsigned long long)kinstr_tally__lost(ta),
-		       (unsigned long long)kinstr_tally__overflow(ta), status);
+		printf("],\"lost\":%llu,\"overflow\":%llu,\"filtered\":%llu,\"status\":%d}\n",
+		       (unsigned long long)kinstr_tally__lost(ta), (unsigned long long)kinstr_tally__overflow(ta),
+		       (unsigned long long)filtered, status);
 		return;
 	}
 	static const char *const head[KINSTR_TALLY_NR_KEYS] = { "COMM", "PID", "TID", "VALUE" };
@@ -207,6 +208,8 @@ void cli_count__by_print(const struct kinstr_tally *ta, const struct kinstr_trac
 		fprintf(stderr, "kinstr: %zu values [full]: they filled the string's bound (string[N] records N - 1 "
 			"characters, at most string[%d]); longer strings are cut there and share a row\n", full,
 			KINSTR_TRACE_STR_MAX);
+	if (filtered)
+		fprintf(stderr, "kinstr: %llu hits filtered out by the predicates\n", (unsigned long long)filtered);
 	if (kinstr_tally__lost(ta) || kinstr_tally__overflow(ta))
 		fprintf(stderr, "kinstr: %llu hits not counted (a probe inside kinstr's own action), %llu past the "
 			"tables' rows: the counts above are short by that many\n", (unsigned long long)kinstr_tally__lost(ta),
