@@ -361,6 +361,7 @@ struct cli_session_opts {
 	bool trace_specs;			/* SPEC(VALUE,...) (kinstr_spec__parse_trace) */
 	/* the scope of the session's probes (cli_common__scope_opts); NULL: every thread (or --dry-run) */
 	const struct cli_common *scope;
+	struct cli_run *run;			/* -c CMD's run, for --cmd-only (NULL: refused) */
 };
 /* CLI_OK, or the exit code (printed; whatever was opened is closed). */
 int cli_session__open(struct cli_session *s, const struct cli_session_opts *o);
@@ -405,9 +406,10 @@ enum {
 	CLI_OPT_FOLLOW = 1u << 16,	/* --follow */
 	CLI_OPT_SELF = 1u << 17,	/* --self */
 	CLI_OPT_WHERE = 1u << 18,	/* --where EXPR */
+	CLI_OPT_CMD_ONLY = 1u << 19,	/* --cmd-only */
 };
 #define CLI_OPT_SCOPE (CLI_OPT_PID | CLI_OPT_TID | CLI_OPT_COMM | CLI_OPT_CGROUP | CLI_OPT_CPU | CLI_OPT_FOLLOW | \
-		       CLI_OPT_SELF)
+		       CLI_OPT_SELF | CLI_OPT_CMD_ONLY)
 /* The scope's options, as entries of a subcommand's table. */
 #define CLI_OPTS_SCOPE                                                                                         \
 	{ .common = CLI_OPT_PID }, { .common = CLI_OPT_TID }, { .common = CLI_OPT_COMM },                      \
@@ -417,7 +419,7 @@ enum {
 enum {
 	CLI_KEY_JSON = 256, CLI_KEY_DRY_RUN, CLI_KEY_MAX_PROBES, CLI_KEY_NO_FTRACE, CLI_KEY_METRICS, CLI_KEY_SNAPSHOT,
 	CLI_KEY_TID, CLI_KEY_COMM, CLI_KEY_CGROUP, CLI_KEY_CPU, CLI_KEY_FOLLOW, CLI_KEY_SELF,
-	CLI_KEY_WHERE,
+	CLI_KEY_WHERE, CLI_KEY_CMD_ONLY,
 	CLI_KEY_OWN = 300
 };
 /* The scope's options as given (CLI_OPT_PID ...). */
@@ -432,6 +434,7 @@ struct cli_scope {
 	const char *comm, *cgroup;
 	char cgroup_path[4096];		/* a relative PATH under /sys/fs/cgroup */
 	bool follow, self;
+	bool cmd_only;			/* --cmd-only: -c CMD's process and what it forks (cli_session__open) */
 };
 /* The shared options' values (cli_common__init: none given, interval 1 s). */
 struct cli_common {

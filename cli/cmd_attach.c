@@ -18,6 +18,7 @@ static const struct cli_opt attach_opts[] = {
 	{ .common = CLI_OPT_DRY_RUN, .help = "load (verify) the program and show the probes; patch nothing" },
 	{ .common = CLI_OPT_MAX_PROBES },
 	CLI_OPTS_SCOPE,
+	{ .common = CLI_OPT_CMD_ONLY },
 	{ 0 },
 };
 
@@ -88,7 +89,7 @@ int cmd_attach(int argc, char **argv)
 		free(sp);
 		return CLI_FAIL;
 	}
-	so = (struct cli_session_opts){ .popts = &popts, .scope = co.dry ? NULL : &co };
+	so = (struct cli_session_opts){ .popts = &popts, .scope = co.dry ? NULL : &co, .run = &run };
 	if (cli_session__open(&se, &so) != CLI_OK)
 		goto out;
 	k = se.k, dev = se.dev, ps = se.ps, pl = se.pl;

@@ -49,6 +49,7 @@ static const struct cli_opt count_opts[] = {
 				     "with an ftrace direct call from the NOP" },
 	{ .common = CLI_OPT_WHERE },
 	CLI_OPTS_SCOPE,
+	{ .common = CLI_OPT_CMD_ONLY },
 	{ 0 },
 };
 
@@ -139,14 +140,14 @@ static int count_plain(int n, char **specs, const struct cli_common *co, struct 
 {
 	struct cli_session se = CLI_SESSION_INIT;
 	struct cli_metrics_src src = { 0 };
+	struct cli_run run;
 	uint64_t *hits = NULL, *prev = NULL, *filtered = NULL;
 	/* the smallest buffers: with a predicate the probes are trace probes, their records unread */
 	struct kinstr_trace_opts topts = { .sz = sizeof(topts), .subbuf_size = 4096, .num_subbufs = 2 };
 	struct cli_session_opts so = { .output = co->dry ? NULL : co->output, .metrics_at = co->metrics_at,
 				       .metrics_write = cli_metrics__probes, .metrics_ctx = &src, .popts = popts,
 				       .scope = co->dry ? NULL : co, .specs = specs, .nspecs = n, .trace_specs = pred,
-				       .trace_events = pred ? COUNT_MAX_EVENTS : 0 };
-	struct cli_run run;
+				       .trace_events = pred ? COUNT_MAX_EVENTS : 0, .run = &run };
 	struct live_ctx lc;
 	int i, ret;
 

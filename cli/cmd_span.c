@@ -36,6 +36,7 @@ static const struct cli_opt span_opts[] = {
 					     "every interval ended so far)" },
 	{ .common = CLI_OPT_WHERE },
 	CLI_OPTS_SCOPE,
+	{ .common = CLI_OPT_CMD_ONLY },
 	{ 0 },
 };
 
@@ -118,7 +119,8 @@ int cmd_span(int argc, char **argv)
 	/* the endpoint bound and listening before anything is patched */
 	so = (struct cli_session_opts){ .metrics_at = co.metrics_at, .metrics_write = cli_metrics__span,
 					.metrics_ctx = &sm, .popts = &popts, .trace_events = SPAN_MAX_EVENTS,
-					.scope = co.dry ? NULL : &co, .specs = argv + optind, .nspecs = 2, .trace_specs = true };
+					.scope = co.dry ? NULL : &co, .specs = argv + optind, .nspecs = 2, .trace_specs = true,
+					.run = &run };
 	if ((ret = cli_session__open(&se, &so)) != CLI_OK)
 		return ret;
 	ret = CLI_FAIL;

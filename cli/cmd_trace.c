@@ -51,6 +51,7 @@ static const struct cli_opt trace_opts[] = {
 					       "instruction after it)" },
 	{ .common = CLI_OPT_WHERE },
 	CLI_OPTS_SCOPE,
+	{ .common = CLI_OPT_CMD_ONLY },
 	{ 0 },
 };
 
@@ -166,7 +167,7 @@ int cmd_trace(int argc, char **argv)
 	topts.overwrite = o.overwrite;
 	cli_run__init(&run, co.command, co.duration, false);
 	so = (struct cli_session_opts){ .popts = &popts, .trace_events = MAX_EVENTS, .scope = co.dry ? NULL : &co,
-					.specs = argv + optind, .nspecs = argc - optind, .trace_specs = true };
+					.specs = argv + optind, .nspecs = argc - optind, .trace_specs = true, .run = &run };
 	if ((r = cli_session__open(&se, &so)) != CLI_OK)
 		return r;
 	dev = se.dev, ps = se.ps;
@@ -202,7 +203,8 @@ int cmd_trace(int argc, char **argv)
 	fprintf(stderr, "kinstr: tracing %zu probes (%u events) into %s%s\n", kinstr_probeset__cnt(ps), se.nev, dir,
 		co.command || co.duration > 0 ? "" : "; Ctrl-C to stop");
 	cli_run__begin(&run);
-	if (co.command && cli_run__spawn(&run))
+	/* -c CMD: started now, or released now if --cmd-only started it gated before the probes */
+	if (co.command && (run.child > 0 ? cli_run__go(&run) : cli_run__spawn(&run)))
 		goto out;
 	r = kinstr_recording__run(rec, o.live, co.command ? 20 : 100, &why);
 	cli_trace__capped(rec);

@@ -57,7 +57,8 @@ int cli_count__by_stack(int n, char **specs, const struct cli_common *co, const 
 		cli_err("--by stack: %s", why.msg);
 		return CLI_FAIL;
 	}
-	so = (struct cli_session_opts){ .popts = popts, .scope = co->dry ? NULL : co, .specs = specs, .nspecs = n };
+	so = (struct cli_session_opts){ .popts = popts, .scope = co->dry ? NULL : co, .specs = specs, .nspecs = n,
+					.run = &run };
 	if ((ret = cli_session__open(&se, &so)) != CLI_OK)
 		goto out_st;
 	ret = CLI_FAIL;
@@ -100,11 +101,11 @@ out_st:
 int cli_count__by(int n, char **specs, const struct cli_common *co, const struct kinstr_plan_opts *popts,
 		  unsigned int key)
 {
+	struct cli_run run;
 	struct cli_session_opts so = { .popts = popts, .trace_events = BY_MAX_EVENTS, .scope = co->dry ? NULL : co,
-				       .specs = specs, .nspecs = n, .trace_specs = true };
+				       .run = &run, .specs = specs, .nspecs = n, .trace_specs = true };
 	struct cli_session se = CLI_SESSION_INIT;
 	struct kinstr_tally *ta = NULL;
-	struct cli_run run;
 	uint64_t missed, filtered;
 	size_t j;
 	int i, ret, r;

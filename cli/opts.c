@@ -66,6 +66,9 @@ static const struct cli_opt common[] = {
 		 "comm == \"nginx\"; strings with == and != only; a number signed where its type is: "
 		 "s8..s64, or a signed argument or ret by BTF; else unsigned), joined by &&, || and ! with "
 		 "parentheses; a hit it rejects is counted as filtered, not as a hit" },
+	[19] = { CLI_OPT_CMD_ONLY, "cmd-only", CLI_KEY_CMD_ONLY, NULL,
+		 "with -c CMD: %V only while CMD's process or one it forks from then on runs (as --pid of "
+		 "CMD --follow, from CMD's first instruction: CMD waits until the probes are in)" },
 };
 #define NCOMMON (sizeof(common) / sizeof(common[0]))
 #define MAX_OPTS 64
@@ -203,6 +206,7 @@ static int scope_set(struct cli_scope *sc, unsigned int bit, const char *arg)
 		return 0;
 	case CLI_OPT_FOLLOW: sc->follow = true; return 0;
 	case CLI_OPT_SELF: sc->self = true; return 0;
+	case CLI_OPT_CMD_ONLY: sc->cmd_only = true; return 0;
 	}
 	return 0;
 }
@@ -301,6 +305,11 @@ int cli_opts__parse(const struct cli_usage *u, int argc, char **argv, struct cli
 		ret = bits[i] ? common_set(co, bits[i], optarg) : own ? own(ctx, c, optarg) : 0;
 		if (ret)
 			return ret;
+	}
+	if (co->scope.cmd_only && (!co->command || co->scope.npids || co->scope.ntids)) {
+		cli_err("--cmd-only: %s", !co->command ? "restricts to -c CMD's process: give -c CMD" :
+			"-c CMD names the process itself: not with --pid or --tid");
+		return CLI_USAGE;
 	}
 	if (co->scope.follow && !co->scope.npids) {
 		cli_err("--follow: follows the processes --pid names: give --pid");

@@ -198,6 +198,8 @@ int cli_run__start(struct cli_run *r, struct kinstr_probeset *ps)
 		return -1;
 	}
 	cli_run__begin(r);
+	if (r->child > 0)
+		return cli_run__go(r);	/* started gated before the probes (--cmd-only) */
 	return r->command ? cli_run__spawn(r) : 0;
 }
 

@@ -19,14 +19,32 @@
 #include <kinstr/trace.h>
 #include "cli.h"
 
-/* The scope, before any probe: kinstr's own process out unless --self, and the options' filters. */
-static int apply_scope(struct kinstr_dev *dev, const struct cli_common *co)
+/*
+ * The scope, before any probe: kinstr's own process out unless --self, and the options' filters;
+ * with --cmd-only, -c CMD started now, gated (run: it runs once the probes are in), and its
+ * process followed.
+ */
+static int apply_scope(struct kinstr_dev *dev, const struct cli_common *co, struct cli_run *run)
 {
 	const struct cli_scope *sc = &co->scope;
 	struct kinstr_scope_opts so;
+	uint32_t child;
 	int ret;
 
 	cli_common__scope_opts(co, &so);
+	if (sc->cmd_only) {
+		if (!run) {
+			cli_err("--cmd-only: not for this subcommand");
+			return CLI_USAGE;
+		}
+		run->group = true;	/* gated, in a group of its own: cli_run__start releases it */
+		if (cli_run__spawn(run))
+			return CLI_FAIL;
+		child = (uint32_t)run->child;
+		so.pids = &child;
+		so.npids = 1;
+		so.follow = true;
+	}
 	ret = kinstr_dev__scope(dev, &so);
 	if (!ret || (ret == -EOPNOTSUPP && !(co->given & CLI_OPT_SCOPE)))
 		return CLI_OK;	/* an older module and no option: every thread, kinstr's own included */
@@ -68,7 +86,7 @@ int cli_session__open(struct cli_session *s, const struct cli_session_opts *o)
 		cli_session__close(s);
 		return CLI_FAIL;
 	}
-	if (o->scope && (ret = apply_scope(s->dev, o->scope)) != CLI_OK) {
+	if (o->scope && (ret = apply_scope(s->dev, o->scope, o->run)) != CLI_OK) {
 		cli_session__close(s);
 		return ret;
 	}

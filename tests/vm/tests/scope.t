@@ -90,3 +90,23 @@ EXPECT ^root calls [1-9][0-9]*$
 EXPECT ^kinstr: hrtimer_nanosleep was not called in 1\.0 s: nothing to drill into$
 EXPECT ^out rc 1$
 TIMEOUT 120
+
+NAME scope: --cmd-only counts -c CMD and what it forks, nothing else: beside a program calling getppid all along, the command's shell forking two programs of 3,000 and 2,000 calls gives exactly those under their comms and no row of the other; a CMD run directly gives exactly its 3,000; without -c, or with --pid, it is refused
+FEATURE scope
+SETUP insmod kmod/kinstr.ko
+RUN cp build/tests/vm/progs/getppid_loop /tmp/co_one && cp build/tests/vm/progs/getppid_loop /tmp/co_two && cp build/tests/vm/progs/getppid_loop /tmp/co_noise; \
+	/tmp/co_noise 100000000 > /dev/null & N=$!; \
+	build/kinstr count --by comm --json --cmd-only -c "sh -c '/tmp/co_one 3000 >/dev/null; /tmp/co_two 2000 >/dev/null'" __x64_sys_getppid > /tmp/co1.json; echo "rc $?"; \
+	python3 -c 'import json; d=json.load(open("/tmp/co1.json")); c={r["comm"]: r["hits"] for r in d["rows"]}; print("co_one", c.get("co_one"), "co_two", c.get("co_two"), "noise", c.get("co_noise", 0))'; \
+	build/kinstr count --json --cmd-only -c '/tmp/co_one 3000' __x64_sys_getppid | \
+		python3 -c 'import json, sys; d=json.load(sys.stdin); print("direct", sum(p["hits"] for p in d["probes"]))'; \
+	kill $N; wait $N 2>/dev/null; \
+	build/kinstr count --cmd-only __x64_sys_getppid 2>&1; echo "rc $?"; \
+	build/kinstr count --cmd-only --pid 1 -c true __x64_sys_getppid 2>&1; echo "rc $?"
+EXPECT ^rc 0$
+EXPECT ^co_one 3000 co_two 2000 noise 0$
+EXPECT ^direct 3000$
+EXPECT ^kinstr: --cmd-only: restricts to -c CMD's process: give -c CMD$
+EXPECT ^kinstr: --cmd-only: -c CMD names the process itself: not with --pid or --tid$
+EXPECT ^rc 2$
+TIMEOUT 180
