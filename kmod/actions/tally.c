@@ -188,7 +188,7 @@ static __always_inline bool ent_is(const struct kinstr_tally_k *t, const struct 
 notrace void kinstr_tally_add(struct kinstr_tally_k *t, const struct kinstr_trace_spec *spec, struct pt_regs *regs)
 {
 	struct task_struct *tsk = current;
-	u32 cpu = raw_smp_processor_id(), n, hash, i, probe;
+	u32 cpu = raw_smp_processor_id(), n, hash, i, probe, w;
 	u64 k[KINSTR_TRACE_STR_MAX / 8];	/* the key in words: comm 2, pid/tid 1, a value key_size / 8 */
 	struct tally_ent *e;
 
@@ -204,7 +204,9 @@ notrace void kinstr_tally_add(struct kinstr_tally_k *t, const struct kinstr_trac
 		break;
 	default:
 		n = t->key_size / 8;
-		memset(k, 0, t->key_size);
+		/* word stores, not memset: probe context calls no kernel function it could be probed in */
+		for (w = 0; w < n; w++)
+			WRITE_ONCE(k[w], 0);
 		kinstr_val_fetch(&spec->vals[0], regs, (u8 *)k);	/* unreadable: zeros, as a record holds */
 		break;
 	}
@@ -234,7 +236,8 @@ notrace void kinstr_tally_add(struct kinstr_tally_k *t, const struct kinstr_trac
 		e->e.hits = 1;
 		memcpy(e->e.comm, tsk->comm, 16);
 		if (t->by == KINSTR_TALLY_BY_VALUE)
-			memcpy(e->key, k, t->key_size);
+			for (w = 0; w < n; w++)	/* word stores, not memcpy (as above) */
+				WRITE_ONCE(((u64 *)e->key)[w], k[w]);
 		else if (t->by != KINSTR_TALLY_BY_COMM)
 			e->e.id = (u32)k[0];
 		/* the entry's fields before its state: pairs with the acquire in kinstr_tally_read */

@@ -337,7 +337,7 @@ noinline notrace void kinstr_timer_by(struct kinstr_timers *t, u32 timer, u64 wa
 			}
 		}
 		if (k != key || !smp_load_acquire(&r->ready) || r->timer != timer || r->id != id ||
-		    (by_comm && strncmp(r->comm, comm, sizeof(comm))))
+		    (by_comm && memcmp(r->comm, comm, sizeof(comm))))	/* inline: a constant size */
 			continue;
 		local64_inc((local64_t *)&r->calls);
 		local64_add(wall, (local64_t *)&r->wall);
