@@ -5,6 +5,9 @@
 #                   kernel's are built by its lane, tests/runner.py), each in
 #                   build/kmod/RELEASE (scripts/build-kmod), as the VM suite boots them
 #   make KINSTR_KERNEL=RELEASE   the module for another installed kernel (default: scripts/kernel-release)
+#   make install    the CLI, libkinstr (shared, static, headers, pkg-config), man pages, completion, docs,
+#                   examples, kinstr-serve.service; PREFIX (/usr/local), DESTDIR and the *DIR variables below
+#   make uninstall  removes what make install wrote     make install-dkms   kinstr.ko's source for DKMS
 VERSION   := $(shell cat VERSION)
 # a command-line KINSTR_KERNEL reaches $(shell) only when passed on explicitly
 KVER      ?= $(shell KINSTR_KERNEL='$(KINSTR_KERNEL)' scripts/kernel-release)
@@ -48,7 +51,7 @@ $(B)/%.bpf.o: %.bpf.c $(B)/vmlinux.h
 
 $(B)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(ALLCFLAGS) -c -o $@ $<
+	$(CC) $(ALLCFLAGS) $(PICFLAGS) -c -o $@ $<
 
 # count --by stack's BPF program, inside the library
 $(B)/lib/bpf/stack_obj.o: lib/bpf/stack_obj.S $(B)/lib/bpf/stack.bpf.o
@@ -71,12 +74,22 @@ $(B)/lib/report/report_assets.o: lib/report/report_assets.S lib/report/report.js
 	@mkdir -p $(dir $@)
 	$(CC) $(REPORT_ASSETS) -c -o $@ $<
 
+# the library's objects are position-independent: the same ones make libkinstr.a and libkinstr.so
+$(filter $(B)/lib/%.o $(B)/ring/%.o,$(LIB_OBJS)): PICFLAGS := -fPIC
+
 $(B)/libkinstr.a: $(LIB_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
 
+# libkinstr.so.MAJOR: the kinstr_* API only (lib/libkinstr.map); the CLI links the static library, so that
+# a CLI and the module it drives are always one build (the ABI check needs no second library version)
+SONAME    := libkinstr.so.$(firstword $(subst ., ,$(VERSION)))
+$(B)/libkinstr.so.$(VERSION): $(LIB_OBJS) lib/libkinstr.map
+	$(CC) -shared -Wl,-soname,$(SONAME) -Wl,--version-script=lib/libkinstr.map -Wl,-z,defs $(CFLAGS) $(LDFLAGS) \
+		-o $@ $(LIB_OBJS) $(LIBS)
+
 $(B)/kinstr: $(CLI_OBJS) $(B)/libkinstr.a
-	$(CC) $(CFLAGS) -o $@ $(CLI_OBJS) $(B)/libkinstr.a $(LIBS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJS) $(B)/libkinstr.a $(LIBS)
 
 $(B)/tests/unit/%: tests/unit/%.c $(B)/libkinstr.a
 	@mkdir -p $(dir $@)
@@ -93,9 +106,13 @@ kmod:
 
 MATRIX_RELEASES = $(shell sed -e 's/\#.*//' -e '/^[[:space:]]*$$/d' tests/kernels | \
 	while read -r s f _; do [ "$$f" = debug ] || KINSTR_KERNEL_SERIES=$$s KINSTR_KERNEL_FLAVOUR=$$f scripts/kernel-release 2>/dev/null; done | sort -u)
+# the kernels of the full suites: also a KINSTR_PLANT=abi build, for kinstr doctor's test (install.t)
+FULL_RELEASES = $(shell sed -e 's/\#.*//' -e '/^[[:space:]]*$$/d' tests/kernels | \
+	while read -r s f suite _; do [ "$$suite" = full ] && KINSTR_KERNEL_SERIES=$$s KINSTR_KERNEL_FLAVOUR=$$f scripts/kernel-release 2>/dev/null; done | sort -u)
 kmods:
 	@test -n "$(MATRIX_RELEASES)" || { echo "no kernel of tests/kernels is installed: run scripts/setup --matrix" >&2; exit 1; }
 	+@for r in $(MATRIX_RELEASES); do echo "  KMOD    $$r"; scripts/build-kmod $$r || exit 1; done
+	+@for r in $(FULL_RELEASES); do echo "  KMOD    $$r (plant abi)"; scripts/build-kmod $$r --plant abi || exit 1; done
 
 # Test-only modules (e.g. one that WARNs, to prove the harness's splat scan fails a run).
 testmods:
@@ -110,6 +127,61 @@ clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR)/kmod clean
 	-$(MAKE) -C $(KDIR) M=$(CURDIR)/tests/vm/modules clean
 	rm -rf $(B)/kmod
+
+# Installing (scripts/install holds the one list of what goes where; uninstall removes exactly that).
+PREFIX      ?= /usr/local
+BINDIR      ?= $(PREFIX)/bin
+LIBDIR      ?= $(PREFIX)/lib
+INCLUDEDIR  ?= $(PREFIX)/include
+DATADIR     ?= $(PREFIX)/share
+MANDIR      ?= $(DATADIR)/man
+DOCDIR      ?= $(DATADIR)/doc/kinstr
+PKGDATADIR  ?= $(DATADIR)/kinstr
+PKGLIBDIR   ?= $(PREFIX)/lib/kinstr
+BASHCOMPDIR ?= $(DATADIR)/bash-completion/completions
+SYSCONFDIR  ?= $(if $(filter /usr,$(PREFIX)),/etc,$(PREFIX)/etc)
+UNITDIR     ?= $(if $(filter /usr,$(PREFIX)),/lib/systemd/system,$(PREFIX)/lib/systemd/system)
+DKMSDIR     ?= /usr/src/kinstr-$(VERSION)
+INSTALL_ENV  = B=$(B) VERSION=$(VERSION) DESTDIR=$(DESTDIR) PREFIX=$(PREFIX) BINDIR=$(BINDIR) LIBDIR=$(LIBDIR) \
+	INCLUDEDIR=$(INCLUDEDIR) DATADIR=$(DATADIR) MANDIR=$(MANDIR) DOCDIR=$(DOCDIR) PKGDATADIR=$(PKGDATADIR) PKGLIBDIR=$(PKGLIBDIR) \
+	BASHCOMPDIR=$(BASHCOMPDIR) SYSCONFDIR=$(SYSCONFDIR) UNITDIR=$(UNITDIR) DKMSDIR=$(DKMSDIR)
+subst_dirs   = sed -e 's|@VERSION@|$(VERSION)|g' -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' \
+	-e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g'
+
+# what make install needs built (the module is not among it: DKMS builds that, or make kmod)
+.PHONY: installables install uninstall install-dkms uninstall-dkms FORCE
+installables: $(B)/kinstr $(B)/libkinstr.a $(B)/libkinstr.so.$(VERSION) $(B)/libkinstr.pc \
+	$(B)/service/kinstr-serve.service $(B)/dkms/dkms.conf examples
+# the directories are baked into these: rewritten on every make, each only when it changes
+$(B)/libkinstr.pc: lib/libkinstr.pc.in FORCE
+	@mkdir -p $(dir $@)
+	@$(subst_dirs) $< > $@.tmp && if cmp -s $@.tmp $@; then rm $@.tmp; else mv $@.tmp $@; fi
+$(B)/service/kinstr-serve.service: dist/kinstr-serve.service.in FORCE
+	@mkdir -p $(dir $@)
+	@$(subst_dirs) $< > $@.tmp && if cmp -s $@.tmp $@; then rm $@.tmp; else mv $@.tmp $@; fi
+$(B)/dkms/dkms.conf: kmod/dkms.conf.in VERSION
+	@mkdir -p $(dir $@)
+	$(subst_dirs) $< > $@
+FORCE:
+install: installables
+	$(INSTALL_ENV) scripts/install install
+uninstall:
+	$(INSTALL_ENV) scripts/install uninstall
+install-dkms: $(B)/dkms/dkms.conf
+	$(INSTALL_ENV) scripts/install install-dkms
+uninstall-dkms:
+	$(INSTALL_ENV) scripts/install uninstall-dkms
+
+# The Debian packages (debian/), built by dpkg-buildpackage -b -us -uc from a copy of the tree's files
+# (git ls-files: what a fresh clone holds) in build/deb/src, so that they land in build/deb/; install.t
+# installs them in the guest, tests/unit/test_install.sh runs lintian on them.
+.PHONY: deb
+deb:
+	@rm -rf $(B)/deb && mkdir -p $(B)/deb/src/kinstr-$(VERSION)
+	git ls-files -z | xargs -0 cp --parents -t $(B)/deb/src/kinstr-$(VERSION)
+	cd $(B)/deb/src/kinstr-$(VERSION) && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL \
+		dpkg-buildpackage -b -us -uc > ../../build.log 2>&1 || { tail -30 ../../build.log; exit 1; }
+	mv $(B)/deb/src/*.deb $(B)/deb/src/*.changes $(B)/deb/src/*.buildinfo $(B)/deb/
 
 # every target's header dependencies (-MMD): editing ring/ring.h rebuilds the ring tests too
 -include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(UNIT_BINS:=.d) $(PROG_BINS:=.d)

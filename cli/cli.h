@@ -23,6 +23,7 @@ enum {
 };
 
 int cmd_version(int argc, char **argv);
+int cmd_doctor(int argc, char **argv);
 int cmd_disasm(int argc, char **argv);
 int cmd_cover(int argc, char **argv);
 

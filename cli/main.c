@@ -10,6 +10,7 @@
 
 static const struct cli_cmd cmds[] = {
 	{ "version", cmd_version, "print the CLI's, the module's and the kernel's versions" },
+	{ "doctor", cmd_doctor, "check that this machine is ready for kinstr, and say what to do if not" },
 	{ "count", cmd_count, "count hits at functions, offsets, returns or globs of the live kernel" },
 	{ "disasm", cmd_disasm, "disassemble a live function block by block, with each site's class" },
 	{ "sites", cmd_sites, "count jump/trap/refused sites of functions or the whole kernel" },
@@ -35,7 +36,8 @@ static void usage(FILE *f)
 	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		fprintf(f, "  %-10s %s\n", cmds[i].name, cmds[i].summary);
 	fprintf(f, "\n'kinstr COMMAND --help' tells more about each. kinstr needs root and the kinstr\n"
-		   "module loaded (insmod kmod/kinstr.ko).\n");
+		   "module loaded (modprobe kinstr; insmod kmod/kinstr.ko in a build tree): 'kinstr doctor'\n"
+		   "checks what is missing.\n");
 }
 
 /* Run one command line (argv[0] the subcommand, or -l): main's dispatch, also for kinstr batch. */

@@ -170,10 +170,17 @@ static long kinstr_ioctl_limits(void __user *uarg)
 	return kinstr_put_struct(uarg, &l, sizeof(l), KINSTR_LIMITS_SIZE_VER0);
 }
 
+/* The ABI major the version ioctl answers: another in a KINSTR_PLANT=abi test build (kmod/Kbuild) */
+#ifdef KINSTR_PLANT_ABI
+#define KINSTR_ANSWERED_ABI_MAJOR (KINSTR_ABI_MAJOR + 1)
+#else
+#define KINSTR_ANSWERED_ABI_MAJOR KINSTR_ABI_MAJOR
+#endif
+
 static long kinstr_ioctl_version(void __user *uarg)
 {
 	struct kinstr_version v = {
-		.abi_major = KINSTR_ABI_MAJOR,
+		.abi_major = KINSTR_ANSWERED_ABI_MAJOR,
 		.abi_minor = KINSTR_ABI_MINOR,
 		.features = KINSTR_FEAT_DEBUG_INFO | KINSTR_FEAT_READ | KINSTR_FEAT_CHECK |
 			    KINSTR_FEAT_LAYOUT | KINSTR_FEAT_PROBES | KINSTR_FEAT_FTRACE_PROBES |

@@ -62,13 +62,13 @@ def run(cmd, timeout=None, **kw):
 
 
 def step_build(args):
-    rc, out, secs = run(["make", f"-j{os.cpu_count() or 2}", "all", "kmods", "bench"], timeout=1800)
+    rc, out, secs = run(["make", f"-j{os.cpu_count() or 2}", "all", "kmods", "bench", "deb"], timeout=1800)
     if rc != 0:
-        report("fail", "build: make (module for every kernel, library, CLI, tests, benchmarks) with no warnings",
+        report("fail", "build: make (module for every kernel, library, CLI, tests, benchmarks, packages) with no warnings",
                f"exit {rc}", secs, out)
         return False
     warn = [l for l in out.splitlines() if re.search(r"\bwarning:", l)]
-    report("fail" if warn else "pass", "build: make (module for every kernel, library, CLI, tests, benchmarks) with no warnings",
+    report("fail" if warn else "pass", "build: make (module for every kernel, library, CLI, tests, benchmarks, packages) with no warnings",
            f"{len(warn)} warnings" if warn else "", secs, "\n".join(warn))
     return not warn
 

@@ -7,7 +7,7 @@ NAME docs: README's first example (Debian 6.1): 50000 getppid calls, 50000 hits 
 STOCK
 KERNEL 6.1
 SETUP insmod kmod/kinstr.ko
-RUN python3 tests/vm/checks/doc_block.py README.md 2 --prompt > /tmp/b.sh && sh /tmp/b.sh; echo "rc=$?"
+RUN python3 tests/vm/checks/doc_block.py README.md 3 --prompt > /tmp/b.sh && sh /tmp/b.sh; echo "rc=$?"
 EXPECT ^getppid called 50000 times$
 EXPECT ^__x64_sys_getppid\+0x5 +jump +inline +50000$
 EXPECT ^__x64_sys_getppid\+0xb +jump +inline +50000$
@@ -17,7 +17,7 @@ EXPECT ^rc=0$
 NAME docs: README's coverage example: getppid's one block 300 times, 3 of 3 functions covered, genhtml's page written
 STOCK
 SETUP insmod kmod/kinstr.ko
-RUN rm -rf /tmp/cov /tmp/cov.info; python3 tests/vm/checks/doc_block.py README.md 3 --prompt > /tmp/b.sh && sh /tmp/b.sh; echo "rc=$?"; \
+RUN rm -rf /tmp/cov /tmp/cov.info; python3 tests/vm/checks/doc_block.py README.md 4 --prompt > /tmp/b.sh && sh /tmp/b.sh; echo "rc=$?"; \
 	test -s /tmp/cov/index.html && echo "genhtml page"
 EXPECT ^__x64_sys_getppid: 1/1 blocks \(100\.0%\)$
 EXPECT ^  \+0x[0-9a-f]+ +300$
@@ -29,7 +29,7 @@ EXPECT ^genhtml page$
 NAME docs: README's "on your own machine": version -v names the kernel and module; count -d 5 counts vfs_read's entry and returns
 SETUP insmod kmod/kinstr.ko
 BEFORE while :; do cat /etc/hostname > /dev/null; sleep 0.05; done
-RUN python3 tests/vm/checks/doc_block.py README.md 4 --skip '^(scripts/setup|make|insmod|rmmod) ' > /tmp/b.sh && sh /tmp/b.sh; echo "rc=$?"
+RUN python3 tests/vm/checks/doc_block.py README.md 5 --skip '^(scripts/setup|make|insmod|rmmod) ' > /tmp/b.sh && sh /tmp/b.sh; echo "rc=$?"
 TIMEOUT 90
 EXPECT ^kernel +[0-9]
 EXPECT ^vfs_read\+0x[0-9a-f]+ +(jump|trap|ftrace) +\S+ +[1-9][0-9]*$

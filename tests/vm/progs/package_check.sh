@@ -1,0 +1,74 @@
+#!/bin/sh
+# install.t: the Debian packages (make deb: build/deb/) on the guest's kernel, as a user installs them:
+# apt install, DKMS's build for the running kernel, modprobe, kinstr doctor, a count from PATH, the
+# service's command line, then apt purge leaving nothing behind. Prints one line per step for EXPECT.
+#   tests/vm/progs/package_check.sh N     (N: getppid calls to count)
+set -u
+n=${1:-5000}
+rel=$(uname -r)
+deb=build/deb
+[ -e $deb/kinstr_*_amd64.deb ] || { echo "no packages in $deb (make deb)"; exit 1; }
+
+# The guest shares the host's /boot and /lib/modules: every kernel of the test matrix is installed, and
+# DKMS would build for the newest too (Debian's common.postinst). A machine has its running kernel:
+# the others' images are hidden in this guest's overlay, so that DKMS builds for this one.
+mkdir -p /tmp/hidden-boot
+for c in /boot/config-*; do [ "$c" = "/boot/config-$rel" ] || mv "$c" /tmp/hidden-boot/; done
+# gcc reads thousands of headers: over the 9p share under TCG that is most of the build, so the
+# running kernel's headers are copied into the guest's memory first (a tar of the two folders)
+hdr=$(readlink -f /lib/modules/$rel/build)
+common=$(sed -n 's|^include \(/usr/src/[^ ]*\)/Makefile$|\1|p' "$hdr/Makefile" | head -1)
+mkdir -p /tmp/hdr
+for d in "$hdr" $common; do
+	tar -C / -cf - "${d#/}" | tar -C /tmp/hdr -xf - && mount --bind "/tmp/hdr$d" "$d"
+done
+restore() {
+	for d in "$hdr" $common; do umount "$d" 2>/dev/null; done
+	rm -rf /tmp/hdr
+	mv /tmp/hidden-boot/* /boot/ 2>/dev/null
+}
+trap restore EXIT
+
+echo "doctor before: $(build/kinstr doctor >/tmp/doc0 2>&1; echo rc=$?) $(grep -c '^FAIL  module ' /tmp/doc0) module failure"
+
+start=$(date +%s)
+DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+	./$deb/kinstr_*_amd64.deb ./$deb/kinstr-dkms_*_all.deb >/tmp/apt.log 2>&1
+echo "apt install rc=$? in $(( $(date +%s) - start )) s"
+grep -E 'Building for|Building initial|Error|error:' /tmp/apt.log | head -5
+echo "dkms: $(dkms status kinstr)"
+ko=$(modinfo -k "$rel" -n kinstr 2>/dev/null)
+echo "modinfo: ${ko#/lib/modules/$rel/}"
+modprobe kinstr && echo "modprobe ok: $(cat /sys/module/kinstr/version)"
+echo "kinstr from PATH: $(command -v kinstr)"
+kinstr doctor >/tmp/doc1 2>&1
+echo "doctor rc=$? failures=$(grep -c '^FAIL' /tmp/doc1)"
+grep -E '^(ok|warn|FAIL|skip) ' /tmp/doc1
+kinstr count -c "build/tests/vm/progs/getppid_loop $n" __x64_sys_getppid 2>&1 | grep -E 'getppid|^__x64'
+
+# kinstr-serve.service: systemd is not PID 1 in this guest, so the unit is verified by systemd-analyze
+# and its command line run by hand with the defaults file the unit reads
+unit=/lib/systemd/system/kinstr-serve.service
+SYSTEMD_LOG_LEVEL=err systemd-analyze verify "$unit" >/tmp/verify 2>&1; echo "unit verify rc=$?"
+cat /tmp/verify | head -5
+ip link set lo up
+set -a; . /etc/default/kinstr-serve; set +a
+cmd=$(sed -n 's/^ExecStart=//p' "$unit")
+eval "cmd=\"$cmd\""
+echo "service command: $cmd"
+$cmd -d 6 >/tmp/serve.out 2>&1 &
+sp=$!
+i=0; until curl -sf "http://$KINSTR_SERVE_LISTEN/metrics" >/tmp/metrics 2>/dev/null || [ $i -ge 50 ]; do
+	i=$((i + 1)); sleep 0.1; done
+grep -E '^kinstr_function_calls_total\{function="vfs_read"\} [1-9]' /tmp/metrics | sed 's/ [0-9]*$/ N/' | head -1
+wait $sp; echo "serve rc=$?"
+
+# removal: the module unloaded, then both packages purged; nothing of theirs may stay
+files=$(dpkg -L kinstr kinstr-dkms | sort -u)
+rmmod kinstr
+DEBIAN_FRONTEND=noninteractive apt-get purge -y kinstr kinstr-dkms >/tmp/purge.log 2>&1; echo "purge rc=$?"
+left=0
+for f in $files; do [ -f "$f" ] || [ -L "$f" ] && { echo "left behind: $f"; left=$((left + 1)); }; done
+ls /var/lib/dkms/kinstr >/dev/null 2>&1 && { echo "left behind: /var/lib/dkms/kinstr"; left=$((left + 1)); }
+found=$(find /lib/modules/$rel -name 'kinstr.ko*' | wc -l)
+echo "after purge: $left files left, $found kinstr.ko under /lib/modules/$rel, dkms: $(dkms status kinstr | wc -l) lines"
