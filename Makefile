@@ -1,6 +1,7 @@
 # kinstr: `make` builds kinstr.ko against the target kernel's headers, libkinstr and the kinstr CLI.
 #   make            everything          make kmod     the module only
 #   make user       library + CLI       make test     the whole test suite (tests/run)
+#   make man        the manual pages, build/man/*.8 (kinstr help --man; cli/man.mk)
 #   make kmods      the modules for every installed kernel of the test matrix (tests/kernels; the debug
 #                   kernel's are built by its lane, tests/runner.py), each in
 #                   build/kmod/RELEASE (scripts/build-kmod), as the VM suite boots them
@@ -189,6 +190,8 @@ deb:
 # Sub-makefiles owned by their folders: benchmarks (make bench) and fuzz targets (make fuzz).
 -include bench/bench.mk
 -include tests/fuzz/fuzz.mk
+# Manual pages (make man, into build/man) and where the bash completion is.
+-include cli/man.mk
 
 # The whole-kernel sweep (tests/vm/sweep: tests/vm/progs/sweep.py's slices of 100 over guests, two at
 # once, resumable): every probeable core function, counted at every entry and return, profiled, a sample

@@ -478,6 +478,11 @@ struct cli_usage {
 	const char *verb, *done;	/* "count", "counted" */
 	const struct cli_opt *opts;	/* in the order --help lists them, ending with { 0 } */
 	int min_args, max_args;		/* operands after the options; max -1: any number */
+	/*
+	 * Optional: a line "kinstr ..." each, the lines under it (none or more) say what it does.
+	 * --help lists them last, the manual page as its EXAMPLES.
+	 */
+	const char *examples;
 };
 /*
  * Options (anywhere among the operands) into co and, for the subcommand's own, own(ctx, key, arg)
@@ -488,6 +493,32 @@ struct cli_usage {
 int cli_opts__parse(const struct cli_usage *u, int argc, char **argv, struct cli_common *co,
 		    int (*own)(void *ctx, int key, const char *arg), void *ctx);
 void cli_opts__usage(const struct cli_usage *u, FILE *f);
+/* An entry as the subcommand sees it (a shared one with the entry's own key, arg or help). */
+struct cli_opt cli_opts__resolve(const struct cli_opt *o);
+/* text with %V (the subcommand's verb) and %P (its participle) filled in, into buf */
+void cli_opts__fill(char *buf, size_t len, const char *text, const struct cli_usage *u);
+
+/*
+ * What -h/--help prints (kinstr help sets it before running a subcommand with --help, so that
+ * every form is drawn from the table the subcommand's parser reads): the text, its manual page
+ * (roff), or its getopt table for a completion script. cli_help_summary: the page's NAME line.
+ */
+enum cli_help_form { CLI_HELP_TEXT, CLI_HELP_MAN, CLI_HELP_OPTIONS };
+extern enum cli_help_form cli_help_form;
+extern const char *cli_help_summary;
+/* The subcommands main.c dispatches to (its table), n of them. */
+const struct cli_cmd *cli_cmds(size_t *n);
+int cmd_help(int argc, char **argv);
+/* kinstr's own usage (kinstr --help), or kinstr(8) with man. */
+void cli_help__main(FILE *f, bool man);
+/* A subcommand's manual page (cli/man.c): u's table as roff, summary its NAME line. */
+void cli_man__page(const struct cli_usage *u, const char *summary, FILE *f);
+/* Its parts, for kinstr(8): text escaped (bol: at a line's start), .TH, --help's pre-wrapped text. */
+void cli_man__put(FILE *f, const char *s, size_t len, bool bol);
+void cli_man__title(FILE *f, const char *page);
+void cli_man__blocks(FILE *f, const char *text);
+/* kinstr-NAME (kinstr-list for -l) into buf */
+const char *cli_man__page_name(const char *name, char *buf, size_t len);
 
 /* Bytes with an optional K, M or G suffix (powers of 1024), in [min, max]. */
 int cli_parse_bytes(const char *opt, const char *s, unsigned long long min, unsigned long long max,

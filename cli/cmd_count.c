@@ -71,6 +71,10 @@ static const struct cli_usage count_usage = {
 		 "CMD gets the signal too, its status is reported and kinstr exits 130 (SIGINT)\n"
 		 "or 143 (SIGTERM). The live table needs a terminal (not TERM=dumb).\n",
 	.opts = count_opts, .min_args = 1, .max_args = -1,
+	.examples = "kinstr count -d 5 vfs_read 'vfs_read%return'\n"
+		    "count vfs_read's entry and its returns for 5 seconds\n"
+		    "kinstr count -c 'ls -R /usr' 'vfs_read(count) if count > 4096'\n"
+		    "count only the reads of more than 4096 bytes while ls runs\n",
 };
 
 struct count_own {

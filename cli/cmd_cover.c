@@ -62,6 +62,8 @@ static const struct cli_usage cover_usage = {
 		 "to its fixup, is not counted (--json marks such blocks counted_after).\n\n",
 	.outro = "Block counts are system-wide, as a copy runs for every thread: cover takes no --pid,\n"
 		 "--comm or other scope, and kinstr's own process is counted too.\n",
+	.examples = "kinstr cover --lcov /tmp/cov.info -d 5 ksys_read vfs_read\n"
+		    "the blocks of two functions run in 5 seconds; 'genhtml -o /tmp/cov /tmp/cov.info' renders them\n",
 	.opts = cover_opts, .min_args = 1, .max_args = -1,
 };
 

@@ -59,6 +59,10 @@ static const struct cli_usage profile_usage = {
 		 "(SIGINT) or 143 (SIGTERM).\n"
 		 "The live table needs a terminal (not TERM=dumb).\n",
 	.opts = profile_opts, .min_args = 1, .max_args = -1,
+	.examples = "kinstr profile -c 'ls -R /usr' 'vfs_*'\n"
+		    "time every function vfs_* names while ls runs\n"
+		    "kinstr profile --folded -d 10 'vfs_*' > vfs.folded\n"
+		    "10 seconds of folded stacks, for flamegraph.pl\n",
 };
 
 struct profile_own {

@@ -54,6 +54,8 @@ static const struct cli_usage span_usage = {
 		 "or keys past the bounds of 65,536 open keys and the rows per CPU (overflow; an\n"
 		 "interval whose key found no row is still in the total).\n",
 	.opts = span_opts, .min_args = 2, .max_args = 2,
+	.examples = "kinstr span --hist -d 5 vfs_read 'vfs_read%return'\n"
+		    "vfs_read's latency per thread for 5 seconds, with a histogram\n",
 };
 
 struct span_own {

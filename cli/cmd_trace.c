@@ -72,14 +72,17 @@ static const struct cli_usage trace_usage = {
 		 "                  is a char pointer (for +OFF(X), the pointer stored there);\n"
 		 "                  string[N] keeps at most N-1 chars (default " STR(KINSTR_VALUE_STR_DEFAULT) ")\n"
 		 "SPEC(VALUE,...) if EXPR records only the hits where EXPR holds (as --where, for\n"
-		 "that SPEC alone): e.g. 'vfs_read(count) if count > 4096 && comm == \"cat\"'\n"
-		 "e.g. kinstr trace -o t 'vfs_read(file,count)' 'vfs_read%return'\n\n",
+		 "that SPEC alone): e.g. 'vfs_read(count) if count > 4096 && comm == \"cat\"'\n\n",
 	.outro = "Without -d or -c, trace until interrupted (Ctrl-C). At the stop (SEC, Ctrl-C or\n"
 		 "SIGTERM, CMD's end) the probes are removed first, then only what the buffers\n"
 		 "already hold is written. At the end it prints the events recorded and lost per\n"
 		 "CPU. Interrupted during -c CMD, CMD gets the signal too and kinstr exits 130\n"
 		 "(SIGINT) or 143 (SIGTERM).\n",
 	.opts = trace_opts, .min_args = 1, .max_args = -1,
+	.examples = "kinstr trace -o t 'vfs_read(file,count)' 'vfs_read%return'\n"
+		    "record vfs_read's file and count at its entry, and its returns, into t until Ctrl-C\n"
+		    "kinstr trace -o /tmp/t -c ls 'vfs_read(count)' 'vfs_read%return(ret)'\n"
+		    "the same with the return value, while ls runs; then 'babeltrace2 /tmp/t'\n",
 };
 
 struct trace_own {

@@ -26,18 +26,10 @@ static const struct cli_cmd cmds[] = {
 	{ "batch", cmd_batch, "run kinstr command lines read from stdin over one view of the kernel (sweeps)" },
 };
 
-static void usage(FILE *f)
+const struct cli_cmd *cli_cmds(size_t *n)
 {
-	size_t i;
-
-	fprintf(f, "usage: kinstr [--version] [--help] COMMAND [ARGS]\n"
-		   "       kinstr -l [GLOB]      list the functions that can be probed\n\n"
-		   "Fine-grained dynamic instrumentation of the running Linux kernel.\n\ncommands:\n");
-	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
-		fprintf(f, "  %-10s %s\n", cmds[i].name, cmds[i].summary);
-	fprintf(f, "\n'kinstr COMMAND --help' tells more about each. kinstr needs root and the kinstr\n"
-		   "module loaded (modprobe kinstr; insmod kmod/kinstr.ko in a build tree): 'kinstr doctor'\n"
-		   "checks what is missing.\n");
+	*n = sizeof(cmds) / sizeof(cmds[0]);
+	return cmds;
 }
 
 /* Run one command line (argv[0] the subcommand, or -l): main's dispatch, also for kinstr batch. */
@@ -47,6 +39,8 @@ static int dispatch(int argc, char **argv)
 
 	if (!strcmp(argv[0], "-l") || !strcmp(argv[0], "--list"))
 		return cmd_list(argc, argv);
+	if (!strcmp(argv[0], "help"))
+		return cmd_help(argc, argv);
 	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		if (!strcmp(argv[0], cmds[i].name))
 			return cmds[i].run(argc, argv);
@@ -57,11 +51,11 @@ static int dispatch(int argc, char **argv)
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
-		usage(stderr);
+		cli_help__main(stderr, false);
 		return CLI_USAGE;
 	}
-	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
-		usage(stdout);
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		cli_help__main(stdout, false);
 		return CLI_OK;
 	}
 	if (!strcmp(argv[1], "--version")) {

@@ -83,8 +83,7 @@ static const struct cli_opt *common_opt(unsigned int bit)
 	return NULL;
 }
 
-/* An entry as the subcommand sees it: a shared one with the entry's own help or argument, if given. */
-static struct cli_opt resolve(const struct cli_opt *o)
+struct cli_opt cli_opts__resolve(const struct cli_opt *o)
 {
 	struct cli_opt r;
 	const struct cli_opt *c;
@@ -264,6 +263,42 @@ static int common_set(struct cli_common *co, unsigned int bit, const char *arg)
 	return 0;
 }
 
+/*
+ * The getopt table as built (lo[n], help last), for completion scripts: the synopsis, then a
+ * line per option, --NAME[=ARG] [-X]; ARG the table's name for it, as --help shows it.
+ */
+static void options_print(const struct cli_usage *u, const struct option *lo, size_t n)
+{
+	const char *s;
+	size_t i, j;
+
+	/* the synopsis on one line (the man page's operand kinds for the script: SPEC, FUNC, FILE...) */
+	printf("usage: kinstr %s", u->name);
+	for (s = u->synopsis; *s; s += strspn(s, " \n")) {
+		size_t w = strcspn(s, " \n");
+
+		printf(" %.*s", (int)w, s);
+		s += w;
+	}
+	putchar('\n');
+	for (i = 0; i < n; i++) {
+		const char *arg = NULL;
+
+		for (j = 0; lo[i].has_arg && (u->opts[j].name || u->opts[j].common); j++) {
+			struct cli_opt o = cli_opts__resolve(&u->opts[j]);
+
+			if (!strcmp(o.name, lo[i].name))
+				arg = o.arg;
+		}
+		printf("--%s", lo[i].name);
+		if (lo[i].has_arg)
+			printf("=%s", arg ? arg : "ARG");
+		if (lo[i].val > 0 && lo[i].val < 128)
+			printf(" -%c", lo[i].val);
+		putchar('\n');
+	}
+}
+
 int cli_opts__parse(const struct cli_usage *u, int argc, char **argv, struct cli_common *co,
 		    int (*own)(void *ctx, int key, const char *arg), void *ctx)
 {
@@ -274,7 +309,7 @@ int cli_opts__parse(const struct cli_usage *u, int argc, char **argv, struct cli
 	int c, idx, ret;
 
 	for (i = 0; u->opts[i].name || u->opts[i].common; i++) {
-		struct cli_opt o = resolve(&u->opts[i]);
+		struct cli_opt o = cli_opts__resolve(&u->opts[i]);
 
 		if (n == MAX_OPTS) {
 			cli_err("%s: more than %d options", u->name, MAX_OPTS);	/* a bug of the table */
@@ -292,6 +327,10 @@ int cli_opts__parse(const struct cli_usage *u, int argc, char **argv, struct cli
 	lo[n] = (struct option){ 0 };
 	*sp = 0;
 	while ((c = getopt_long(argc, argv, shorts, lo, &idx)) != -1) {
+		if (c == 'h' && cli_help_form == CLI_HELP_OPTIONS) {
+			options_print(u, lo, n);
+			return CLI_OK;
+		}
 		if (c == 'h') {
 			cli_opts__usage(u, stdout);
 			return CLI_OK;
@@ -322,8 +361,7 @@ int cli_opts__parse(const struct cli_usage *u, int argc, char **argv, struct cli
 	return CLI_GO_ON;
 }
 
-/* text with %V (the verb) and %P (its participle) filled in, into buf */
-static void fill(char *buf, size_t len, const char *text, const struct cli_usage *u)
+void cli_opts__fill(char *buf, size_t len, const char *text, const struct cli_usage *u)
 {
 	size_t o = 0;
 
@@ -389,9 +427,13 @@ void cli_opts__usage(const struct cli_usage *u, FILE *f)
 	char buf[1024];
 	size_t i;
 
+	if (cli_help_form == CLI_HELP_MAN) {
+		cli_man__page(u, cli_help_summary, f);
+		return;
+	}
 	/* the text's column: after the longest option that leaves it room, the longer ones on their own */
 	for (i = 0; u->opts[i].name || u->opts[i].common; i++) {
-		struct cli_opt o = resolve(&u->opts[i]);
+		struct cli_opt o = cli_opts__resolve(&u->opts[i]);
 
 		if (left_len(&o) + 2 <= HELP_COL_MAX && left_len(&o) + 2 > col)
 			col = left_len(&o) + 2;
@@ -401,7 +443,7 @@ void cli_opts__usage(const struct cli_usage *u, FILE *f)
 	if (u->intro)
 		fputs(u->intro, f);
 	for (i = 0; u->opts[i].name || u->opts[i].common; i++) {
-		struct cli_opt o = resolve(&u->opts[i]);
+		struct cli_opt o = cli_opts__resolve(&u->opts[i]);
 		int n;
 
 		if (o.key > 0 && o.key < 128)
@@ -417,9 +459,24 @@ void cli_opts__usage(const struct cli_usage *u, FILE *f)
 			fprintf(f, "%*s", col - n, "");
 			n = col;
 		}
-		fill(buf, sizeof(buf), o.help ? o.help : "", u);
+		cli_opts__fill(buf, sizeof(buf), o.help ? o.help : "", u);
 		wrap(f, buf, col, n);
 	}
 	if (u->outro)
 		fputs(u->outro, f);
+	if (u->examples) {
+		const char *l, *e;
+
+		fputs("\nexamples:\n", f);
+		for (l = u->examples; *l; l = *e ? e + 1 : e) {
+			e = l + strcspn(l, "\n");
+			if (!strncmp(l, "kinstr ", 7)) {
+				fprintf(f, "  %.*s\n", (int)(e - l), l);
+			} else {	/* what the command above does */
+				snprintf(buf, sizeof(buf), "%.*s", (int)(e - l), l);
+				fprintf(f, "      ");
+				wrap(f, buf, 6, 6);
+			}
+		}
+	}
 }

@@ -1,5 +1,7 @@
 # kinstr installed as a user installs it (issue 33): the Debian packages that make deb built, DKMS,
-# modprobe, kinstr doctor, the service's command line, removal; and kinstr doctor's failures.
+# modprobe, kinstr doctor, the service's command line, removal; kinstr doctor's failures; and the bash
+# completion (cli/completion/kinstr), run in the guest as bash runs it (its figures: docs/benchmarks.md).
+# The manual pages are checked on the host: tests/unit/test_man.sh.
 
 NAME the Debian packages install with apt, DKMS builds kinstr.ko for the running kernel, modprobe loads it, kinstr doctor passes, kinstr from PATH counts exactly 5,000 getppid calls, the service's unit verifies and its command line serves /metrics, and apt purge leaves no module, no DKMS tree and no file of the packages behind
 RUN sh tests/vm/progs/package_check.sh 5000
@@ -42,3 +44,18 @@ EXPECT ^ +-> install the module of this kinstr's version
 EXPECT ^ok    loaded     kinstr [0-9.]+, /dev/kinstr$
 EXPECT ^rc=1$
 EXPECT ^ok    abi        0\.[0-9]+ \(kinstr\.ko 
+
+
+NAME completion: a function prefix completes from the kernel's symbols (per-boot cache), a command and an option prefix from kinstr's own tables; a loaded module's functions once it is in
+RUN bash tests/vm/checks/completion.sh MODULE
+EXPECT ^cold count vfs_rea: [0-9]+ candidates, vfs_read yes, [0-9]+ ms$
+EXPECT ^warm count vfs_rea: [0-9]+ candidates, vfs_read yes, [0-9]+ ms$
+EXPECT ^fresh count vfs_rea: vfs_read yes, [0-9]+ ms$
+EXPECT ^command co: count cover \([0-9]+ ms\)$
+EXPECT ^option --ev: --every --every-block \([0-9]+ ms\)$
+EXPECT ^return vfs_read%: vfs_read%return $
+EXPECT ^help --man sp: span $
+EXPECT ^cache [0-9]{5,} lines$
+EXPECT ^not root count vfs_rea: vfs_read yes, [0-9]+ ms$
+EXPECT ^module function [a-z_0-9.]+ after insmod: yes$
+TIMEOUT 60
