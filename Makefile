@@ -151,7 +151,7 @@ subst_dirs   = sed -e 's|@VERSION@|$(VERSION)|g' -e 's|@PREFIX@|$(PREFIX)|g' -e 
 
 # what make install needs built (the module is not among it: DKMS builds that, or make kmod)
 .PHONY: installables install uninstall install-dkms uninstall-dkms FORCE
-installables: $(B)/kinstr $(B)/libkinstr.a $(B)/libkinstr.so.$(VERSION) $(B)/libkinstr.pc \
+installables: $(B)/kinstr $(B)/libkinstr.a $(B)/libkinstr.so.$(VERSION) $(B)/libkinstr.pc man \
 	$(B)/service/kinstr-serve.service $(B)/dkms/dkms.conf examples
 # the directories are baked into these: rewritten on every make, each only when it changes
 $(B)/libkinstr.pc: lib/libkinstr.pc.in FORCE
