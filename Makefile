@@ -176,13 +176,18 @@ uninstall-dkms:
 # The Debian packages (debian/), built by dpkg-buildpackage -b -us -uc from a copy of the tree's files
 # (git ls-files: what a fresh clone holds) in build/deb/src, so that they land in build/deb/; install.t
 # installs them in the guest, tests/unit/test_install.sh runs lintian on them.
+# Rebuilt only when a committed file changed since (its stamp is newer than every one of them).
+DEB_SRCS := $(wildcard $(shell git ls-files 2>/dev/null))
 .PHONY: deb
-deb:
+deb: $(B)/deb/.stamp
+$(B)/deb/.stamp: $(DEB_SRCS)
 	@rm -rf $(B)/deb && mkdir -p $(B)/deb/src/kinstr-$(VERSION)
 	git ls-files -z | xargs -0 cp --parents -t $(B)/deb/src/kinstr-$(VERSION)
 	cd $(B)/deb/src/kinstr-$(VERSION) && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL \
 		dpkg-buildpackage -b -us -uc > ../../build.log 2>&1 || { tail -30 ../../build.log; exit 1; }
 	mv $(B)/deb/src/*.deb $(B)/deb/src/*.changes $(B)/deb/src/*.buildinfo $(B)/deb/
+	@rm -rf $(B)/deb/src
+	@touch $@
 
 # every target's header dependencies (-MMD): editing ring/ring.h rebuilds the ring tests too
 -include $(LIB_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(UNIT_BINS:=.d) $(PROG_BINS:=.d)

@@ -89,6 +89,17 @@ if [ -f "$conf" ] && grep -q "^PACKAGE_VERSION=\"$version\"" "$conf" && [ -f "$d
 else
 	fail install_dkms_source "no dkms.conf of $version with kmod/, ring/ and include/uapi/ under usr/src/kinstr-$version"
 fi
+# ... and it builds: dkms.conf's MAKE line, against the default kernel's headers, in a copy (as DKMS builds)
+rel=$(scripts/kernel-release 2>/dev/null)
+mk=$(sed -n 's/^MAKE\[0\]="\(.*\)"$/\1/p' "$conf" | sed "s|\${kernel_source_dir}|/lib/modules/$rel/build|;
+	s|\${dkms_tree}/\${PACKAGE_NAME}/\${PACKAGE_VERSION}/build|$tmp/dkbuild|; s|\${PACKAGE_VERSION}|$version|")
+cp -r "$d3/usr/src/kinstr-$version" "$tmp/dkbuild"
+if [ -n "$rel" ] && [ -d "/lib/modules/$rel/build" ] && sh -c "$mk" >"$tmp/dkms-make.log" 2>&1 &&
+	[ -f "$tmp/dkbuild/kmod/kinstr.ko" ]; then
+	pass "install_dkms_builds: dkms.conf's MAKE builds kinstr.ko for $rel from the installed source alone"
+else
+	fail install_dkms_builds "for '$rel': $mk: $(grep -v Skipping "$tmp/dkms-make.log" | tail -3)"
+fi
 
 # --- the packages: one version (VERSION), lintian without errors
 cl=$(dpkg-parsechangelog -l debian/changelog -S Version 2>/dev/null)

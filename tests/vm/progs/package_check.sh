@@ -34,7 +34,9 @@ echo "doctor before: $(build/kinstr doctor >/tmp/doc0 2>&1; echo rc=$?) $(grep -
 start=$(date +%s)
 DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
 	./$deb/kinstr_*_amd64.deb ./$deb/kinstr-dkms_*_all.deb >/tmp/apt.log 2>&1
-echo "apt install rc=$? in $(( $(date +%s) - start )) s"
+rc=$?
+echo "apt install rc=$rc in $(( $(date +%s) - start )) s"
+[ $rc = 0 ] || { tail -15 /tmp/apt.log; tail -15 /var/lib/dkms/kinstr/*/build/make.log 2>/dev/null; }
 grep -E 'Building for|Building initial|Error|error:' /tmp/apt.log | head -5
 echo "dkms: $(dkms status kinstr)"
 ko=$(modinfo -k "$rel" -n kinstr 2>/dev/null)

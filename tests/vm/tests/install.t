@@ -3,6 +3,18 @@
 # completion (cli/completion/kinstr), run in the guest as bash runs it (its figures: docs/benchmarks.md).
 # The manual pages are checked on the host: tests/unit/test_man.sh.
 
+NAME kinstr doctor, with no module installed or loaded: the module check fails naming the running kernel and what to install, the load check says modprobe, exit 1; --json says the same
+RUN build/kinstr doctor; echo "rc=$?"; build/kinstr doctor --json | python3 -c 'import json,sys; d=json.load(sys.stdin); \
+	print("json ok=%s" % d["ok"], " ".join("%s=%s" % (c["name"], c["status"]) for c in d["checks"]))'
+EXPECT ^FAIL  module     no kinstr\.ko for the running kernel 6\.[^ ]+ \(modinfo -k 
+EXPECT ^ +-> apt install kinstr-dkms
+EXPECT ^FAIL  loaded     kinstr\.ko is not loaded$
+EXPECT ^skip  abi        the module is not loaded$
+EXPECT ^ok    btf        /sys/kernel/btf/vmlinux$
+EXPECT ^ok    kernel     Linux 6\.[0-9]+\.[^ ]+ \(the 6\.[0-9]+ series: tested\)$
+EXPECT ^rc=1$
+EXPECT ^json ok=False module=fail signature=skip lockdown=ok loaded=fail abi=skip btf=ok tracefs=ok kprobes=ok clock=(ok|warn) kernel=ok$
+
 NAME the Debian packages install with apt, DKMS builds kinstr.ko for the running kernel, modprobe loads it, kinstr doctor passes, kinstr from PATH counts exactly 5,000 getppid calls, the service's unit verifies and its command line serves /metrics, and apt purge leaves no module, no DKMS tree and no file of the packages behind
 RUN sh tests/vm/progs/package_check.sh 5000
 EXPECT ^doctor before: rc=1 1 module failure$
@@ -23,18 +35,6 @@ EXPECT ^purge rc=0$
 EXPECT ^after purge: 0 files left, 0 kinstr\.ko under /lib/modules/[^ ]+, dkms: 0 lines$
 EXPECT_NOT ^left behind
 TIMEOUT 1200
-
-NAME kinstr doctor, with no module installed or loaded: the module check fails naming the running kernel and what to install, the load check says modprobe, exit 1; --json says the same
-RUN build/kinstr doctor; echo "rc=$?"; build/kinstr doctor --json | python3 -c 'import json,sys; d=json.load(sys.stdin); \
-	print("json ok=%s" % d["ok"], " ".join("%s=%s" % (c["name"], c["status"]) for c in d["checks"]))'
-EXPECT ^FAIL  module     no kinstr\.ko for the running kernel 6\.[^ ]+ \(modinfo -k 
-EXPECT ^ +-> apt install kinstr-dkms
-EXPECT ^FAIL  loaded     kinstr\.ko is not loaded$
-EXPECT ^skip  abi        the module is not loaded$
-EXPECT ^ok    btf        /sys/kernel/btf/vmlinux$
-EXPECT ^ok    kernel     Linux 6\.[0-9]+\.[^ ]+ \(the 6\.[0-9]+ series: tested\)$
-EXPECT ^rc=1$
-EXPECT ^json ok=False module=fail signature=skip lockdown=ok loaded=fail abi=skip btf=ok tracefs=ok kprobes=ok clock=(ok|warn) kernel=ok$
 
 NAME kinstr doctor names a loaded module that speaks another ABI (a KINSTR_PLANT=abi build of kinstr.ko) and what to do, exit 1; with the real module the ABI check passes
 SETUP insmod build/kmod-plant-abi/$(uname -r)/kmod/kinstr.ko
