@@ -500,19 +500,23 @@ void cli_opts__fill(char *buf, size_t len, const char *text, const struct cli_us
 
 /*
  * What -h/--help prints (kinstr help sets it before running a subcommand with --help, so that
- * every form is drawn from the table the subcommand's parser reads): the text, its manual page
- * (roff), or its getopt table for a completion script. cli_help_summary: the page's NAME line.
+ * every form is drawn from the table the subcommand's parser reads): the text, the getopt table
+ * for a completion script, or what cli_help_print prints (the manual page: cli/help.c's, which
+ * calls down to cli/man.c; a pointer, so that opts.c calls nothing above it).
  */
-enum cli_help_form { CLI_HELP_TEXT, CLI_HELP_MAN, CLI_HELP_OPTIONS };
+enum cli_help_form { CLI_HELP_TEXT, CLI_HELP_PRINT, CLI_HELP_OPTIONS };
 extern enum cli_help_form cli_help_form;
-extern const char *cli_help_summary;
-/* The subcommands main.c dispatches to (its table), n of them. */
-const struct cli_cmd *cli_cmds(size_t *n);
+extern void (*cli_help_print)(const struct cli_usage *u, FILE *f);
+/* main.c's table of subcommands, n of them, handed to kinstr help (cli/help.c) before dispatch. */
+void cli_help__table(const struct cli_cmd *cmds, size_t n);
 int cmd_help(int argc, char **argv);
 /* kinstr's own usage (kinstr --help), or kinstr(8) with man. */
 void cli_help__main(FILE *f, bool man);
-/* A subcommand's manual page (cli/man.c): u's table as roff, summary its NAME line. */
-void cli_man__page(const struct cli_usage *u, const char *summary, FILE *f);
+/*
+ * A subcommand's manual page (cli/man.c): u's table as roff, summary its NAME line; the commands
+ * (cmds[n], and -l) its text names are in SEE ALSO.
+ */
+void cli_man__page(const struct cli_usage *u, const char *summary, const struct cli_cmd *cmds, size_t n, FILE *f);
 /* Its parts, for kinstr(8): text escaped (bol: at a line's start), .TH, --help's pre-wrapped text. */
 void cli_man__put(FILE *f, const char *s, size_t len, bool bol);
 void cli_man__title(FILE *f, const char *page);

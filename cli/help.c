@@ -3,15 +3,31 @@
  * kinstr help: kinstr's usage or a command's, its manual page, or its options for the shell's
  * completion. A command's every form comes from running it with --help while cli_help_form says
  * which to print, so that each is drawn from the one table its parser reads (cli/opts.c), and any
- * command of main.c's table has them without a list here.
+ * command of main.c's table (handed over by main, which this file must not call) has them without
+ * a list here.
  */
 #include <getopt.h>
 #include <string.h>
 
 #include "cli.h"
 
-enum cli_help_form cli_help_form = CLI_HELP_TEXT;
-const char *cli_help_summary;
+/* main.c's table */
+static const struct cli_cmd *cmds;
+static size_t ncmds;
+/* the page being printed: its NAME line */
+static const char *page_summary;
+
+void cli_help__table(const struct cli_cmd *c, size_t n)
+{
+	cmds = c;
+	ncmds = n;
+}
+
+/* cli_help_print for --man: the page of the command that runs with --help */
+static void man_print(const struct cli_usage *u, FILE *f)
+{
+	cli_man__page(u, page_summary, cmds, ncmds, f);
+}
 
 /* kinstr's own usage: its synopsis lines, each with what it does (or NULL) */
 static const struct {
@@ -74,9 +90,8 @@ static int help_opt(void *ctx, int key, const char *arg)
 
 static void main_text(FILE *f)
 {
-	const struct cli_cmd *cmds;
 	int w = 0;
-	size_t i, n;
+	size_t i, n = ncmds;
 
 	for (i = 0; i < sizeof(main_synopsis) / sizeof(main_synopsis[0]); i++)
 		if (main_synopsis[i].what && (int)strlen(main_synopsis[i].args) > w)
@@ -89,7 +104,6 @@ static void main_text(FILE *f)
 			fprintf(f, "%s\n", main_synopsis[i].args);
 	}
 	fprintf(f, "\n%s\n\ncommands:\n", main_about);
-	cmds = cli_cmds(&n);
 	for (i = 0; i < n; i++)
 		fprintf(f, "  %-10s %s\n", cmds[i].name, cmds[i].summary);
 	fprintf(f, "  %-10s %s\n", "help", help_summary);
@@ -110,11 +124,9 @@ static void main_option(FILE *f, const struct cli_opt *o)
 /* kinstr(8): the synopsis, the commands (each with its page), kinstr's own options */
 static void main_man(FILE *f)
 {
-	const struct cli_cmd *cmds;
 	char page[64];
-	size_t i, n;
+	size_t i, n = ncmds;
 
-	cmds = cli_cmds(&n);
 	cli_man__title(f, "kinstr");
 	/* NAME's line: the about line, lower case and without its full stop */
 	fprintf(f, ".SH NAME\nkinstr \\- %c%.*s\n.SH SYNOPSIS\n", main_about[0] - 'A' + 'a',
@@ -167,19 +179,17 @@ void cli_help__main(FILE *f, bool man)
 
 int cmd_help(int argc, char **argv)
 {
-	const struct cli_cmd *cmds;
 	int (*run)(int argc, char **argv) = NULL;
 	const char *summary = NULL, *name;
 	char page[64], *sub[3];
 	struct cli_common co;
 	int mode = 0, ret;
-	size_t i, n;
+	size_t i, n = ncmds;
 
 	cli_common__init(&co);
 	ret = cli_opts__parse(&help_usage, argc, argv, &co, help_opt, &mode);
 	if (ret != CLI_GO_ON)
 		return ret;
-	cmds = cli_cmds(&n);
 	if (mode == O_COMMANDS) {
 		if (optind < argc) {
 			cli_err("help: --commands takes no COMMAND");
@@ -214,13 +224,15 @@ int cmd_help(int argc, char **argv)
 		return CLI_USAGE;
 	}
 	/* COMMAND --help, printed in the form asked for */
-	cli_help_form = mode == O_MAN ? CLI_HELP_MAN : mode == O_OPTIONS ? CLI_HELP_OPTIONS : CLI_HELP_TEXT;
-	cli_help_summary = summary;
+	cli_help_form = mode == O_MAN ? CLI_HELP_PRINT : mode == O_OPTIONS ? CLI_HELP_OPTIONS : CLI_HELP_TEXT;
+	cli_help_print = man_print;
+	page_summary = summary;
 	sub[0] = (char *)name;
 	sub[1] = (char *)"--help";
 	sub[2] = NULL;
 	optind = 0;	/* glibc: initialise getopt again for COMMAND's parser */
 	ret = run(2, sub);
 	cli_help_form = CLI_HELP_TEXT;
+	cli_help_print = NULL;
 	return ret;
 }

@@ -26,12 +26,6 @@ static const struct cli_cmd cmds[] = {
 	{ "batch", cmd_batch, "run kinstr command lines read from stdin over one view of the kernel (sweeps)" },
 };
 
-const struct cli_cmd *cli_cmds(size_t *n)
-{
-	*n = sizeof(cmds) / sizeof(cmds[0]);
-	return cmds;
-}
-
 /* Run one command line (argv[0] the subcommand, or -l): main's dispatch, also for kinstr batch. */
 static int dispatch(int argc, char **argv)
 {
@@ -50,6 +44,7 @@ static int dispatch(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+	cli_help__table(cmds, sizeof(cmds) / sizeof(cmds[0]));
 	if (argc < 2) {
 		cli_help__main(stderr, false);
 		return CLI_USAGE;

@@ -218,13 +218,12 @@ const char *cli_man__page_name(const char *name, char *buf, size_t len)
 /* The tools its text names that have manual pages of their own. */
 static const char *const tools[] = { "babeltrace2(1)", "genhtml(1)", "trace-cmd(1)", "bpftrace(8)" };
 
-void cli_man__page(const struct cli_usage *u, const char *summary, FILE *f)
+void cli_man__page(const struct cli_usage *u, const char *summary, const struct cli_cmd *cmds, size_t n, FILE *f)
 {
-	const struct cli_cmd *cmds;
 	const struct cli_opt *c = NULL;
 	const char *l, *e;
 	char page[64], other[64], tool[32];
-	size_t i, n;
+	size_t i;
 
 	cli_man__page_name(u->name, page, sizeof(page));
 	cli_man__title(f, page);
@@ -299,7 +298,6 @@ void cli_man__page(const struct cli_usage *u, const char *summary, FILE *f)
 
 	/* kinstr(8), the subcommands the text names, the tools it names */
 	fputs(".SH SEE ALSO\n.BR kinstr (8)", f);
-	cmds = cli_cmds(&n);
 	for (i = 0; i < n + 1; i++) {
 		const char *name = i < n ? cmds[i].name : "-l";
 

@@ -71,6 +71,9 @@ static const struct cli_opt common[] = {
 		 "CMD --follow, from CMD's first instruction: CMD waits until the probes are in)" },
 };
 #define NCOMMON (sizeof(common) / sizeof(common[0]))
+
+enum cli_help_form cli_help_form = CLI_HELP_TEXT;
+void (*cli_help_print)(const struct cli_usage *u, FILE *f);
 #define MAX_OPTS 64
 
 static const struct cli_opt *common_opt(unsigned int bit)
@@ -427,8 +430,8 @@ void cli_opts__usage(const struct cli_usage *u, FILE *f)
 	char buf[1024];
 	size_t i;
 
-	if (cli_help_form == CLI_HELP_MAN) {
-		cli_man__page(u, cli_help_summary, f);
+	if (cli_help_form == CLI_HELP_PRINT && cli_help_print) {
+		cli_help_print(u, f);
 		return;
 	}
 	/* the text's column: after the longest option that leaves it room, the longer ones on their own */

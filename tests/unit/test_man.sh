@@ -81,7 +81,9 @@ while read -r cmd page; do
 	long=$(printf '%s\n' "$text" | awk 'length($0) > 80 { print NR ": " $0; exit }')
 	sections=$(printf '%s\n' "$text" | grep -E '^[A-Z][A-Z ]+$' | tr '\n' ',')
 	need="NAME,SYNOPSIS,DESCRIPTION,OPTIONS,EXIT STATUS,"
-	"$k" "$cmd" --help | grep -q '^examples:$' && need="${need}EXAMPLES,"
+	# (grep -q on the output, not on a pipe: under pipefail, --help killed by SIGPIPE would fail it)
+	usage=$("$k" "$cmd" --help)
+	grep -q '^examples:$' <<<"$usage" && need="${need}EXAMPLES,"
 	need="${need}SEE ALSO,"
 	if [ -n "$warn" ]; then
 		echo "FAIL man_render_$name: $(printf '%s' "$warn" | head -n1)"
@@ -92,7 +94,7 @@ while read -r cmd page; do
 	elif [ "$sections" != "$need" ]; then
 		echo "FAIL man_render_$name: sections $sections, not $need"
 		fail=1
-	elif ! printf '%s\n' "$text" | grep -q "^       $page - "; then
+	elif ! grep -q "^       $page - " <<<"$text"; then
 		echo "FAIL man_render_$name: NAME is not '$page - ...'"
 		fail=1
 	else
@@ -107,8 +109,8 @@ text=$(man -l "$tmp/man/kinstr.8" 2>/dev/null)
 warn=$( { groff -ww -man -z "$tmp/man/kinstr.8"; man --warnings -l "$tmp/man/kinstr.8" >/dev/null; } 2>&1)
 missing=""
 while read -r cmd page; do
-	printf '%s\n' "$text" | grep -qx "       kinstr $cmd" || missing="$missing $cmd"
-	printf '%s\n' "$text" | awk '/^SEE ALSO/ { on = 1 } on' | grep -q "$page(8)" || missing="$missing $page(8)"
+	grep -qx "       kinstr $cmd" <<<"$text" || missing="$missing $cmd"
+	grep -q "$page(8)" <<<"$(awk '/^SEE ALSO/ { on = 1 } on' <<<"$text")" || missing="$missing $page(8)"
 done <<EOF
 $cmds
 EOF
