@@ -34,8 +34,8 @@ static const struct cli_usage serve_usage = {
 		 "text exposition format (0.0.4). Each SPEC (as for 'kinstr count') is counted,\n"
 		 "kinstr_probe_hits_total{probe,class}; each --time FUNC (a name or glob, as for\n"
 		 "'kinstr profile') is timed from entry to every exit, as the histogram\n"
-		 "kinstr_function_duration_seconds{function} (log2 buckets) with\n"
-		 "kinstr_function_calls_total; kinstr_probe_missed_total counts hits whose action\n"
+		 "kinstr_function_duration_seconds{function} (log2 buckets; its _count is the\n"
+		 "calls); kinstr_probe_missed_total counts hits whose action\n"
 		 "the recursion guard skipped, kinstr_info{version,module,abi,kernel} says what runs.\n\n",
 	.outro = "The probes come out on SIGINT/SIGTERM, at the end, and if kinstr dies.\n",
 	.opts = serve_opts, .min_args = 0, .max_args = -1,

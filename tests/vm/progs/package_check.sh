@@ -58,19 +58,28 @@ set -a; . /etc/default/kinstr-serve; set +a
 cmd=$(sed -n 's/^ExecStart=//p' "$unit")
 eval "cmd=\"$cmd\""
 echo "service command: $cmd"
-$cmd -d 6 >/tmp/serve.out 2>&1 &
+$cmd -d 60 >/tmp/serve.out 2>&1 &
 sp=$!
-i=0; until curl -sf "http://$KINSTR_SERVE_LISTEN/metrics" >/tmp/metrics 2>/dev/null || [ $i -ge 50 ]; do
-	i=$((i + 1)); sleep 0.1; done
-grep -E '^kinstr_function_calls_total\{function="vfs_read"\} [1-9]' /tmp/metrics | sed 's/ [0-9]*$/ N/' | head -1
-wait $sp; echo "serve rc=$?"
+# until it serves a read (kinstr's start under TCG takes seconds): then SIGTERM, as systemctl stop sends
+i=0
+until curl -sf "http://$KINSTR_SERVE_LISTEN/metrics" >/tmp/metrics 2>/dev/null &&
+	grep -qE '^kinstr_function_duration_seconds_count\{function="vfs_read"\} [1-9]' /tmp/metrics; do
+	i=$((i + 1)); [ $i -lt 100 ] || break; sleep 0.5
+done
+grep -E '^kinstr_function_duration_seconds_count\{function="vfs_read"\} [1-9]' /tmp/metrics | sed 's/ [0-9]*$/ N/'
+grep -E '^kinstr_probe_hits_total\{probe="vfs_fsync' /tmp/metrics | sed 's/ [0-9]*$/ N/'
+kill -TERM $sp; wait $sp; echo "serve rc=$? after SIGTERM"
+tail -3 /tmp/serve.out
 
 # removal: the module unloaded, then both packages purged; nothing of theirs may stay
 files=$(dpkg -L kinstr kinstr-dkms | sort -u)
 rmmod kinstr
 DEBIAN_FRONTEND=noninteractive apt-get purge -y kinstr kinstr-dkms >/tmp/purge.log 2>&1; echo "purge rc=$?"
 left=0
-for f in $files; do [ -f "$f" ] || [ -L "$f" ] && { echo "left behind: $f"; left=$((left + 1)); }; done
+for f in $files; do
+	[ -d "$f" ] && continue	# a folder (or /lib, a link to one) the packages share with the system
+	[ -e "$f" ] || [ -L "$f" ] && { echo "left behind: $f"; left=$((left + 1)); }
+done
 ls /var/lib/dkms/kinstr >/dev/null 2>&1 && { echo "left behind: /var/lib/dkms/kinstr"; left=$((left + 1)); }
 found=$(find /lib/modules/$rel -name 'kinstr.ko*' | wc -l)
 echo "after purge: $left files left, $found kinstr.ko under /lib/modules/$rel, dkms: $(dkms status kinstr | wc -l) lines"

@@ -29,8 +29,9 @@ EXPECT ^ok    abi        0\.[0-9]+
 EXPECT ^getppid called 5000 times$
 EXPECT ^__x64_sys_getppid\+0x[0-9a-f]+ +[a-z]+ +[a-z]+ +5000$
 EXPECT ^unit verify rc=0$
-EXPECT ^kinstr_function_calls_total\{function="vfs_read"\} N$
-EXPECT ^serve rc=0$
+EXPECT ^kinstr_function_duration_seconds_count\{function="vfs_read"\} N$
+EXPECT ^kinstr_probe_hits_total\{probe="vfs_fsync[^"]*",class="[a-z]+"\} N$
+EXPECT ^serve rc=0 after SIGTERM$
 EXPECT ^purge rc=0$
 EXPECT ^after purge: 0 files left, 0 kinstr\.ko under /lib/modules/[^ ]+, dkms: 0 lines$
 EXPECT_NOT ^left behind
