@@ -23,7 +23,7 @@
 #define STR_(x) #x
 #define STR(x) STR_(x)
 
-enum { O_LIVE = CLI_KEY_OWN, O_BUFFER_SIZE, O_SUBBUF_SIZE, O_MAX_SIZE, O_OVERWRITE, O_CLOCK };
+enum { O_LIVE = CLI_KEY_OWN, O_BUFFER_SIZE, O_SUBBUF_SIZE, O_MAX_SIZE, O_OVERWRITE, O_CLOCK, O_RELAYD, O_RELAYD_SESSION };
 
 static const struct cli_opt trace_opts[] = {
 	{ .common = CLI_OPT_OUTPUT, .arg = "DIR", .help = "the trace directory (must not exist or be empty; default "
@@ -32,6 +32,17 @@ static const struct cli_opt trace_opts[] = {
 					      "work of SEC, however fast events come" },
 	{ .common = CLI_OPT_COMMAND, .help = "run CMD, trace while it runs, exit with its status" },
 	{ 0, "live", O_LIVE, NULL, "also print each event as text while recording" },
+	{ 0, "relayd", O_RELAYD, "HOST[:PORT]", "stream the trace live to the lttng-relayd (lttng-tools 2.11+) at HOST, "
+						 "control port PORT (default 5342; its data port is PORT+1, or give "
+						 "HOST:PORT:DATAPORT): 'babeltrace2 --input-format=lttng-live "
+						 "net://HOST/host/HOSTNAME/SESSION' "
+						 "shows the events as they come, and the relay's output folder holds the "
+						 "trace; with -o DIR as well, DIR gets the same trace, else no folder is "
+						 "written here. If the relay goes away, the recording stops with an error "
+						 "(what it received stays)" },
+	{ 0, "relayd-session", O_RELAYD_SESSION, "NAME", "the relay session's name (default "
+							   "kinstr-YYYYmmdd-HHMMSS; the relay files it under "
+							   "HOSTNAME/NAME-YYYYmmdd-HHMMSS)" },
 	{ 0, "buffer-size", O_BUFFER_SIZE, "N", "bytes of buffer per CPU (default 1M; K/M/G suffixes)" },
 	{ 0, "subbuf-size", O_SUBBUF_SIZE, "N", "bytes per sub-buffer (default 64K; a power of two >= 4K)" },
 	{ 0, "max-size", O_MAX_SIZE, "SIZE", "cap the trace's stream files at SIZE bytes (K/M/G suffixes, at least "
@@ -89,6 +100,7 @@ struct trace_own {
 	uint32_t bufsize, subbuf;
 	unsigned long long max_size;
 	bool overwrite, live;
+	const char *relayd, *relayd_session;
 	struct kinstr_trace_opts *topts;
 };
 
@@ -99,6 +111,8 @@ static int trace_opt(void *ctx, int key, const char *arg)
 
 	switch (key) {
 	case O_LIVE: o->live = true; break;
+	case O_RELAYD: o->relayd = arg; break;
+	case O_RELAYD_SESSION: o->relayd_session = arg; break;
 	case O_OVERWRITE: o->overwrite = true; break;
 	case O_BUFFER_SIZE:
 		if (cli_parse_bytes("--buffer-size", arg, 8 << 10, UINT32_MAX, &v))
@@ -148,6 +162,8 @@ int cmd_trace(int argc, char **argv)
 	struct cli_session se = CLI_SESSION_INIT;
 	struct cli_session_opts so;
 	struct kinstr_dev *dev;
+	struct kinstr_relayd *relay;
+	char where[1024];
 	int i, ret = CLI_FAIL, r;
 	uint64_t missed = 0, filtered = 0;
 	unsigned int nr_cpus;
@@ -192,12 +208,26 @@ int cmd_trace(int argc, char **argv)
 	ropts.env_cnt = 1;
 	ropts.max_size = o.max_size;
 	ropts.on_event = o.live ? cli_trace__event : NULL;
+	ropts.relayd = o.relayd;
+	ropts.relayd_session = o.relayd_session;
+	if (o.relayd_session && !o.relayd) {
+		cli_err("--relayd-session needs --relayd");
+		ret = CLI_USAGE;
+		goto out;
+	}
 	rec = kinstr_recording__new(dev, dir, se.ev, se.nev, &ropts, &why);
 	if (!rec) {
 		cli_err("%s", why.msg);
 		goto out;
 	}
 	dir = kinstr_recording__dir(rec);
+	relay = kinstr_recording__relayd(rec);
+	if (relay) {
+		snprintf(where, sizeof(where), "%s%slttng-relayd at %s (session %s of host %s, in its output folder's %s)",
+			 dir ? dir : "", dir ? " and " : "", kinstr_relayd__addr(relay), kinstr_relayd__session(relay),
+			 kinstr_relayd__hostname(relay), kinstr_relayd__output_path(relay));
+		dir = where;
+	}
 	cli_catch_signals();
 	if (kinstr_probeset__install(ps, &why)) {
 		cli_err("%s", why.msg);
@@ -205,6 +235,10 @@ int cmd_trace(int argc, char **argv)
 	}
 	fprintf(stderr, "kinstr: tracing %zu probes (%u events) into %s%s\n", kinstr_probeset__cnt(ps), se.nev, dir,
 		co.command || co.duration > 0 ? "" : "; Ctrl-C to stop");
+	if (relay)
+		fprintf(stderr, "kinstr: live: babeltrace2 net://%s/host/%s/%s (the relay's live port: 5344 unless "
+			"it has another)\n", kinstr_relayd__host(relay),
+			kinstr_relayd__hostname(relay), kinstr_relayd__session(relay));
 	cli_run__begin(&run);
 	/* -c CMD: started now, or released now if --cmd-only started it gated before the probes */
 	if (co.command && (run.child > 0 ? cli_run__go(&run) : cli_run__spawn(&run)))

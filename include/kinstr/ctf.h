@@ -56,6 +56,29 @@ struct kinstr_ctf_env {
 	const char *value;
 };
 
+/* A packet as it is written (struct kinstr_ctf_sink): its bytes and its packet context's values. */
+struct kinstr_ctf_packet {
+	unsigned int cpu;		/* the stream's */
+	const uint8_t *data;		/* the whole packet, padding included */
+	size_t size;			/* bytes */
+	size_t content_size;		/* bytes before the padding */
+	uint64_t ts_begin, ts_end;
+	uint64_t events_discarded;	/* the CPU's running total */
+	uint64_t seq;			/* packet_seq_num, 0, 1, ... per stream */
+	uint32_t stream_class_id;	/* the packet header's stream_id */
+};
+
+/*
+ * Where else the trace goes besides (or instead of) the folder: the metadata text once (when the
+ * first packet begins, or at close), then every packet as it ends. A non-zero return fails the call
+ * that wrote (and close, as the first error).
+ */
+struct kinstr_ctf_sink {
+	int (*metadata)(void *ctx, const char *text, size_t len);
+	int (*packet)(void *ctx, const struct kinstr_ctf_packet *p);
+	void *ctx;
+};
+
 struct kinstr_ctf_opts {
 	size_t sz;			/* sizeof(struct kinstr_ctf_opts) */
 	const char *clock_name;		/* default "monotonic" */
@@ -68,13 +91,16 @@ struct kinstr_ctf_opts {
 	size_t env_cnt;
 	/* packets are padded to a multiple of this many bytes (a power of two >= 8); 0: 4096 */
 	size_t packet_align;
+	/* also hand the metadata and every packet to sink (kept by the caller); with a sink, the
+	 * folder may be NULL: no file is written */
+	const struct kinstr_ctf_sink *sink;
 };
 
 struct kinstr_ctf;
 
 /*
- * Create the trace directory dir (it must not exist, or be empty). NULL with errno on failure:
- * EEXIST when dir holds files, EINVAL for bad opts.
+ * Create the trace directory dir (it must not exist, or be empty; NULL with opts->sink: no
+ * folder). NULL with errno on failure: EEXIST when dir holds files, EINVAL for bad opts.
  */
 struct kinstr_ctf *kinstr_ctf__create(const char *dir, const struct kinstr_ctf_opts *opts);
 

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <kinstr/ctf.h>
 #include <kinstr/event.h>
+#include <kinstr/relayd.h>
 #include <kinstr/trace.h>
 #include <kinstr/why.h>
 
@@ -65,6 +66,12 @@ void kinstr_recorder__free(struct kinstr_recorder *rec);
  * 0, KINSTR_RECORD_STOP, or -errno (-EBADMSG: a record does not parse).
  */
 int kinstr_recorder__subbuf(void *rec, unsigned int cpu, const struct kr_subbuf_hdr *h, const unsigned char *recs);
+/*
+ * Before any sub-buffer: an empty packet at ts - cpu on every CPU's stream, so that every stream has one
+ * from the start (a live viewer of a relay waits for one on each before it shows any). ts must be
+ * before every record's. 0 or -errno.
+ */
+int kinstr_recorder__begin(struct kinstr_recorder *rec, uint64_t ts);
 /* From now on never ask should_stop: what the buffers hold is read to the end. */
 void kinstr_recorder__drain(struct kinstr_recorder *rec);
 /* Did the cap cut the trace? *first (if not NULL) is true the first time it says so to a first. */
@@ -98,12 +105,20 @@ struct kinstr_recording_opts {
 			 const struct kinstr_trace_rec *r, const union kinstr_ctf_value *vals);
 	bool (*should_stop)(void *ctx);
 	void *ctx;
+	/*
+	 * Also (or, with no folder, only) stream the trace live to the lttng-relayd at this address
+	 * (HOST[:PORT[:DATAPORT]], include/kinstr/relayd.h), in a session of this name (NULL: the relay
+	 * module's default).
+	 */
+	const char *relayd;
+	const char *relayd_session;
 };
 struct kinstr_recording;
 /*
  * Events ev[nev] (the planner's, kept by the caller) of dev's probes into a new trace in dir
- * (NULL: kinstr-trace-YYYYmmdd-HHMMSS in the current folder, kinstr_recording__dir). NULL with
- * errno and why: EINVAL (opts), ENODEV (no dev), or the channel's, the trace's, the recorder's.
+ * (NULL: kinstr-trace-YYYYmmdd-HHMMSS in the current folder, kinstr_recording__dir; with
+ * opts->relayd, NULL is no folder). NULL with errno and why: EINVAL (opts), ENODEV (no dev), or
+ * the channel's, the relay's, the trace's, the recorder's.
  */
 struct kinstr_recording *kinstr_recording__new(struct kinstr_dev *dev, const char *dir, struct kinstr_trace_event *ev,
 					       unsigned int nev, const struct kinstr_recording_opts *opts,
@@ -127,6 +142,8 @@ void kinstr_recording__free(struct kinstr_recording *rec);
 unsigned int kinstr_recording__nr_cpus(const struct kinstr_recording *rec);
 const char *kinstr_recording__dir(const struct kinstr_recording *rec);
 uint64_t kinstr_recording__max_size(const struct kinstr_recording *rec);
+/* The relay it streams to (NULL: none), e.g. for kinstr_relayd__session. */
+struct kinstr_relayd *kinstr_recording__relayd(struct kinstr_recording *rec);
 /* kinstr_recorder__capped of its recorder. */
 bool kinstr_recording__capped(struct kinstr_recording *rec, bool *first);
 

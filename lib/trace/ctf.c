@@ -54,6 +54,7 @@ struct kinstr_ctf {
 	unsigned int nclasses;
 	struct wstream **streams;	/* by cpu */
 	unsigned int nstreams;
+	struct kinstr_ctf_sink sink;	/* .metadata/.packet NULL: none */
 };
 
 static void uuid_str(const uint8_t *u, char *out)
@@ -172,12 +173,16 @@ struct kinstr_ctf *kinstr_ctf__create(const char *dir, const struct kinstr_ctf_o
 	size_t i, j;
 	int ret;
 
-	if (!dir || !*dir || !KINSTR_OPTS_VALID(opts)) {
+	if (!KINSTR_OPTS_VALID(opts)) {
 		errno = EINVAL;
 		return NULL;
 	}
 	if (opts)
 		memcpy(&o, opts, opts->sz < sizeof(o) ? opts->sz : sizeof(o));
+	if (dir ? !*dir : !o.sink) {
+		errno = EINVAL;
+		return NULL;
+	}
 	if (o.packet_align == 0)
 		o.packet_align = 4096;
 	if (o.packet_align < 8 || (o.packet_align & (o.packet_align - 1)) || o.packet_align > (1u << 30) ||
@@ -196,7 +201,7 @@ struct kinstr_ctf *kinstr_ctf__create(const char *dir, const struct kinstr_ctf_o
 				return NULL;
 			}
 	}
-	if (mkdir(dir, 0755)) {
+	if (dir && mkdir(dir, 0755)) {
 		if (errno != EEXIST)
 			return NULL;
 		ret = dir_is_empty(dir);
@@ -209,11 +214,13 @@ struct kinstr_ctf *kinstr_ctf__create(const char *dir, const struct kinstr_ctf_o
 	if (!w)
 		return NULL;
 	w->align = o.packet_align;
-	w->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (o.sink)
+		w->sink = *o.sink;
+	w->dirfd = dir ? open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
 	w->clock_name = strdup(o.clock_name ? o.clock_name : "monotonic");
 	w->clock_desc = strdup(o.clock_description ? o.clock_description : "CLOCK_MONOTONIC");
 	w->env_text = build_env(&o);
-	if (w->dirfd < 0 || !w->clock_name || !w->clock_desc || !w->env_text)
+	if ((dir && w->dirfd < 0) || !w->clock_name || !w->clock_desc || !w->env_text)
 		goto fail;
 	if ((ret = random_uuid(w->uuid)) || (ret = random_uuid(w->clock_uuid))) {
 		errno = -ret;
@@ -398,6 +405,15 @@ static int write_metadata(struct kinstr_ctf *w)
 		free(text);
 		return -ENOMEM;
 	}
+	if (w->sink.metadata) {
+		ret = w->sink.metadata(w->sink.ctx, text, len);
+		if (ret || w->dirfd < 0) {
+			free(text);
+			if (!ret)
+				w->meta_done = true;
+			return ret;
+		}
+	}
 	fd = openat(w->dirfd, ".metadata.tmp", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0) {
 		free(text);
@@ -462,8 +478,8 @@ int kinstr_ctf__packet_begin(struct kinstr_ctf *w, unsigned int cpu, uint64_t ts
 			return -ENOMEM;
 		/* named stream_N once its first packet is in: a reader never sees an empty stream */
 		snprintf(name, sizeof(name), ".stream_%u.tmp", cpu);
-		s->fd = openat(w->dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-		if (s->fd < 0) {
+		s->fd = w->dirfd < 0 ? -1 : openat(w->dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+		if (s->fd < 0 && w->dirfd >= 0) {
 			ret = -errno;
 			free(s);
 			return ret;
@@ -556,6 +572,8 @@ static int stream_rename(struct kinstr_ctf *w, unsigned int cpu, bool drop)
 {
 	char tmp[32], name[32];
 
+	if (w->dirfd < 0)
+		return 0;
 	snprintf(tmp, sizeof(tmp), ".stream_%u.tmp", cpu);
 	snprintf(name, sizeof(name), "stream_%u", cpu);
 	if (drop)
@@ -599,8 +617,16 @@ int kinstr_ctf__packet_end(struct kinstr_ctf *w, unsigned int cpu, uint64_t ts_e
 	ctf_put_le(p + 48, cpu, 4);
 	ctf_put_le(s->buf + padded - CTF_CRC_SIZE, ctf_packet_crc(s->buf, padded), CTF_CRC_SIZE);
 	s->open = false;
+	ret = s->fd >= 0 ? write_all(s->fd, s->buf, padded) : 0;
+	if (!ret && w->sink.packet) {
+		struct kinstr_ctf_packet pk = {
+			.cpu = cpu, .data = s->buf, .size = padded, .content_size = s->len, .ts_begin = s->ts_begin,
+			.ts_end = ts_end, .events_discarded = events_discarded, .seq = s->seq, .stream_class_id = 0,
+		};
+
+		ret = w->sink.packet(w->sink.ctx, &pk);
+	}
 	s->len = 0;
-	ret = write_all(s->fd, s->buf, padded);
 	if (!ret && !s->started)
 		ret = stream_rename(w, cpu, false);
 	if (ret) {
@@ -654,7 +680,7 @@ int kinstr_ctf__close(struct kinstr_ctf *w)
 			if (r && !ret)
 				ret = r;
 		}
-		if (close(s->fd) && !ret)
+		if (s->fd >= 0 && close(s->fd) && !ret)
 			ret = -errno;
 		if (!s->started) {
 			int r = stream_rename(w, i, true);
@@ -665,7 +691,7 @@ int kinstr_ctf__close(struct kinstr_ctf *w)
 		free(s->buf);
 		free(s);
 	}
-	if (!w->meta_done && w->dirfd >= 0 && w->env_text && !ret)
+	if (!w->meta_done && (w->dirfd >= 0 || w->sink.metadata) && w->env_text && !ret)
 		ret = write_metadata(w);
 	for (i = 0; i < w->nclasses; i++) {
 		unsigned int j;

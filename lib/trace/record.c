@@ -74,6 +74,31 @@ void kinstr_recorder__free(struct kinstr_recorder *rec)
 	free(rec);
 }
 
+int kinstr_recorder__begin(struct kinstr_recorder *rec, uint64_t ts)
+{
+	unsigned int cpu;
+	int ret;
+
+	for (cpu = 0; cpu < rec->nr_cpus; cpu++) {
+		struct rec_cpu *c = &rec->cpu[cpu];
+		/* one ns apart: babeltrace2's lttng-live warns of two streams' identical messages */
+		uint64_t t = ts > cpu ? ts - cpu : 0;
+
+		if (c->has_packet)
+			continue;
+		ret = kinstr_ctf__packet_begin(rec->w, cpu, t);
+		if (ret)
+			return ret;
+		rec->written += kinstr_ctf__packet_size(rec->w, cpu);
+		ret = kinstr_ctf__packet_end(rec->w, cpu, t, 0);
+		if (ret)
+			return ret;
+		c->has_packet = true;
+		c->last_ts = t;
+	}
+	return 0;
+}
+
 void kinstr_recorder__drain(struct kinstr_recorder *rec)
 {
 	rec->draining = true;

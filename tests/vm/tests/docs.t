@@ -122,3 +122,17 @@ TIMEOUT 90
 EXPECT ^rc=0$
 EXPECT ^@calls\["cat"\]: [1-9]
 EXPECT ^@usecs\[\{comm: "cat", bucket: N$
+
+NAME docs: relayd.md's example: babeltrace2's lttng-live viewer prints vfs_read events with their count while kinstr streams them to a real lttng-relayd, whose folder then holds them
+# the guest has no host name of its own ("(none)", which kinstr would file as "localhost")
+SETUP insmod kmod/kinstr.ko && ip link set lo up && hostname kinstr-guest
+BEFORE while :; do cat /etc/hostname > /dev/null; sleep 0.05; done
+RUN rm -rf /tmp/relay; python3 tests/vm/checks/doc_block.py docs/relayd.md 1 --prompt > /tmp/b.sh && sh /tmp/b.sh > /tmp/o.txt 2>&1; \
+	echo "rc=$?"; grep -m1 -o ' vfs_read: .*count = [0-9]*' /tmp/o.txt | sed 's/: .*count = [0-9]*$/: count = N/'; \
+	grep -m1 '^kinstr: live:' /tmp/o.txt; echo "relay folder: $(tail -1 /tmp/o.txt)"
+CLEANUP pkill -x lttng-relayd; true
+TIMEOUT 90
+EXPECT ^rc=0$
+EXPECT ^ vfs_read: count = N$
+EXPECT ^kinstr: live: babeltrace2 net://127\.0\.0\.1/host/.*/demo
+EXPECT ^relay folder: [1-9][0-9]*$
