@@ -5,7 +5,7 @@
 BENCH_SRCS := $(wildcard bench/*.c)
 BENCH_BINS := $(BENCH_SRCS:%.c=$(B)/%)
 
-.PHONY: bench bench-run bench-splice bench-bpf bench-install bench-trace bench-profile bench-by
+.PHONY: bench bench-run bench-splice bench-bpf bench-install bench-trace bench-profile bench-by bench-startup
 bench: $(BENCH_BINS) $(B)/bench/fentry.bpf.o $(B)/bench/kprobe_parts.bpf.o
 
 # The BPF fentry/fexit peer (bench/fentry_time.c loads it from beside itself): no kernel headers,
@@ -42,6 +42,11 @@ bench-profile: $(BENCH_BINS)
 # programs, as ratios, in one guest run per mode, wall and icount (bench/run-by; installs bpftrace if missing).
 bench-by: $(BENCH_BINS)
 	bench/run-by --icount
+
+# Start-up (fork to first output) of kinstr -l, count -d 0.1 and disasm beside bpftrace -l, as ratios, in one
+# guest run under -icount (bench/run-startup; needs bpftrace).
+bench-startup: $(BENCH_BINS)
+	bench/run-startup --icount
 
 bench-run: $(BENCH_BINS)
 	bench/run-analysis $(SNAPSHOT) $(if $(BENCH_ARGS),-- $(BENCH_ARGS))

@@ -23,6 +23,7 @@ struct text_chunk {
 struct kmod_text {
 	struct kinstr_module_info mi;
 	bool keep;			/* live, text readable */
+	const char *kname;		/* a copy of its name in the view's names, compared by pointer first */
 };
 
 struct kinstr_kernel {
@@ -59,6 +60,7 @@ struct kinstr_kernel {
 
 	struct kmod_text *mods;		/* live view only */
 	size_t nmods;
+	size_t mod_last;		/* the module find_mod() found last */
 
 	/* live view only: each jump label's key and branch bit, each static call's key and tail bit */
 	struct site_fact *facts;	/* sorted by site after open */
@@ -82,6 +84,7 @@ struct sck {
 #define NAME_NONE UINT32_MAX
 
 /* view.c: the structure's helpers, shared by its builders */
+int kview_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *));
 int kview_grow(void **arr, size_t n, size_t *cap, size_t first, size_t elem);
 int kview_fact_add(struct kinstr_kernel *k, unsigned long long site, unsigned long long key, unsigned int reason);
 int kview_cmp_fact(const void *a, const void *b);

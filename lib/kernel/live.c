@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <zlib.h>
 
 #include <bpf/btf.h>
@@ -26,9 +27,15 @@ static struct kmod_text *find_mod(struct kinstr_kernel *k, const char *name)
 {
 	size_t i;
 
+	/* a module's functions share one copy of its name (load_kallsyms): most lookups end here */
+	if (k->mod_last < k->nmods && k->mods[k->mod_last].kname == name)
+		return &k->mods[k->mod_last];
 	for (i = 0; i < k->nmods; i++)
-		if (!strcmp(k->mods[i].mi.name, name))
+		if (!strcmp(k->mods[i].mi.name, name)) {
+			k->mod_last = i;
+			k->mods[i].kname = name;
 			return &k->mods[i];
+		}
 	return NULL;
 }
 
@@ -80,38 +87,52 @@ static bool ksym_space(char c)
 	return c == ' ' || c == '\t';
 }
 
+/* Each byte's value as a hex digit + 1, 0 for any other byte. */
+static const unsigned char hex1[256] = {
+	['0'] = 1, ['1'] = 2, ['2'] = 3, ['3'] = 4, ['4'] = 5, ['5'] = 6, ['6'] = 7, ['7'] = 8, ['8'] = 9,
+	['9'] = 10, ['a'] = 11, ['b'] = 12, ['c'] = 13, ['d'] = 14, ['e'] = 15, ['f'] = 16,
+	['A'] = 11, ['B'] = 12, ['C'] = 13, ['D'] = 14, ['E'] = 15, ['F'] = 16,
+};
+
 /*
- * One /proc/kallsyms line: its address, type and name (at most 511 characters, as %511s took),
- * *rest what follows the name (a module's " [NAME]", or ""). 0, or -1 for a line of another form.
+ * One /proc/kallsyms line [line, eol) (eol: its '\n', or the buffer's end, where a NUL is): its
+ * address, type and name (*name, *nlen: at most 511 characters, as %511s took), *rest what
+ * follows the name (a module's " [NAME]", or eol). 0, or -1 for a line of another form.
  */
-static int parse_kallsyms_line(const char *line, unsigned long long *addr, char *type, char *name, const char **rest)
+static int parse_kallsyms_line(const char *line, const char *eol, unsigned long long *addr, char *type,
+			       const char **name, size_t *nlen, const char **rest)
 {
-	const char *p = line, *e;
+	const char *p = line, *e, *t;
 	unsigned long long a = 0;
-	size_t n;
+	unsigned int v;
 
 	while (ksym_space(*p))
 		p++;
-	for (e = p; isxdigit((unsigned char)*e); e++)
-		a = a << 4 | (unsigned long long)(isdigit((unsigned char)*e) ? *e - '0' : (tolower((unsigned char)*e) - 'a' + 10));
+	for (e = p; (v = hex1[(unsigned char)*e]); e++)
+		a = a << 4 | (v - 1);
 	if (e == p || e - p > 16 || !ksym_space(*e))
 		return -1;
 	for (p = e; ksym_space(*p); p++)
 		;
-	if (!*p || ksym_space(*p))
+	if (p >= eol || !*p || ksym_space(*p))
 		return -1;
 	*type = *p++;
 	if (!ksym_space(*p))
 		return -1;
 	while (ksym_space(*p))
 		p++;
-	for (e = p; *e && !ksym_space(*e); e++)
-		;
+	/* the name ends at the first blank or the line's end (memchr: the names are most of the bytes) */
+	e = eol;
+	if ((t = memchr(p, '\t', (size_t)(e - p))))
+		e = t;
+	if ((t = memchr(p, ' ', (size_t)(e - p))))
+		e = t;
+	if ((t = memchr(p, 0, (size_t)(e - p))))
+		e = t;
 	if (e == p)
 		return -1;
-	n = (size_t)(e - p) < 511 ? (size_t)(e - p) : 511;
-	memcpy(name, p, n);
-	name[n] = 0;
+	*name = p;
+	*nlen = (size_t)(e - p) < 511 ? (size_t)(e - p) : 511;
 	*addr = a;
 	*rest = e;
 	return 0;
@@ -126,7 +147,7 @@ static int parse_kallsyms_module(const char *p, char *mod, size_t len)
 		p++;
 	if (*p++ != '[')
 		return -1;
-	while (p[n] && p[n] != ']' && n < len - 1)
+	while (p[n] && p[n] != ']' && p[n] != '\n' && n < len - 1)
 		n++;
 	if (!n || p[n] != ']')
 		return -1;
@@ -135,10 +156,17 @@ static int parse_kallsyms_module(const char *p, char *mod, size_t len)
 	return 0;
 }
 
+static bool name_is(const char *name, size_t nlen, const char *what)
+{
+	size_t w = strlen(what);
+
+	return nlen == w && !memcmp(name, what, w);
+}
+
 static int load_kallsyms(struct kinstr_kernel *k, struct kinstr_dev *dev, const char *path)
 {
-	char *buf, *line, *save = NULL, *np;
-	size_t cap = 0, i, j, len, nlen = 0;
+	char *buf, *line, *eol, *lend, *np, lastmod[64] = "";
+	size_t cap = 0, i, j, len, nlen = 0, lastmodoff = 0;
 	int err = 0;
 
 	buf = kview_read_file(path, &len);
@@ -150,36 +178,43 @@ static int load_kallsyms(struct kinstr_kernel *k, struct kinstr_dev *dev, const 
 		return -ENOMEM;
 	}
 	np = k->names;
-	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+	for (line = buf; line < buf + len; line = eol) {
 		unsigned long long addr;
-		char type, name[512], mod[64];
-		size_t nameoff, modoff = 0;
-		const char *rest;
+		char type, mod[64];
+		size_t nameoff, modoff = 0, n;
+		const char *rest, *name;
+		bool inmod;
 
+		lend = memchr(line, '\n', (size_t)(buf + len - line));
+		if (!lend)
+			lend = buf + len;
+		eol = lend + (lend < buf + len);
 		/* "ADDR T NAME" or "ADDR T NAME\t[MODULE]", by hand: sscanf is most of the parse on TCG */
-		if (parse_kallsyms_line(line, &addr, &type, name, &rest))
+		if (parse_kallsyms_line(line, lend, &addr, &type, &name, &n, &rest))
 			continue;
-		if (!strncmp(name, "__SCK__", 7) && strlen(name + 7) < sizeof(k->scks->name) && strchr("dDbB", type)) {
+		inmod = rest < lend;
+		if (n > 7 && !memcmp(name, "__SCK__", 7) && n - 7 < sizeof(k->scks->name) && strchr("dDbB", type)) {
 			if (kview_grow((void **)&k->scks, k->nscks, &k->scks_cap, 256, sizeof(*k->scks))) {
 				free(buf);
 				return -ENOMEM;
 			}
 			k->scks[k->nscks].addr = addr;
-			strcpy(k->scks[k->nscks++].name, name + 7);
+			memcpy(k->scks[k->nscks].name, name + 7, n - 7);
+			k->scks[k->nscks++].name[n - 7] = 0;
 			continue;
 		}
 		/*
 		 * the per-CPU pointer to the running task: current_task until 6.2, then pcpu_hot,
 		 * whose first member it is (arch/x86/include/asm/current.h)
 		 */
-		if (!*rest && strchr("aAdDbB", type) && (!strcmp(name, "current_task") || !strcmp(name, "pcpu_hot"))) {
+		if (!inmod && strchr("aAdDbB", type) && (name_is(name, n, "current_task") || name_is(name, n, "pcpu_hot"))) {
 			k->current_task = addr;
 			continue;
 		}
 		/* weak definitions ('W') are functions too */
 		if (!strchr("tTwW", type))
 			continue;
-		if (*rest) {	/* "[module]" follows */
+		if (inmod) {	/* "[module]" follows */
 			if (parse_kallsyms_module(rest, mod, sizeof(mod)))
 				continue;
 		} else if (addr < k->layout.text.start || addr >= k->layout.text.end) {
@@ -195,12 +230,17 @@ static int load_kallsyms(struct kinstr_kernel *k, struct kinstr_dev *dev, const 
 			k->funcs = p;
 		}
 		nameoff = nlen;
-		strcpy(np + nlen, name);
-		nlen += strlen(name) + 1;
-		if (*rest) {	/* the module's name follows (never at offset 0) */
-			modoff = nlen;
-			strcpy(np + nlen, mod);
-			nlen += strlen(mod) + 1;
+		memcpy(np + nlen, name, n);
+		np[nlen + n] = 0;
+		nlen += n + 1;
+		if (inmod) {	/* the module's name follows (never at offset 0), once per run of its lines */
+			if (!lastmodoff || strcmp(mod, lastmod)) {
+				lastmodoff = nlen;
+				strcpy(lastmod, mod);
+				strcpy(np + nlen, mod);
+				nlen += strlen(mod) + 1;
+			}
+			modoff = lastmodoff;
 		}
 		k->funcs[k->nfuncs++] = (struct kinstr_func){ .addr = addr, .type = type,
 							      .name = (const char *)(uintptr_t)nameoff,
@@ -224,7 +264,8 @@ static int load_kallsyms(struct kinstr_kernel *k, struct kinstr_dev *dev, const 
 		if (region_end(k, &k->funcs[i]))
 			k->funcs[j++] = k->funcs[i];
 	k->nfuncs = j;
-	qsort(k->funcs, k->nfuncs, sizeof(*k->funcs), kview_cmp_func_addr);
+	if (kview_sort(k->funcs, k->nfuncs, sizeof(*k->funcs), kview_cmp_func_addr))
+		return -ENOMEM;
 	/* size: distance to the next distinct address (aliases share their size), within its text */
 	for (i = 0; i < k->nfuncs; i = j) {
 		unsigned long long next, end = region_end(k, &k->funcs[i]);
@@ -455,6 +496,31 @@ static int add_modules(struct kinstr_kernel *k, struct kinstr_dev *dev)
 	return err;
 }
 
+/*
+ * KINSTR_PHASES=1 in the environment: each step of reading the live view, timed on stderr
+ * ("kinstr: phase NAME SECONDS"), to see where a command's start-up goes.
+ */
+static void phase(const char *name)
+{
+	static int on = -1;
+	static double last;
+	struct timespec t;
+	double now;
+
+	if (on < 0) {
+		const char *e = getenv("KINSTR_PHASES");
+
+		on = e && *e && strcmp(e, "0");
+	}
+	if (!on)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	now = t.tv_sec + t.tv_nsec / 1e9;
+	if (name)
+		fprintf(stderr, "kinstr: phase %-16s %.4f\n", name, now - last);
+	last = now;
+}
+
 struct kinstr_kernel *kinstr_kernel__open_live(struct kinstr_dev *dev)
 {
 	struct kinstr_kernel *k = calloc(1, sizeof(*k));
@@ -462,6 +528,7 @@ struct kinstr_kernel *kinstr_kernel__open_live(struct kinstr_dev *dev)
 	unsigned long long tlen;
 	int err;
 
+	phase(NULL);
 	if (!k)
 		return kview_fail(k, ENOMEM);
 	err = kinstr_dev__version(dev, &v);
@@ -478,12 +545,16 @@ struct kinstr_kernel *kinstr_kernel__open_live(struct kinstr_dev *dev)
 	k->chunks[0].addr = k->layout.text.start;
 	k->chunks[0].len = tlen;
 	err = kinstr_dev__read(dev, k->layout.text.start, k->chunks[0].bytes, tlen);
+	phase("text");
 	if (!err)
 		err = load_kallsyms(k, dev, "/proc/kallsyms");
+	phase("kallsyms");
 	if (!err)
 		err = add_modules(k, dev);
+	phase("modules");
 	if (!err)
 		trim_module_tails(k);
+	phase("trim");
 	if (!err)
 		err = kview_add_span(k, &k->layout.entry_text, KINSTR_R_ENTRY_TEXT);
 	if (!err)
@@ -500,33 +571,47 @@ struct kinstr_kernel *kinstr_kernel__open_live(struct kinstr_dev *dev)
 		err = add_table(k, dev, &k->layout.static_call_sites, &k->layout.text, KINSTR_R_STATIC_CALL, len_call5);
 	if (!err)
 		err = add_table(k, dev, &k->layout.jump_table, &k->layout.text, KINSTR_R_JUMP_LABEL, len_jump_label);
+	phase("tables");
 	if (!err)
 		err = kview_mark_endbr(k, true);
+	phase("endbr");
 	if (!err)
 		err = kview_add_ftrace(k, dev);
+	phase("ftrace");
 	if (!err)
 		err = kview_add_stray_ftrace(k, dev);
+	phase("stray_ftrace");
 	if (!err)
 		err = kview_index_names(k);
+	phase("index");
 	if (!err) {
-		qsort(k->facts, k->nfacts, sizeof(*k->facts), kview_cmp_fact);
-		qsort(k->scks, k->nscks, sizeof(*k->scks), kview_cmp_sck);
+		err = kview_sort(k->facts, k->nfacts, sizeof(*k->facts), kview_cmp_fact) ?:
+		      kview_sort(k->scks, k->nscks, sizeof(*k->scks), kview_cmp_sck);
+		phase("sort_facts");
 	}
 	if (!err)
 		err = kview_add_die_notifiers(k, dev);
+	phase("die_notifiers");
 	if (!err)
 		err = kview_add_blacklist(k);
+	phase("blacklist");
 	if (!err)
 		err = kview_add_kprobes(k);
+	phase("kprobes");
 	if (!err)
 		err = kview_add_hit_path(k, dev);
+	phase("hit_path");
 	if (!err)
 		err = kview_add_held(k, dev);
+	phase("held");
 	if (!err)
 		err = kview_add_symbol_rules(k);
+	phase("symbol_rules");
 	if (!err)
 		learn_returns(k, dev);
+	phase("returns");
 	if (!err)
 		err = kview_finish(k);
+	phase("finish");
 	return err ? kview_fail(k, err) : k;
 }

@@ -162,7 +162,8 @@ int kview_add_stray_ftrace(struct kinstr_kernel *k, struct kinstr_dev *dev)
 	int err = 0;
 
 	/* most such NOPs are jump labels, known already: sorted, the reservations tell them apart */
-	qsort(k->res, k->nres, sizeof(*k->res), kview_cmp_res);
+	if (kview_sort(k->res, k->nres, sizeof(*k->res), kview_cmp_res))
+		return -ENOMEM;
 	for (i = 0; i < k->nfuncs; i++) {
 		const struct kinstr_func *f = &k->funcs[i];
 		unsigned long long a;
@@ -176,6 +177,9 @@ int kview_add_stray_ftrace(struct kinstr_kernel *k, struct kinstr_dev *dev)
 			const unsigned char *b = fb + (a - f->addr);
 			unsigned long long at = a;
 
+			/* neither the NOP nor an ENDBR (f3 0f 1e fa, or sealed: 66 0f 1f 00) starts here */
+			if (b[0] != nop5[0] && b[0] != 0xf3 && b[0] != 0x66)
+				continue;
 			/* a stray body's NOP follows its ENDBR, as a function's does */
 			if (kinstr_entry_endbr_len(b) && a + 9 <= f->addr + f->size) {
 				at = a + KINSTR_ENDBR_LEN;

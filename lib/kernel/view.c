@@ -36,6 +36,156 @@ int kview_grow(void **arr, size_t n, size_t *cap, size_t first, size_t elem)
 	return 0;
 }
 
+/* One element of size bytes: the sizes the view sorts copied inline, not through memcpy()'s call. */
+static inline void copy_elem(char *dst, const char *src, size_t size)
+{
+	switch (size) {
+	case 16:
+		memcpy(dst, src, 16);
+		break;
+	case 24:
+		memcpy(dst, src, 24);
+		break;
+	case 32:
+		memcpy(dst, src, 32);
+		break;
+	case 40:
+		memcpy(dst, src, 40);
+		break;
+	default:
+		memcpy(dst, src, size);
+	}
+}
+
+struct sorter {
+	char *a, *tmp;
+	size_t size;
+	int (*cmp)(const void *, const void *);
+};
+
+#define AT(s, i) ((s)->a + (i) * (s)->size)
+
+/*
+ * Merge the adjacent sorted runs [lo, mid) and [mid, hi), stably. What already lies in place is
+ * left there: the left run's elements up to the first after a[mid], the right run's from the first
+ * not before a[mid - 1] (found by binary search); only the rest goes through tmp.
+ */
+static void merge_at(const struct sorter *s, size_t lo, size_t mid, size_t hi)
+{
+	size_t l, r, o, x, y, m;
+
+	if (s->cmp(AT(s, mid - 1), AT(s, mid)) <= 0)
+		return;
+	for (x = lo, y = mid; x < y;) {	/* the first of the left run after a[mid] */
+		m = x + (y - x) / 2;
+		if (s->cmp(AT(s, m), AT(s, mid)) <= 0)
+			x = m + 1;
+		else
+			y = m;
+	}
+	lo = x;
+	for (x = mid, y = hi; x < y;) {	/* the first of the right run not before a[mid - 1] */
+		m = x + (y - x) / 2;
+		if (s->cmp(AT(s, m), AT(s, mid - 1)) < 0)
+			x = m + 1;
+		else
+			y = m;
+	}
+	hi = x;
+	memcpy(s->tmp, AT(s, lo), (mid - lo) * s->size);
+	for (l = 0, r = mid, o = lo; l < mid - lo && r < hi; o++) {
+		if (s->cmp(s->tmp + l * s->size, AT(s, r)) <= 0)
+			copy_elem(AT(s, o), s->tmp + l++ * s->size, s->size);
+		else
+			copy_elem(AT(s, o), AT(s, r++), s->size);
+	}
+	memcpy(AT(s, o), s->tmp + l * s->size, (mid - lo - l) * s->size);
+}
+
+#define MIN_RUN 32
+
+/*
+ * A stable sort of n elements of size bytes: a natural merge sort (as Timsort: runs found as they
+ * are, short ones extended by binary insertion, merged so that a long run is copied a few times,
+ * not once per pass). What the view sorts comes mostly in long ordered runs (kallsyms in address
+ * order, one table or one pass over the functions at a time), where qsort() took log2(n) passes of
+ * indirect calls (0.1 s of every start under TCG). Stable, as glibc's qsort() (a merge sort) is:
+ * the order of equal elements, and so the view, is the same.
+ */
+int kview_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+	struct sorter s = { .a = base, .size = size, .cmp = cmp };
+	size_t runs[128][2], nr = 0, i, j, end;
+	char *hold;
+
+	for (i = 1; i < n && cmp(AT(&s, i - 1), AT(&s, i)) <= 0; i++)
+		;
+	if (i >= n)
+		return 0;	/* in order already: nothing moves */
+	s.tmp = malloc(n * size + size);
+	if (!s.tmp)
+		return -ENOMEM;
+	hold = s.tmp + n * size;
+	for (i = 0; i < n; i = end) {
+		for (end = i + 1; end < n && cmp(AT(&s, end - 1), AT(&s, end)) <= 0; end++)
+			;
+		/* a short run: extended to MIN_RUN by binary insertion (after its equals: stable) */
+		for (; end < n && end - i < MIN_RUN; end++) {
+			size_t x = i, y = end, m;
+
+			while (x < y) {
+				m = x + (y - x) / 2;
+				if (cmp(AT(&s, m), AT(&s, end)) <= 0)
+					x = m + 1;
+				else
+					y = m;
+			}
+			if (x == end)
+				continue;
+			memcpy(hold, AT(&s, end), size);
+			memmove(AT(&s, x + 1), AT(&s, x), (end - x) * size);
+			memcpy(AT(&s, x), hold, size);
+		}
+		if (nr == sizeof(runs) / sizeof(runs[0])) {	/* never, by the rule below: kept bounded anyway */
+			merge_at(&s, runs[nr - 2][0], runs[nr - 2][1], runs[nr - 1][1]);
+			runs[nr - 2][1] = runs[nr - 1][1];
+			nr--;
+		}
+		runs[nr][0] = i;
+		runs[nr++][1] = end;
+		/* keep run lengths decreasing like Fibonacci numbers down the stack (Timsort's rule) */
+		while (nr > 1) {
+#define LEN(k) (runs[k][1] - runs[k][0])
+			size_t k = nr - 2;
+
+			if ((nr >= 3 && LEN(nr - 3) <= LEN(nr - 2) + LEN(nr - 1)) ||
+			    (nr >= 4 && LEN(nr - 4) <= LEN(nr - 3) + LEN(nr - 2))) {
+				if (LEN(nr - 3) < LEN(nr - 1))
+					k = nr - 3;
+			} else if (LEN(nr - 2) > LEN(nr - 1)) {
+				break;
+			}
+#undef LEN
+			merge_at(&s, runs[k][0], runs[k][1], runs[k + 1][1]);
+			runs[k][1] = runs[k + 1][1];
+			for (j = k + 1; j + 1 < nr; j++) {
+				runs[j][0] = runs[j + 1][0];
+				runs[j][1] = runs[j + 1][1];
+			}
+			nr--;
+		}
+	}
+	while (nr > 1) {
+		merge_at(&s, runs[nr - 2][0], runs[nr - 2][1], runs[nr - 1][1]);
+		runs[nr - 2][1] = runs[nr - 1][1];
+		nr--;
+	}
+	free(s.tmp);
+	return 0;
+}
+
+#undef AT
+
 int kview_fact_add(struct kinstr_kernel *k, unsigned long long site, unsigned long long key, unsigned int reason)
 {
 	if (kview_grow((void **)&k->facts, k->nfacts, &k->facts_cap, 4096, sizeof(*k->facts)))
@@ -274,12 +424,14 @@ int kview_finish(struct kinstr_kernel *k)
 {
 	size_t i, j;
 
-	qsort(k->res, k->nres, sizeof(*k->res), kview_cmp_res);
+	if (kview_sort(k->res, k->nres, sizeof(*k->res), kview_cmp_res))
+		return -ENOMEM;
 	for (i = j = 0; i < k->nres; i++)
 		if (!j || kview_cmp_res(&k->res[j - 1], &k->res[i]))
 			k->res[j++] = k->res[i];
 	k->nres = j;
-	qsort(k->edges, k->nedges, sizeof(*k->edges), cmp_edge);
+	if (kview_sort(k->edges, k->nedges, sizeof(*k->edges), cmp_edge))
+		return -ENOMEM;
 	k->res_maxend = calloc(k->nres + 1, sizeof(*k->res_maxend));
 	if (!k->res_maxend)
 		return -ENOMEM;
