@@ -14,19 +14,7 @@ deb=build/deb
 # the others' images are hidden in this guest's overlay, so that DKMS builds for this one.
 mkdir -p /tmp/hidden-boot
 for c in /boot/config-*; do [ "$c" = "/boot/config-$rel" ] || mv "$c" /tmp/hidden-boot/; done
-# gcc reads thousands of headers: over the 9p share under TCG that is most of the build, so the
-# running kernel's headers are copied into the guest's memory first (a tar of the two folders)
-hdr=$(readlink -f /lib/modules/$rel/build)
-common=$(sed -n 's|^include \(/usr/src/[^ ]*\)/Makefile$|\1|p' "$hdr/Makefile" | head -1)
-mkdir -p /tmp/hdr
-for d in "$hdr" $common; do
-	tar -C / -cf - "${d#/}" | tar -C /tmp/hdr -xf - && mount --bind "/tmp/hdr$d" "$d"
-done
-restore() {
-	for d in "$hdr" $common; do umount "$d" 2>/dev/null; done
-	rm -rf /tmp/hdr
-	mv /tmp/hidden-boot/* /boot/ 2>/dev/null
-}
+restore() { mv /tmp/hidden-boot/* /boot/ 2>/dev/null; }
 trap restore EXIT
 
 echo "doctor before: $(build/kinstr doctor >/tmp/doc0 2>&1; echo rc=$?) $(grep -c '^FAIL  module ' /tmp/doc0) module failure"
