@@ -82,6 +82,14 @@ static const char *read_line(const char *path, char *buf, size_t len)
 	return buf;
 }
 
+static bool spawn_sbin(pid_t *pid, posix_spawn_file_actions_t *fa, char *const argv[])
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "/sbin/%s", argv[0]);
+	return !posix_spawn(pid, path, fa, NULL, argv, environ);
+}
+
 /* argv's standard output (its first line) into out; the exit status, or -1 when it did not run. */
 static int run_line(char *const argv[], char *out, size_t len)
 {
@@ -96,7 +104,9 @@ static int run_line(char *const argv[], char *out, size_t len)
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_adddup2(&fa, pipefd[1], 1);
 	posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-	if (posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ)) {
+	/* modinfo lives in /sbin, which a user's PATH often lacks */
+	if (posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ) &&
+	    (strchr(argv[0], '/') || !spawn_sbin(&pid, &fa, argv))) {
 		posix_spawn_file_actions_destroy(&fa);
 		close(pipefd[0]);
 		close(pipefd[1]);
@@ -152,9 +162,18 @@ static void check_module(struct doctor *d)
 	struct kinstr_doctor_check *c = check(d, "module");
 	char *argv[] = { "modinfo", "-k", d->u.release, "-n", "kinstr", NULL };
 	char added[300];
+	int st;
 
 	find_dkms(d, added, sizeof(added));
-	if (run_line(argv, d->path, sizeof(d->path)) == 0 && d->path[0] == '/') {
+	st = run_line(argv, d->path, sizeof(d->path));
+	if (st < 0) {
+		d->path[0] = 0;
+		c->status = KINSTR_DOCTOR_FAIL;
+		detail(c, "cannot run modinfo (neither on PATH nor in /sbin) to find kinstr.ko for %s", d->u.release);
+		fix(c, "apt install kmod");
+		return;
+	}
+	if (st == 0 && d->path[0] == '/') {
 		c->status = KINSTR_DOCTOR_OK;
 		detail(c, "%s%s%s%s", d->path, d->dkms[0] ? " (built by DKMS, " : " (not from DKMS)",
 		       d->dkms, d->dkms[0] ? ")" : "");

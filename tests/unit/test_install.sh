@@ -129,3 +129,9 @@ have=$(sed -n 's/^const char \*const kinstr_doctor__tested_series\[\] = { \(.*\)
 [ -n "$want" ] && [ "$want" = "$have" ] && pass "doctor_tested_series: $have" ||
 	fail doctor_tested_series "tests/kernels has '$want', lib/kernel/doctor.c '$have'"
 cd "$top" || exit 1
+
+# --- kinstr doctor finds modinfo in /sbin when PATH lacks it (a user's PATH): the same module verdict
+a=$(build/kinstr doctor 2>&1 | grep '^[a-zA-Z]* *module ')
+b=$(PATH=/usr/bin:/bin build/kinstr doctor 2>&1 | grep '^[a-zA-Z]* *module ')
+[ -n "$a" ] && [ "$a" = "$b" ] && case "$a" in *"cannot run modinfo"*) false ;; esac &&
+	pass "doctor_modinfo_without_sbin_in_path" || fail doctor_modinfo_without_sbin_in_path "'$a' vs '$b'"
