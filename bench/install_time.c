@@ -20,6 +20,18 @@
  *	install, jmp after the sync or a waited install, the original bytes after every remove.
  *	Prints one "kinstr-install ..." line of figures in ms for the script's table; exits 1 on a
  *	failure, with a line starting "FAIL".
+ *
+ *   install_time names FILE
+ *	Prints "ADDR NAME" for each address of FILE: the function it is in (the ftrace peer's filter).
+ *
+ *   install_time ftrace N FILE
+ *	The peer: ftrace's function tracer on the first N functions of FILE ("INDEX NAME" lines, INDEX
+ *	the function's line in available_filter_functions, which set_ftrace_filter takes as a number).
+ *	Sets the filter (not timed), tracing_on 0 (the tracer's callbacks run, nothing is recorded),
+ *	then times `function` into current_tracer (returns with every call in: ftrace_replace_code(),
+ *	text_poke_queue()/text_poke_finish()) and `nop` (returns with the NOPs back). Checks that
+ *	enabled_functions lists exactly those N names after the first and none after the second.
+ *	Prints one "ftrace-install n=N enable=MS disable=MS verify=ok|FAILED" line.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -329,14 +341,137 @@ static int timed(struct kinstr_kernel *k, long want, const char *path)
 	return bad ? 1 : 0;
 }
 
+static int names(struct kinstr_kernel *k, const char *path)
+{
+	FILE *in = fopen(path, "r");
+	unsigned long long a;
+
+	if (!in) {
+		fprintf(stderr, "FAIL install_time: %s: %s\n", path, strerror(errno));
+		return 1;
+	}
+	while (fscanf(in, "%llx", &a) == 1) {
+		const struct kinstr_func *f = kinstr_kernel__func_at(k, a);
+
+		if (!f) {
+			printf("FAIL 0x%llx: in no function of the kernel view\n", a);
+			fclose(in);
+			return 1;
+		}
+		printf("0x%llx %s\n", a, f->name);
+	}
+	fclose(in);
+	return 0;
+}
+
+#define TRACEFS "/sys/kernel/tracing/"
+
+/* Write s to a tracefs file (truncating it); 0 or -1 with a FAIL line. */
+static int tracefs_write(const char *file, const char *s, size_t len)
+{
+	char path[256];
+	FILE *f;
+	int bad;
+
+	snprintf(path, sizeof(path), TRACEFS "%s", file);
+	f = fopen(path, "w");
+	if (!f) {
+		printf("FAIL %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	bad = fwrite(s, 1, len, f) != len;
+	bad |= fclose(f) != 0;
+	if (bad)
+		printf("FAIL writing %s: %s\n", path, strerror(errno));
+	return bad ? -1 : 0;
+}
+
+static int cmp_str(const void *x, const void *y)
+{
+	return strcmp(*(char *const *)x, *(char *const *)y);
+}
+
+/* Does enabled_functions list exactly the n names of want (sorted)? Prints why not. */
+static int enabled_are(char **want, long nwant, const char *when)
+{
+	FILE *f = fopen(TRACEFS "enabled_functions", "r");
+	char line[512];
+	long got = 0, unknown = 0;
+
+	if (!f) {
+		printf("FAIL enabled_functions: %s\n", strerror(errno));
+		return 1;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		char *key = strtok(line, " \t\n");
+
+		got++;
+		if (!key || !bsearch(&key, want, nwant, sizeof(*want), cmp_str))
+			unknown++;
+	}
+	fclose(f);
+	if (got != nwant || unknown) {
+		printf("FAIL %s: enabled_functions lists %ld functions, %ld of them not asked for (%ld asked)\n",
+		       when, got, unknown, nwant);
+		return 1;
+	}
+	return 0;
+}
+
+static int ftrace_time(long want, const char *path)
+{
+	FILE *in = fopen(path, "r");
+	char **fn = calloc(want, sizeof(*fn)), name[512], *filter;
+	size_t cap = 16 * want + 1, len = 0;
+	long idx, nf = 0, bad = 0;
+	double t0, t1, t2, t3;
+
+	if (!in || !fn) {
+		fprintf(stderr, "FAIL install_time: %s: %s\n", path, strerror(errno));
+		return 1;
+	}
+	filter = malloc(cap);
+	while (nf < want && fscanf(in, "%ld %511s", &idx, name) == 2) {
+		len += snprintf(filter + len, cap - len, "%ld\n", idx);
+		fn[nf++] = strdup(name);
+	}
+	fclose(in);
+	if (nf < want) {
+		printf("FAIL %s holds only %ld functions, %ld wanted\n", path, nf, want);
+		return 1;
+	}
+	qsort(fn, nf, sizeof(*fn), cmp_str);
+	if (tracefs_write("current_tracer", "nop\n", 4) || tracefs_write("tracing_on", "0\n", 2) ||
+	    tracefs_write("set_ftrace_filter", filter, len))
+		return 1;
+	t0 = now_ms();
+	if (tracefs_write("current_tracer", "function\n", 9))
+		return 1;
+	t1 = now_ms();
+	bad += enabled_are(fn, nf, "after enabling the function tracer");
+	t2 = now_ms();
+	if (tracefs_write("current_tracer", "nop\n", 4))
+		return 1;
+	t3 = now_ms();
+	bad += enabled_are(fn, 0, "after disabling it");
+	tracefs_write("set_ftrace_filter", "", 0);
+	tracefs_write("tracing_on", "1\n", 2);
+	printf("ftrace-install n=%ld enable=%.1f disable=%.1f verify=%s\n", nf, t1 - t0, t3 - t2, bad ? "FAILED" : "ok");
+	return bad ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct kinstr_kernel *k;
 	long cnt = argc > 3 ? atol(argv[2]) : 0;
 	int ret;
 
-	if (argc < 4 || cnt <= 0 || (strcmp(argv[1], "pick") && strcmp(argv[1], "time"))) {
-		fprintf(stderr, "usage: install_time pick COUNT FILE [GLOBS] | install_time time N FILE\n");
+	if (argc == 4 && !strcmp(argv[1], "ftrace") && cnt > 0)
+		return ftrace_time(cnt, argv[3]);
+	if (!(argc == 3 && !strcmp(argv[1], "names")) &&
+	    (argc < 4 || cnt <= 0 || (strcmp(argv[1], "pick") && strcmp(argv[1], "time")))) {
+		fprintf(stderr, "usage: install_time pick COUNT FILE [GLOBS] | install_time time N FILE | "
+			"install_time names FILE | install_time ftrace N FILE\n");
 		return 2;
 	}
 	dev = kinstr_dev__open(NULL);
@@ -349,7 +484,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "FAIL install_time: cannot read the kernel: %s\n", strerror(errno));
 		return 1;
 	}
-	if (!strcmp(argv[1], "pick"))
+	if (!strcmp(argv[1], "names"))
+		ret = names(k, argv[2]);
+	else if (!strcmp(argv[1], "pick"))
 		ret = pick(k, cnt, argv[3], argc > 4 ? argv[4] : hot_globs);
 	else
 		ret = timed(k, cnt, argv[3]);

@@ -24,6 +24,7 @@ struct kprobe_k {
 	bool gone;			/* disarmed: its text restored, unpublished (the slot stays) */
 	bool inline_count;		/* a counting probe: the slot counts, no call */
 	bool saves_flags;		/* the prologue saves the flags: live at the site */
+	bool flags_dead;		/* verification found the flags dead at the site (kinstr_verdict) */
 	struct kinstr_direct direct;	/* KINSTR_PROBE_FTRACE: ftrace's call of the slot */
 	u8 __percpu *gate;		/* the session's scope (scope.c): act only while it is 1; NULL: always */
 	u8 orig[KINSTR_MAX_DISPLACED];

@@ -57,6 +57,7 @@ struct kinstr_verdict {
 	u32 offset;		/* from the symbol: the instruction containing site, or a target */
 	u32 insn_len;
 	unsigned long addr;
+	bool flags_dead;	/* accepted: the flags are dead at the site (its instruction, or the C ABI) */
 };
 struct kinstr_action_ops;
 /* One request, its action's entry ops (NULL: no such action; the caller looks it up). */
@@ -72,8 +73,7 @@ bool kinstr_rip_relative(const struct insn *insn);
 bool kinstr_indirect_branch(const struct insn *insn);
 bool kinstr_function_of(unsigned long site, unsigned long *start, unsigned long *size);
 unsigned long kinstr_fentry_of(unsigned long start);
-/* Proven locally: the instruction at site overwrites every status flag before reading one. */
-bool kinstr_flags_dead_at(unsigned long site);
+/* The flags are dead at site by the C ABI (a verified probe's verdict also says so: flags_dead). */
 bool kinstr_flags_dead_by_abi(unsigned long site);
 
 #endif

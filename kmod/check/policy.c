@@ -40,15 +40,15 @@ static bool in_own_module(unsigned long a, unsigned int len)
 }
 
 /*
- * Are [a, a + len) all in a's symbol? (Finding a symbol's name walks the names before it in its
- * run of the name table: what its size and offset alone need is cheaper.)
+ * Are [a, a + len) all in a's symbol? *off: a's offset in it. (Finding a symbol's name walks the
+ * names before it in its run of the name table: what its size and offset alone need is cheaper.)
  */
-static bool in_one_symbol(unsigned long a, unsigned int len)
+static bool in_one_symbol(unsigned long a, unsigned int len, unsigned long *off)
 {
-	unsigned long size, off;
+	unsigned long size;
 
 	return kinstr_khas(kallsyms_lookup_size_offset) &&
-	       kinstr_kcall(kallsyms_lookup_size_offset)(a, &size, &off) && off < size && len <= size - off;
+	       kinstr_kcall(kallsyms_lookup_size_offset)(a, &size, off) && *off < size && len <= size - *off;
 }
 
 /* Does byte a hold part of its function's ENDBR (rules/entry.h)? */
@@ -62,11 +62,20 @@ static bool in_endbr(unsigned long a)
 	return !copy_from_kernel_nofault(b, (void *)(a - off), sizeof(b)) && kinstr_entry_endbr_len(b);
 }
 
-/* An indirect call lands on a function's ENDBR: never displaced, never trapped. */
-static u32 endbr(unsigned long a, unsigned int len)
+/*
+ * An indirect call lands on a function's ENDBR: never displaced, never trapped. off: a's offset
+ * in the one symbol that holds the whole range (NULL: not so): then both ends are decided by
+ * that symbol's start, with no lookup of their own.
+ */
+static u32 endbr(unsigned long a, unsigned int len, const unsigned long *off)
 {
+	u8 b[KINSTR_ENDBR_LEN];
+
 	if (!kinstr_khas(kallsyms_lookup_size_offset))
 		return R(UNVERIFIABLE);
+	if (off)	/* the first byte is the nearer one to the ENDBR */
+		return *off < KINSTR_ENDBR_LEN && !copy_from_kernel_nofault(b, (void *)(a - *off), sizeof(b)) &&
+		       kinstr_entry_endbr_len(b) ? R(ENDBR) : 0;
 	return in_endbr(a) || in_endbr(a + len - 1) ? R(ENDBR) : 0;
 }
 
@@ -273,14 +282,16 @@ static u32 placement(unsigned long addr, unsigned int len, bool *core)
 u32 kinstr_policy_check(unsigned long addr, unsigned int len)
 {
 	char first[KSYM_SYMBOL_LEN], last[KSYM_SYMBOL_LEN];
-	bool core;
+	unsigned long off;
+	bool core, one;
 	u32 r = placement(addr, len, &core);
 
 	if (r & PLACED)
 		return r;
 	/* the symbols of the first and last bytes, looked up once (one name where both are in one) */
 	sprint_symbol_no_offset(first, addr);
-	if (in_one_symbol(addr, len))
+	one = in_one_symbol(addr, len, &off);
+	if (one)
 		strscpy(last, first, sizeof(last));
 	else
 		sprint_symbol_no_offset(last, addr + len - 1);
@@ -288,7 +299,7 @@ u32 kinstr_policy_check(unsigned long addr, unsigned int len)
 		r |= R(CFI_SYMBOL);
 	if (kinstr_rule_sc_trampoline(first) || kinstr_rule_sc_trampoline(last))
 		r |= R(SC_TRAMPOLINE);
-	r |= endbr(addr, len);
+	r |= endbr(addr, len, one ? &off : NULL);
 	r |= reserved_by_patchers(addr, len, core);
 	r |= reserved_per_byte(addr, len, core);
 	r |= blacklisted(addr, len, first, last);

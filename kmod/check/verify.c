@@ -153,13 +153,6 @@ static bool kills_flags(const struct insn *insn, unsigned long addr)
 	       kinstr_flags_killed(b, insn->length);
 }
 
-bool kinstr_flags_dead_at(unsigned long site)
-{
-	struct insn insn;
-
-	return !decode(&insn, site) && kills_flags(&insn, site);
-}
-
 static bool function_of(unsigned long site, unsigned long *start, unsigned long *size);
 static unsigned long fentry_of(unsigned long start);
 
@@ -169,21 +162,26 @@ static unsigned long fentry_of(unsigned long start);
  * next writes the flags before it reads them. The ftrace NOP at the symbol's start is what
  * shows the function is compiled C (assembly may take or return flags: cmpxchg emulations do).
  */
-bool kinstr_flags_dead_by_abi(unsigned long site)
+static bool dead_by_abi(unsigned long site, unsigned long start, const struct insn *insn)
 {
-	unsigned long start, size, nop;
-	struct insn insn;
+	unsigned long nop = fentry_of(start);
 
-	if (!kinstr_khas(ftrace_text_reserved) || !function_of(site, &start, &size))
-		return false;
-	nop = fentry_of(start);
-	if (!kinstr_kcall(ftrace_text_reserved)((void *)nop, (void *)nop) || decode(&insn, site))
+	if (!kinstr_khas(ftrace_text_reserved) || !kinstr_kcall(ftrace_text_reserved)((void *)nop, (void *)nop))
 		return false;
 	if (site == nop || site == nop + 5)	/* an ftrace probe's site, or the one after the NOP */
 		return true;
-	return (insn.length == 1 && insn.opcode.bytes[0] == 0xc3) ||
-	       (insn.opcode.bytes[0] == 0xe9 && kinstr_ksyms.return_thunk &&
-		branch_target(&insn, site) == kinstr_ksyms.return_thunk);
+	return (insn->length == 1 && insn->opcode.bytes[0] == 0xc3) ||
+	       (insn->opcode.bytes[0] == 0xe9 && kinstr_ksyms.return_thunk &&
+		branch_target(insn, site) == kinstr_ksyms.return_thunk);
+}
+
+bool kinstr_flags_dead_by_abi(unsigned long site)
+{
+	unsigned long start, size;
+	struct insn insn;
+
+	return kinstr_khas(ftrace_text_reserved) && function_of(site, &start, &size) && !decode(&insn, site) &&
+	       dead_by_abi(site, start, &insn);
 }
 
 /* Where a function's fentry NOP would be: after its ENDBR, if it has one (rules/entry.h). */
@@ -442,6 +440,7 @@ static int verify_ftrace_probe(const struct kinstr_probe *p, const struct kinstr
 		refuse(v, KINSTR_REFUSE_BAD_REQUEST, p->site);	/* no ftrace site there */
 		return -EINVAL;
 	}
+	v->flags_dead = true;	/* the ftrace NOP of compiled C (kinstr_flags_dead_by_abi) */
 	return 0;
 }
 
@@ -500,6 +499,9 @@ int kinstr_verify_probe(const struct kinstr_probe *p, const struct kinstr_action
 			refuse(v, KINSTR_REFUSE_BAD_LENGTH, a);
 			return -EILSEQ;
 		}
+		/* what the slot's prologue needs (slot.c), from this decoding and lookup, not new ones */
+		if (a == p->site)
+			v->flags_dead = kills_flags(&insn, a) || dead_by_abi(a, start, &insn);
 		/*
 		 * After a ret or jmp, a jump probe may cover int3 filler (a return thunk's jmp turned
 		 * into `ret; int3 x4` at boot): never run, so overwritten, not relocated. No branch

@@ -141,6 +141,7 @@ static int verify_requests(struct kinstr_area *a, const struct kinstr_probe *req
 		}
 		if (err)
 			return err;
+		a->probes[i].flags_dead = v->flags_dead;
 	}
 	return overlap_in_batch(req, a->count, v, at);
 }

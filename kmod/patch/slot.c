@@ -138,7 +138,7 @@ void kinstr_slot_write(u8 *slot, const struct kinstr_probe *req, const struct ki
 		memcpy(b, "\x48\x8d\x64\x24\x08", 5);
 		b += 5;
 	}
-	flags_dead = kinstr_flags_dead_at(req->site) || kinstr_flags_dead_by_abi(req->site);
+	flags_dead = p->flags_dead;	/* as verification found them */
 	p->inline_count = ops->inline_count;
 	/* a stub always saves them (its pt_regs has the flags) */
 	p->saves_flags = ops->flags == KINSTR_SAVE_FLAGS_ALWAYS || (ops->flags == KINSTR_SAVE_FLAGS_LIVE && !flags_dead);
