@@ -7,15 +7,19 @@
 
 #include <kinstr/drill.h>
 #include <kinstr/plan.h>
+#include <kinstr/tally.h>
 #include "lib/opts.h"
 
 #define MAX_SITES 512
+#define MAX_TAILS 16
 
 struct level_fn {
 	int node;
 	unsigned int timer;
 	struct kinstr_callsite sites[MAX_SITES];
 	unsigned int nsites;
+	struct kinstr_callsite tails[MAX_TAILS];
+	unsigned int ntails;
 };
 
 struct kinstr_drill {
@@ -101,8 +105,13 @@ static int frontier(struct kinstr_drill *d, int *out)
 	for (i = 0; i < d->n; i++) {
 		struct kinstr_drill_node *n = &d->nodes[i];
 
-		if (n->depth != d->level || n->measured || n->why[0] || !n->f || n->weight < d->o.threshold)
+		if (n->depth != d->level || n->measured || n->why[0] || n->weight < d->o.threshold)
 			continue;
+		if (!n->f) {
+			if (n->kind == KINSTR_DRILL_INDIRECT)
+				out[nf++] = i;	/* its targets tallied */
+			continue;
+		}
 		/* a function already on the path above: recursion, not a new place */
 		for (a = n->parent; a >= 0; a = d->nodes[a].parent)
 			if (d->nodes[a].f == n->f)
@@ -116,7 +125,44 @@ static int frontier(struct kinstr_drill *d, int *out)
 	return nf;
 }
 
-/* One measured function: its time split into one child per callee (indirect calls together). */
+/* Why child c is not descended into (yet), if it is not. */
+static void child_why(struct kinstr_drill *d, int c)
+{
+	struct kinstr_drill_node *k = &d->nodes[c];
+
+	if (k->weight < d->o.threshold)
+		snprintf(k->why, sizeof(k->why), "below the threshold");
+	else if (k->depth > d->o.max_depth)
+		snprintf(k->why, sizeof(k->why), "at the depth limit");
+}
+
+/* A child for an indirect call site or tail call of parent: its kind and site, named "(... at F+0xOFF)". */
+static int add_site_node(struct kinstr_drill *d, const struct kinstr_callsite *sj, int parent, double share)
+{
+	const struct kinstr_func *pf = d->nodes[parent].f;
+	int c = add_node(d, sj->tail ? sj->callee : NULL, NULL, parent, share);
+	struct kinstr_drill_node *k;
+
+	if (c < 0)
+		return c;
+	k = &d->nodes[c];
+	k->kind = sj->tail ? KINSTR_DRILL_TAIL : KINSTR_DRILL_INDIRECT;
+	k->site = sj->addr;
+	if (!sj->tail) {
+		snprintf(k->name, sizeof(k->name), "(indirect call at %.48s+0x%llx)", pf->name,
+			 (unsigned long long)(sj->addr - pf->addr));
+		k->label = k->name;
+		if (!sj->target_ok)
+			snprintf(k->why, sizeof(k->why), "indirect: its target's operand has an index register, "
+				 "which no probe value reads");
+	}
+	return c;
+}
+
+/*
+ * One measured function: its time (its own, with the time of the tail calls it made, which
+ * return for it) split into one child per direct callee, per indirect call site, per tail call.
+ */
 static void split(struct kinstr_drill *d, const struct level_fn *lf, const struct kinstr_timer_stats *st)
 {
 	struct kinstr_drill_node *n = &d->nodes[lf->node];
@@ -125,12 +171,32 @@ static void split(struct kinstr_drill *d, const struct level_fn *lf, const struc
 	unsigned int j, m;
 	int c;
 
+	for (j = 0; j < lf->ntails; j++)
+		if (lf->tails[j].timed)
+			total += time_of(d, &st[lf->tails[j].timer]);
 	n->measured = true;
 	n->calls = fs->calls;
 	n->time_ns = total;
 	if (!fs->calls || !total) {
 		snprintf(n->why, sizeof(n->why), "not called while timed");
 		return;
+	}
+	for (j = 0; j < lf->ntails; j++) {
+		const struct kinstr_callsite *tj = &lf->tails[j];
+		uint64_t t = tj->timed ? time_of(d, &st[tj->timer]) : 0;
+		double share = (double)t / (double)total;
+
+		if (tj->timed && share < 0.005)
+			continue;
+		in_calls += t;
+		c = add_site_node(d, tj, lf->node, share > 1 ? 1 : share);
+		if (c < 0)
+			break;
+		if (!tj->timed)
+			snprintf(d->nodes[c].why, sizeof(d->nodes[c].why), "tail call: not timed (a probe at the jmp or "
+				 "at the callee's exits was refused): its time is missing from the caller's");
+		else
+			child_why(d, c);
 	}
 	for (j = 0; j < lf->nsites; j++) {
 		const struct kinstr_callsite *sj = &lf->sites[j];
@@ -139,13 +205,13 @@ static void split(struct kinstr_drill *d, const struct level_fn *lf, const struc
 
 		if (!sj->timed)
 			continue;
-		for (m = 0; m < j; m++)
+		for (m = 0; m < j && sj->callee; m++)
 			if (lf->sites[m].timed && lf->sites[m].callee == sj->callee)
 				break;
-		if (m < j)
+		if (sj->callee && m < j)
 			continue;	/* counted with an earlier site of the same callee */
 		for (m = j; m < lf->nsites; m++)
-			if (lf->sites[m].timed && lf->sites[m].callee == sj->callee)
+			if (lf->sites[m].timed && lf->sites[m].callee == sj->callee && (sj->callee || m == j))
 				t += time_of(d, &st[lf->sites[m].timer]);
 		in_calls += t;
 		share = (double)t / (double)total;
@@ -153,23 +219,76 @@ static void split(struct kinstr_drill *d, const struct level_fn *lf, const struc
 			share = 1;
 		if (share < 0.005)
 			continue;
-		c = add_node(d, sj->callee, sj->callee ? NULL : "(indirect calls)", lf->node, share);
+		c = sj->callee ? add_node(d, sj->callee, NULL, lf->node, share) : add_site_node(d, sj, lf->node, share);
 		if (c < 0)
 			break;
-		if (!sj->callee)
-			snprintf(d->nodes[c].why, sizeof(d->nodes[c].why), "indirect: the callee is known at run time only");
-		else if (sj->switches)
+		if (!sj->callee) {
+			d->nodes[c].calls = st[sj->timer].calls;
+			d->nodes[c].time_ns = t;
+			if (!d->nodes[c].why[0])
+				child_why(d, c);
+		} else if (sj->switches)
 			/* the callee's own time (the switch) is not this share: nothing to descend into */
 			snprintf(d->nodes[c].why, sizeof(d->nodes[c].why), "%s",
 				 d->o.oncpu ? "switches threads: this thread's time on CPU in the call" :
 				 "switched out: the call returns when this thread runs again");
-		else if (d->nodes[c].weight < d->o.threshold)
-			snprintf(d->nodes[c].why, sizeof(d->nodes[c].why), "below the threshold");
-		else if (d->nodes[c].depth > d->o.max_depth)
-			snprintf(d->nodes[c].why, sizeof(d->nodes[c].why), "at the depth limit");
+		else
+			child_why(d, c);
 	}
 	n = &d->nodes[lf->node];
 	n->self = in_calls >= total ? 0 : 1.0 - (double)in_calls / (double)total;
+}
+
+/*
+ * An indirect call site's tally: its calls by target, one child per function called (by its
+ * start address; anything else together), each with its share of the site's calls.
+ */
+static void split_targets(struct kinstr_drill *d, int node, unsigned int event, const struct kinstr_tally *ta)
+{
+	struct kinstr_drill_node *n = &d->nodes[node];
+	uint64_t total = 0, other = 0, in_kids = 0;
+	size_t i;
+	int c;
+
+	for (i = 0; i < kinstr_tally__row_cnt(ta); i++)
+		if (kinstr_tally__row(ta, i)->event == event)
+			total += kinstr_tally__row(ta, i)->hits;
+	n->measured = true;
+	n->site_calls = total;
+	if (!total) {
+		snprintf(n->why, sizeof(n->why), "not called while its targets were tallied");
+		return;
+	}
+	for (i = 0; i < kinstr_tally__row_cnt(ta); i++) {
+		const struct kinstr_tally_row *r = kinstr_tally__row(ta, i);
+		const struct kinstr_func *f = r->event == event ? kinstr_kernel__func_at(d->k, r->key) : NULL;
+		double share = (double)r->hits / (double)total;
+
+		if (r->event != event)
+			continue;
+		if (!f || f->addr != r->key) {
+			other += r->hits;
+			continue;
+		}
+		if (share < 0.005)
+			continue;
+		c = add_node(d, f, NULL, node, share);
+		if (c < 0)
+			return;
+		d->nodes[c].kind = KINSTR_DRILL_TARGET;
+		d->nodes[c].site = n->site;
+		d->nodes[c].site_calls = r->hits;
+		in_kids += r->hits;
+		child_why(d, c);
+	}
+	if ((double)other / (double)total >= 0.005 && (c = add_node(d, NULL, "(targets outside any function)", node,
+								      (double)other / (double)total)) >= 0) {
+		d->nodes[c].kind = KINSTR_DRILL_TARGET;
+		d->nodes[c].site_calls = other;
+		in_kids += other;
+	}
+	n = &d->nodes[node];
+	n->self = 1.0 - (double)in_kids / (double)total;	/* targets under 0.5% of its calls */
 }
 
 int kinstr_drill__step(struct kinstr_drill *d, struct kinstr_why *why)
@@ -181,7 +300,10 @@ int kinstr_drill__step(struct kinstr_drill *d, struct kinstr_why *why)
 	struct kinstr_probeset *ps = NULL;
 	struct kinstr_plan *pl = NULL;
 	struct level_fn *lf = NULL;
-	unsigned int ntimers = 0, exits;
+	struct kinstr_trace_event *ev = NULL;
+	struct kinstr_tally *ta = NULL;
+	int *ind = NULL;		/* the indirect nodes tallied, by event */
+	unsigned int ntimers = 0, exits, nev = 0;
 	int i, nf, nl = 0, ret = -ENOMEM, w;
 
 	if (d->over || d->level > d->o.max_depth)
@@ -190,6 +312,8 @@ int kinstr_drill__step(struct kinstr_drill *d, struct kinstr_why *why)
 	if (!nf)
 		return 0;
 	lf = calloc(nf, sizeof(*lf));
+	ev = calloc(nf, sizeof(*ev));
+	ind = calloc(nf, sizeof(*ind));
 	dev = kinstr_dev__open(NULL);
 	if (dev && d->o.scope && (w = kinstr_dev__scope(dev, d->o.scope))) {
 		ret = kinstr_why__fail(why, w, "cannot set the scope of the probes: %s", strerror(-w));
@@ -200,56 +324,86 @@ int kinstr_drill__step(struct kinstr_drill *d, struct kinstr_why *why)
 	if (!dev) {
 		ret = -errno;
 		kinstr_why__fail(why, ret, "cannot open %s: %s", KINSTR_DEVICE, strerror(-ret));
-	} else if (!lf || !pl) {
+	} else if (!lf || !pl || !ev || !ind) {
 		kinstr_why__fail(why, ret, "%s", strerror(ENOMEM));
 	}
-	if (!lf || !pl)
+	if (!lf || !pl || !ev || !ind)
 		goto out;
 	for (i = 0; i < nf; i++) {
 		struct kinstr_drill_node *n = &d->nodes[front[i]];
 		struct kinstr_why refused;
 
-		if (kinstr_plan__time_func(pl, n->f, ntimers, &exits, &refused)) {
+		if (!n->f) {
+			/* an indirect call site: a probe at the call tallies its targets */
+			const struct kinstr_func *in = d->nodes[n->parent].f;
+
+			if (kinstr_plan__tally_target(pl, in, n->site, (uint16_t)nev, &ev[nev], &refused)) {
+				const char *r = strstr(refused.msg, ": ");
+
+				snprintf(n->why, sizeof(n->why), "targets not tallied: %.135s", r ? r + 2 : refused.msg);
+				continue;
+			}
+			ind[nev++] = front[i];
+			continue;
+		}
+		lf[nl].timer = ntimers++;	/* the function's own; its tail calls' come next */
+		if (kinstr_plan__time_func_tails(pl, n->f, lf[nl].timer, &exits, &ntimers, lf[nl].tails, MAX_TAILS,
+						 &lf[nl].ntails, &refused)) {
 			/* the rule, without the function's name the tree already shows */
 			const char *r = strstr(refused.msg, ": ");
 
+			ntimers--;
 			snprintf(n->why, sizeof(n->why), "not timed: %.148s", r ? r + 2 : refused.msg);
 			continue;
 		}
 		lf[nl].node = front[i];
-		lf[nl].timer = ntimers++;
 		lf[nl].nsites = kinstr_plan__time_calls(pl, n->f, &ntimers, lf[nl].sites, MAX_SITES);
 		nl++;
 	}
 	ret = 1;
-	if (!nl)
+	if (!nl && !nev)
 		goto out;
-	ret = kinstr_timers__create(dev, ntimers, 0, 0);
+	ret = ntimers ? kinstr_timers__create(dev, ntimers, 0, 0) : 0;
 	if (ret) {
 		kinstr_why__fail(why, ret, "cannot create %u timers: %s", ntimers, strerror(-ret));
+		goto out;
+	}
+	/* a site's targets are few: 4096 rows keep the module's tables small */
+	if (nev && !(ta = kinstr_tally__new_dev(dev, ev, nev, KINSTR_TALLY_VALUE, 4096))) {
+		ret = kinstr_why__fail(why, -errno, "cannot create the tally of indirect calls' targets in kinstr.ko: %s",
+				       strerror(errno));
 		goto out;
 	}
 	ret = kinstr_probeset__install(ps, why);
 	if (ret)
 		goto out;
-	w = d->o.wait(d->o.ctx, d->level, (size_t)nl, kinstr_probeset__cnt(ps));
+	w = d->o.wait(d->o.ctx, d->level, (size_t)(nl + (int)nev), kinstr_probeset__cnt(ps));
 	kinstr_probeset__remove(ps);
 	if (w < 0) {
 		ret = kinstr_why__fail(why, w, "the level's wait failed: %s", strerror(-w));
 		goto out;
 	}
 	d->over = w > 0;
-	st = calloc(ntimers, sizeof(*st));
-	if (!st || kinstr_timers__read(dev, 0, ntimers, st)) {
+	st = calloc(ntimers ? ntimers : 1, sizeof(*st));
+	if (!st || (ntimers && kinstr_timers__read(dev, 0, ntimers, st))) {
 		ret = kinstr_why__fail(why, -EIO, "cannot read the timers: %s", strerror(EIO));
+		goto out;
+	}
+	if (ta && (w = kinstr_tally__drain(ta))) {
+		ret = kinstr_why__fail(why, w, "cannot read the tally of indirect calls' targets: %s", strerror(-w));
 		goto out;
 	}
 	for (i = 0; i < nl; i++)
 		split(d, &lf[i], st);
+	for (i = 0; i < (int)nev; i++)
+		split_targets(d, ind[i], (unsigned int)i, ta);
 	ret = 1;
 out:
 	if (ret == 1)
 		d->level++;
+	kinstr_tally__free(ta);
+	free(ev);
+	free(ind);
 	free(st);
 	free(lf);
 	kinstr_plan__free(pl);
@@ -263,7 +417,8 @@ void kinstr_drill__finish(struct kinstr_drill *d)
 	int i;
 
 	for (i = 0; i < d->n; i++)	/* left at the depth limit */
-		if (!d->nodes[i].measured && !d->nodes[i].why[0] && d->nodes[i].f)
+		if (!d->nodes[i].measured && !d->nodes[i].why[0] &&
+		    (d->nodes[i].f || d->nodes[i].kind == KINSTR_DRILL_INDIRECT))
 			snprintf(d->nodes[i].why, sizeof(d->nodes[i].why), "%s", d->nodes[i].weight < d->o.threshold ?
 				 "below the threshold" : "at the depth limit");
 }
@@ -277,7 +432,7 @@ int kinstr_drill__hot_path(const struct kinstr_drill *d, int *path, int max)
 
 		path[n++] = hot;
 		for (i = 0; i < d->n; i++)
-			if (d->nodes[i].parent == hot && d->nodes[i].f &&
+			if (d->nodes[i].parent == hot && (d->nodes[i].f || d->nodes[i].kind == KINSTR_DRILL_INDIRECT) &&
 			    (best < 0 || d->nodes[i].weight > d->nodes[best].weight))
 				best = i;
 		if (best >= 0 && d->nodes[best].weight < d->nodes[hot].weight * d->nodes[hot].self)
