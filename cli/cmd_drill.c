@@ -38,8 +38,9 @@ static const struct cli_usage drill_usage = {
 		 "An indirect call (call *%reg, *mem, or a retpoline thunk) is a node of its own;\n"
 		 "above the threshold, the next level counts its targets (a probe at the call reads\n"
 		 "the target) and each function called becomes a child with its share of the\n"
-		 "site's calls, timed in turn. A tail call (jmp to another function) is timed from\n"
-		 "the jmp to the callee's return, which is the caller's: a child marked\n"
+		 "site's calls; timed in turn (the site timed again around it), its share becomes\n"
+		 "that of the site's time spent in it. A tail call (jmp to another function) is\n"
+		 "timed from the jmp to the callee's return, which is the caller's: a child marked\n"
 		 "[tail call], its time part of the caller's.\n\n",
 	.outro = "Timing is system-wide (every thread and interrupt context).\n",
 	.opts = drill_opts, .min_args = 1, .max_args = 1,
@@ -127,8 +128,9 @@ static void print_tree(const struct kinstr_drill *d, int id, const char *prefix)
 		       (unsigned long long)(n->site - kinstr_drill__node(d, n->parent)->f->addr),
 		       node_name(kinstr_drill__node(d, n->parent)));
 	else if (n->kind == KINSTR_DRILL_TARGET)
-		printf("  [%.1f%% of the site's %llu calls]", n->share * 100,
-		       (unsigned long long)kinstr_drill__node(d, n->parent)->site_calls);
+		printf("  [%llu of the site's %llu calls%s]", (unsigned long long)n->site_calls,
+		       (unsigned long long)kinstr_drill__node(d, n->parent)->site_calls,
+		       n->time_share ? "" : "; share by calls");
 	if (n->measured && n->calls)
 		printf("  (%llu calls, mean %.1f us)", (unsigned long long)n->calls,
 		       n->time_ns / 1000.0 / (double)n->calls);
@@ -155,6 +157,8 @@ static void print_json_node(const struct kinstr_drill *d, int id)
 		printf(",\"site\":\"0x%llx\"", (unsigned long long)n->site);
 	if (n->kind == KINSTR_DRILL_INDIRECT || n->kind == KINSTR_DRILL_TARGET)
 		printf(",\"site_calls\":%llu", (unsigned long long)n->site_calls);
+	if (n->kind == KINSTR_DRILL_TARGET)
+		printf(",\"share_by\":\"%s\"", n->time_share ? "time" : "calls");
 	printf(",\"share_of_root\":%.6f,\"share_of_parent\":%.6f,\"measured\":%s", n->weight, n->share,
 	       n->measured ? "true" : "false");
 	if (n->measured)

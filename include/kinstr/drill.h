@@ -9,7 +9,8 @@
  * An indirect call site (call *%reg, *mem, or a retpoline thunk) is a node of its own, timed as a
  * call; above the threshold, the next level tallies its targets (a probe at the call reads the
  * target: kinstr_plan__tally_target) and each target becomes a child with its share of the
- * site's calls, timed as a function a level later. A direct tail call (jmp to another function)
+ * site's calls; a level later it is timed as a function, the site timed again around it, and its
+ * share becomes the share of the site's time spent in it. A direct tail call (jmp to another function)
  * is timed from the jmp to the callee's return (kinstr_plan__time_func_tails): a child whose time
  * is part of its caller's.
  */
@@ -53,6 +54,11 @@ struct kinstr_drill_node {
 	 * went to f (its share of the site's calls is share)
 	 */
 	uint64_t site_calls;
+	/*
+	 * TARGET: share is the share of the site's time spent in f (measured when f was timed: the
+	 * site timed again around it, their nesting read from the timers' paths); false: of its calls
+	 */
+	bool time_share;
 	char name[96];			/* label's storage */
 };
 
@@ -86,6 +92,13 @@ int kinstr_drill__step(struct kinstr_drill *d, struct kinstr_why *why);
 void kinstr_drill__finish(struct kinstr_drill *d);
 int kinstr_drill__node_cnt(const struct kinstr_drill *d);
 const struct kinstr_drill_node *kinstr_drill__node(const struct kinstr_drill *d, int i);
+/*
+ * Of timer paths p[n] (kinstr_timers__paths, any CPUs), the time (on-CPU or wall) of those that
+ * end in timer right under site: the time timer's activations spent when called from the site.
+ */
+struct kinstr_timer_path;
+uint64_t kinstr_drill__time_under(const struct kinstr_timer_path *p, size_t n, unsigned int site, unsigned int timer,
+				  bool oncpu);
 /* The hot path from the root: node ids into path[max]; how many. */
 int kinstr_drill__hot_path(const struct kinstr_drill *d, int *path, int max);
 

@@ -185,6 +185,13 @@ int kinstr_plan__time_func_tails(struct kinstr_plan *pl, const struct kinstr_fun
 /* Timers for f's call sites, numbered from *ntimers on; fills sites[max]; returns how many. */
 unsigned int kinstr_plan__time_calls(struct kinstr_plan *pl, const struct kinstr_func *f, unsigned int *ntimers,
 				     struct kinstr_callsite *sites, unsigned int max);
+/*
+ * The one call instruction at addr of f, as kinstr_plan__time_calls times each: *s filled; 0 when
+ * timed (timer *ntimers, then incremented), -ENOENT when addr is no call of f, -EPERM when the
+ * call or the instruction after it cannot be probed (nothing added).
+ */
+int kinstr_plan__time_call(struct kinstr_plan *pl, const struct kinstr_func *f, uint64_t addr, unsigned int *ntimers,
+			   struct kinstr_callsite *s);
 
 /*
  * A trace spec, SPEC or SPEC(VALUE,...), into probes of the set that record into event classes:

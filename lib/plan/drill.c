@@ -20,6 +20,9 @@ struct level_fn {
 	unsigned int nsites;
 	struct kinstr_callsite tails[MAX_TAILS];
 	unsigned int ntails;
+	/* a target of an indirect call site: that site's timer this level, timed around it */
+	unsigned int site_timer;
+	bool site_timed;
 };
 
 struct kinstr_drill {
@@ -291,6 +294,109 @@ static void split_targets(struct kinstr_drill *d, int node, unsigned int event, 
 	n->self = 1.0 - (double)in_kids / (double)total;	/* targets under 0.5% of its calls */
 }
 
+/*
+ * The targets of indirect call sites timed at this level: time the site again around them (once a
+ * site), so that the timers' paths tell the time spent in each when called from there.
+ */
+static bool time_target_sites(struct kinstr_drill *d, struct kinstr_plan *pl, struct level_fn *lf, int nl,
+			      unsigned int *ntimers)
+{
+	bool any = false;
+	int i, j;
+
+	for (i = 0; i < nl; i++) {
+		const struct kinstr_drill_node *n = &d->nodes[lf[i].node], *s;
+		struct kinstr_callsite cs;
+
+		if (n->kind != KINSTR_DRILL_TARGET || n->parent < 0)
+			continue;
+		s = &d->nodes[n->parent];
+		for (j = 0; j < i; j++)
+			if (lf[j].site_timed && d->nodes[lf[j].node].parent == n->parent)
+				break;
+		if (j < i) {
+			lf[i].site_timer = lf[j].site_timer;
+			lf[i].site_timed = true;
+		} else if (!kinstr_plan__time_call(pl, d->nodes[s->parent].f, s->site, ntimers, &cs)) {
+			lf[i].site_timer = cs.timer;
+			lf[i].site_timed = any = true;
+		}
+	}
+	return any;
+}
+
+/* Every CPU's timer paths, one after the other in *out (malloc'ed), *n of them. 0 or -errno. */
+static int read_paths(struct kinstr_dev *dev, struct kinstr_timer_path **out, size_t *n)
+{
+	struct kinstr_timer_path *all = NULL, *g;
+	uint32_t found;
+	uint64_t dropped, truncated;
+	unsigned int cpu;
+	int ret = 0;
+
+	*n = 0;
+	for (cpu = 0; !ret; cpu++) {
+		g = realloc(all, (*n + KINSTR_TIMER_PATHS_MAX) * sizeof(*all));
+		if (!g) {
+			ret = -ENOMEM;
+			break;
+		}
+		all = g;
+		ret = kinstr_timers__paths(dev, cpu, all + *n, KINSTR_TIMER_PATHS_MAX, &found, &dropped, &truncated);
+		if (!ret)
+			*n += found;
+	}
+	*out = all;
+	return ret == -EINVAL ? 0 : ret;	/* -EINVAL: past the last CPU */
+}
+
+uint64_t kinstr_drill__time_under(const struct kinstr_timer_path *p, size_t n, unsigned int site, unsigned int timer,
+				  bool oncpu)
+{
+	uint64_t t = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (p[i].depth >= 2 && p[i].depth <= KINSTR_TIMER_PATH_DEPTH && p[i].timers[p[i].depth - 1] == timer &&
+		    p[i].timers[p[i].depth - 2] == site)
+			t += oncpu ? p[i].oncpu_ns : p[i].wall_ns;
+	return t;
+}
+
+/*
+ * A target's share of its site, from calls to time: the time in it (its own timer and its tail
+ * calls', each right under the site's) over the site's, this level.
+ */
+static void target_time_share(struct kinstr_drill *d, const struct level_fn *lf, const struct kinstr_timer_stats *st,
+			      const struct kinstr_timer_path *p, size_t np)
+{
+	struct kinstr_drill_node *n = &d->nodes[lf->node];
+	uint64_t site = time_of(d, &st[lf->site_timer]);
+	uint64_t in = kinstr_drill__time_under(p, np, lf->site_timer, lf->timer, d->o.oncpu);
+	unsigned int j;
+
+	for (j = 0; j < lf->ntails; j++)
+		if (lf->tails[j].timed)
+			in += kinstr_drill__time_under(p, np, lf->site_timer, lf->tails[j].timer, d->o.oncpu);
+	if (!site)
+		return;
+	n->share = in >= site ? 1.0 : (double)in / (double)site;
+	n->weight = d->nodes[n->parent].weight * n->share;
+	n->time_share = true;
+}
+
+/* An indirect site's own share after its targets' changed: what they leave (at least 0). */
+static void site_self(struct kinstr_drill *d, int site)
+{
+	double sum = 0;
+	int i;
+
+	for (i = 0; i < d->n; i++)
+		if (d->nodes[i].parent == site)
+			sum += d->nodes[i].share;
+	d->nodes[site].self = sum >= 1 ? 0 : 1 - sum;
+}
+
 int kinstr_drill__step(struct kinstr_drill *d, struct kinstr_why *why)
 {
 	struct kinstr_plan_opts popts = { .sz = sizeof(popts), .no_ftrace = d->o.no_ftrace };
@@ -304,6 +410,9 @@ int kinstr_drill__step(struct kinstr_drill *d, struct kinstr_why *why)
 	struct kinstr_tally *ta = NULL;
 	int *ind = NULL;		/* the indirect nodes tallied, by event */
 	unsigned int ntimers = 0, exits, nev = 0;
+	struct kinstr_timer_path *fold = NULL;
+	size_t nfold = 0;
+	bool paths = false;
 	int i, nf, nl = 0, ret = -ENOMEM, w;
 
 	if (d->over || d->level > d->o.max_depth)
@@ -363,7 +472,8 @@ int kinstr_drill__step(struct kinstr_drill *d, struct kinstr_why *why)
 	ret = 1;
 	if (!nl && !nev)
 		goto out;
-	ret = ntimers ? kinstr_timers__create(dev, ntimers, 0, 0) : 0;
+	paths = time_target_sites(d, pl, lf, nl, &ntimers);
+	ret = ntimers ? kinstr_timers__create(dev, ntimers, 0, paths ? KINSTR_TIMERS_F_PATHS : 0) : 0;
 	if (ret) {
 		kinstr_why__fail(why, ret, "cannot create %u timers: %s", ntimers, strerror(-ret));
 		goto out;
@@ -393,8 +503,15 @@ int kinstr_drill__step(struct kinstr_drill *d, struct kinstr_why *why)
 		ret = kinstr_why__fail(why, w, "cannot read the tally of indirect calls' targets: %s", strerror(-w));
 		goto out;
 	}
-	for (i = 0; i < nl; i++)
+	if (paths && read_paths(dev, &fold, &nfold))
+		paths = false;	/* the targets keep their shares of the site's calls */
+	for (i = 0; i < nl; i++) {
+		if (paths && lf[i].site_timed) {
+			target_time_share(d, &lf[i], st, fold, nfold);
+			site_self(d, d->nodes[lf[i].node].parent);
+		}
 		split(d, &lf[i], st);
+	}
 	for (i = 0; i < (int)nev; i++)
 		split_targets(d, ind[i], (unsigned int)i, ta);
 	ret = 1;
@@ -402,6 +519,7 @@ out:
 	if (ret == 1)
 		d->level++;
 	kinstr_tally__free(ta);
+	free(fold);
 	free(ev);
 	free(ind);
 	free(st);

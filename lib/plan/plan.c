@@ -795,6 +795,56 @@ int kinstr_plan__tally_target(struct kinstr_plan *pl, const struct kinstr_func *
 	return 0;
 }
 
+/* Call instruction in of f into *s, timed from the call to the instruction after it where both can be probed. */
+static void time_call(struct kinstr_plan *pl, const struct kinstr_func *f, const struct kinstr_cfg_insn *in,
+		      unsigned int *ntimers, struct kinstr_callsite *s)
+{
+	size_t n0;
+
+	memset(s, 0, sizeof(*s));
+	s->addr = in->x.addr;
+	if (in->x.flow == KINSTR_X86_FLOW_CALL) {
+		s->callee = kinstr_kernel__func_at(pl->k, in->x.target);
+		/* a retpoline thunk's callee (any of its forms) is known only at run time */
+		if (s->callee && !strncmp(s->callee->name, "__x86_indirect_", 15))
+			s->callee = NULL;
+		s->switches = s->callee && kinstr_plan__switch_at(pl, s->callee, true);
+	}
+	if (!s->callee)
+		s->target_ok = !kinstr_plan__indirect_target(&in->x, kinstr_kernel__func_at(pl->k, in->x.target),
+							     &s->target);
+	n0 = kinstr_probeset__cnt(pl->ps);
+	if (kinstr_probeset__add(pl->ps, f, in->x.addr, NULL) ||
+	    kinstr_probeset__add(pl->ps, f, in->x.addr + in->x.len, NULL)) {
+		kinstr_probeset__truncate(pl->ps, n0);
+		return;
+	}
+	s->timer = (*ntimers)++;
+	s->timed = true;
+	kinstr_probeset__set_timer(pl->ps, n0, true, s->timer);
+	kinstr_probeset__set_timer(pl->ps, n0 + 1, false, s->timer);
+}
+
+int kinstr_plan__time_call(struct kinstr_plan *pl, const struct kinstr_func *f, uint64_t addr, unsigned int *ntimers,
+			   struct kinstr_callsite *s)
+{
+	const struct kinstr_fn *fn = kinstr_probeset__analysis(pl->ps, f);
+	const struct kinstr_cfg *cfg = fn ? kinstr_fn__cfg(fn) : NULL;
+	size_t i;
+
+	for (i = 0; cfg && i < kinstr_cfg__insn_cnt(cfg); i++) {
+		const struct kinstr_cfg_insn *in = kinstr_cfg__insn(cfg, i);
+
+		if (in->x.addr != addr)
+			continue;
+		if (in->x.flow != KINSTR_X86_FLOW_CALL && in->x.flow != KINSTR_X86_FLOW_CALL_IND)
+			return -ENOENT;
+		time_call(pl, f, in, ntimers, s);
+		return s->timed ? 0 : -EPERM;
+	}
+	return -ENOENT;
+}
+
 unsigned int kinstr_plan__time_calls(struct kinstr_plan *pl, const struct kinstr_func *f, unsigned int *ntimers,
 				     struct kinstr_callsite *sites, unsigned int max)
 {
@@ -808,34 +858,9 @@ unsigned int kinstr_plan__time_calls(struct kinstr_plan *pl, const struct kinstr
 	cfg = kinstr_fn__cfg(fn);
 	for (i = 0; i < kinstr_cfg__insn_cnt(cfg) && n < max; i++) {
 		const struct kinstr_cfg_insn *in = kinstr_cfg__insn(cfg, i);
-		struct kinstr_callsite *s;
-		size_t n0;
 
-		if (in->x.flow != KINSTR_X86_FLOW_CALL && in->x.flow != KINSTR_X86_FLOW_CALL_IND)
-			continue;
-		s = &sites[n++];
-		memset(s, 0, sizeof(*s));
-		s->addr = in->x.addr;
-		if (in->x.flow == KINSTR_X86_FLOW_CALL) {
-			s->callee = kinstr_kernel__func_at(pl->k, in->x.target);
-			/* a retpoline thunk's callee is known only at run time */
-			if (s->callee && !strncmp(s->callee->name, "__x86_indirect_thunk_", 21))
-				s->callee = NULL;
-			s->switches = s->callee && kinstr_plan__switch_at(pl, s->callee, true);
-		}
-		if (!s->callee)
-			s->target_ok = !kinstr_plan__indirect_target(&in->x, kinstr_kernel__func_at(pl->k, in->x.target),
-								     &s->target);
-		n0 = kinstr_probeset__cnt(pl->ps);
-		if (kinstr_probeset__add(pl->ps, f, in->x.addr, NULL) ||
-		    kinstr_probeset__add(pl->ps, f, in->x.addr + in->x.len, NULL)) {
-			kinstr_probeset__truncate(pl->ps, n0);
-			continue;
-		}
-		s->timer = (*ntimers)++;
-		s->timed = true;
-		kinstr_probeset__set_timer(pl->ps, n0, true, s->timer);
-		kinstr_probeset__set_timer(pl->ps, n0 + 1, false, s->timer);
+		if (in->x.flow == KINSTR_X86_FLOW_CALL || in->x.flow == KINSTR_X86_FLOW_CALL_IND)
+			time_call(pl, f, in, ntimers, &sites[n++]);
 	}
 	return n;
 }

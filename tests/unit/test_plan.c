@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include <uapi/linux/kinstr.h>
+#include <kinstr/drill.h>
 #include <kinstr/plan.h>
 #include <kinstr/probe.h>
 #include "check.h"
@@ -380,6 +381,28 @@ static void t_time_tails(void)
 	kinstr_probeset__free(ps);
 }
 
+/* A drill target's time from its site: the paths that end [site, target], from any CPU, nothing else. */
+static void t_drill_time_under(void)
+{
+	static const struct kinstr_timer_path p[] = {
+		{ .depth = 2, .timers = { 4, 0 }, .calls = 3, .wall_ns = 300, .oncpu_ns = 30 },	/* CPU 0 */
+		{ .depth = 2, .timers = { 4, 0 }, .calls = 1, .wall_ns = 100, .oncpu_ns = 10 },	/* CPU 1 */
+		{ .depth = 3, .timers = { 7, 4, 0 }, .calls = 1, .wall_ns = 50, .oncpu_ns = 5 },	/* deeper */
+		{ .depth = 3, .timers = { 4, 0, 1 }, .calls = 3, .wall_ns = 200, .oncpu_ns = 20 },	/* inside it */
+		{ .depth = 1, .timers = { 0 }, .calls = 9, .wall_ns = 900, .oncpu_ns = 90 },	/* not from the site */
+		{ .depth = 3, .timers = { 4, 2, 0 }, .calls = 1, .wall_ns = 70, .oncpu_ns = 7 },	/* through another */
+		{ .depth = 2, .timers = { 4, 2 }, .calls = 1, .wall_ns = 80, .oncpu_ns = 8 },
+		{ .depth = 1, .timers = { 4 }, .calls = 5, .wall_ns = 999, .oncpu_ns = 99 },	/* the site itself */
+	};
+
+	CHECK(kinstr_drill__time_under(p, 8, 4, 0, false) == 450, "wall %llu",
+	      (unsigned long long)kinstr_drill__time_under(p, 8, 4, 0, false));
+	CHECK(kinstr_drill__time_under(p, 8, 4, 0, true) == 45, "on-CPU");
+	CHECK(kinstr_drill__time_under(p, 8, 4, 2, false) == 80, "the other target");
+	CHECK(kinstr_drill__time_under(p, 8, 5, 0, false) == 0 && kinstr_drill__time_under(p, 0, 4, 0, false) == 0,
+	      "no such site, no paths");
+}
+
 /*
  * `call A; mov ...; call B`: the probe that stops A's timer, at A's return address, would be a jmp
  * displacing `call B` (a jump may displace a call), yet B needs a start probe of its own: the stop
@@ -536,6 +559,7 @@ int main(void)
 	RUN(t_time_adjacent_calls);
 	RUN(t_indirect_target);
 	RUN(t_time_tails);
+	RUN(t_drill_time_under);
 	RUN(t_trace);
 	RUN(t_opts);
 	RUN(t_set_action);

@@ -11,7 +11,7 @@
  *   kinstr_test_static_key(x)  holds a jump label (a static key): refused with its rule
  *   kinstr_test_extable(p)     holds an exception-table entry (unsafe_get_user): refused too
  *   kinstr_test_dispatch()     an indirect call: 3 in 4 to kinstr_test_ind_a, 1 in 4 to _ind_b (100 us each)
- *   kinstr_test_tail()         busy-waits 1 ms, then a tail call (jmp) to kinstr_test_tail_callee (3 ms)
+ *   kinstr_test_tail()         spins 20,000 rounds, then a tail call (jmp) to kinstr_test_tail_callee (60,000)
  *   kinstr_test_handoff_send(o) / kinstr_test_handoff_recv(o): an object handed from the writer
  *                              to a work item queued on another CPU, which receives it there
  *                              (span.t keys a span on the pointer)
@@ -190,25 +190,37 @@ KT_FN void kinstr_test_dispatch(void)
 }
 
 /*
- * A tail call with a known split: kinstr_test_tail() busy-waits 1 ms, counts, then ends in a
- * jmp to kinstr_test_tail_callee(), 3 ms: 3/4 of kinstr_test_tail's time (its caller's view of
- * it) is the tail call's (milliseconds, so that a busy-wait's fixed cost under an emulator, some
- * 100 us, does not move the split much). The count between the call and the jmp keeps the jmp apart from the
- * call's return (drill's stop for the caller's own part goes on the instruction before the jmp).
+ * A tail call with a known split: kinstr_test_tail() spins 20,000 rounds of a loop, counts, then
+ * ends in a jmp to kinstr_test_tail_callee(), which spins 60,000 of the same: 3/4 of
+ * kinstr_test_tail's work (its caller's view of it) is the tail call's. Rounds, not deadlines: a
+ * busy-wait to a deadline that an emulator's host preempts overshoots by the preemption, which
+ * moves a split of two short waits far more than it moves a split of work. The count between the
+ * loop and the jmp keeps the jmp apart from the loop (drill's stop for the caller's own part goes
+ * on the instruction before the jmp).
  */
+static u64 kt_sink;
+
+static __always_inline void kt_spin(unsigned int rounds)
+{
+	unsigned int i;
+
+	for (i = 0; i < rounds; i++)
+		WRITE_ONCE(kt_sink, kt_sink + i);
+}
+
 KT_FN void kinstr_test_tail_callee(void);
 KT_FN void kinstr_test_tail_callee(void)
 {
 	u64 t0 = local_clock();
 
-	kinstr_test_busy(3 * NSEC_PER_MSEC);
+	kt_spin(60000);
 	WRITE_ONCE(kt_tail_ns, kt_tail_ns + local_clock() - t0);
 }
 
 KT_FN void kinstr_test_tail(void);
 KT_FN void kinstr_test_tail(void)
 {
-	kinstr_test_busy(NSEC_PER_MSEC);
+	kt_spin(20000);
 	WRITE_ONCE(kt_tail_n, kt_tail_n + 1);
 	kinstr_test_tail_callee();
 }
