@@ -30,11 +30,18 @@ static const struct cli_opt drill_opts[] = {
 static const struct cli_usage drill_usage = {
 	.name = "drill", .synopsis = "[options] FUNC", .verb = "drill",
 	.intro = "Find where FUNC's time goes, on the live kernel: time FUNC (entry to every exit)\n"
-		 "and each of its direct calls (the call instruction to the one after it) for an\n"
+		 "and each of its calls (the call instruction to the one after it) for an\n"
 		 "interval, descend into the callees whose share of FUNC's time is above the\n"
 		 "threshold, and repeat to a depth. Each level's probes are removed before the\n"
 		 "next one's go in. Prints the call tree with each node's share of FUNC's time and\n"
-		 "the hot path.\n\n",
+		 "the hot path.\n\n"
+		 "An indirect call (call *%reg, *mem, or a retpoline thunk) is a node of its own;\n"
+		 "above the threshold, the next level counts its targets (a probe at the call reads\n"
+		 "the target) and each function called becomes a child with its share of the\n"
+		 "site's calls; timed in turn (the site timed again around it), its share becomes\n"
+		 "that of the site's time spent in it. A tail call (jmp to another function) is\n"
+		 "timed from the jmp to the callee's return, which is the caller's: a child marked\n"
+		 "[tail call], its time part of the caller's.\n\n",
 	.outro = "Timing is system-wide (every thread and interrupt context).\n",
 	.opts = drill_opts, .min_args = 1, .max_args = 1,
 };
@@ -116,6 +123,14 @@ static void print_tree(const struct kinstr_drill *d, int id, const char *prefix)
 	sorting = d;
 	qsort(kids, nk, sizeof(int), cmp_weight);
 	printf("%6.1f%%  %s%s", n->weight * 100, prefix, node_name(n));
+	if (n->kind == KINSTR_DRILL_TAIL)
+		printf("  [tail call at +0x%llx: returns for %s]",
+		       (unsigned long long)(n->site - kinstr_drill__node(d, n->parent)->f->addr),
+		       node_name(kinstr_drill__node(d, n->parent)));
+	else if (n->kind == KINSTR_DRILL_TARGET)
+		printf("  [%llu of the site's %llu calls%s]", (unsigned long long)n->site_calls,
+		       (unsigned long long)kinstr_drill__node(d, n->parent)->site_calls,
+		       n->time_share ? "" : "; share by calls");
 	if (n->measured && n->calls)
 		printf("  (%llu calls, mean %.1f us)", (unsigned long long)n->calls,
 		       n->time_ns / 1000.0 / (double)n->calls);
@@ -131,11 +146,19 @@ static void print_tree(const struct kinstr_drill *d, int id, const char *prefix)
 
 static void print_json_node(const struct kinstr_drill *d, int id)
 {
+	static const char *const kinds[] = { "call", "indirect", "target", "tail" };
 	const struct kinstr_drill_node *n = kinstr_drill__node(d, id);
 	int i, first = 1;
 
 	printf("{\"function\":");
 	cli_json_str(node_name(n));
+	printf(",\"kind\":\"%s\"", kinds[n->kind]);
+	if (n->kind != KINSTR_DRILL_CALL && n->site)
+		printf(",\"site\":\"0x%llx\"", (unsigned long long)n->site);
+	if (n->kind == KINSTR_DRILL_INDIRECT || n->kind == KINSTR_DRILL_TARGET)
+		printf(",\"site_calls\":%llu", (unsigned long long)n->site_calls);
+	if (n->kind == KINSTR_DRILL_TARGET)
+		printf(",\"share_by\":\"%s\"", n->time_share ? "time" : "calls");
 	printf(",\"share_of_root\":%.6f,\"share_of_parent\":%.6f,\"measured\":%s", n->weight, n->share,
 	       n->measured ? "true" : "false");
 	if (n->measured)

@@ -5,6 +5,14 @@
  * instruction after it); the callees whose share of the root's time is above a threshold form
  * the next frontier, to a depth. Each level's probes go in on a device of their own and are
  * removed before the next level's, so the overhead stays bounded. The tree of nodes is the result.
+ *
+ * An indirect call site (call *%reg, *mem, or a retpoline thunk) is a node of its own, timed as a
+ * call; above the threshold, the next level tallies its targets (a probe at the call reads the
+ * target: kinstr_plan__tally_target) and each target becomes a child with its share of the
+ * site's calls; a level later it is timed as a function, the site timed again around it, and its
+ * share becomes the share of the site's time spent in it. A direct tail call (jmp to another function)
+ * is timed from the jmp to the callee's return (kinstr_plan__time_func_tails): a child whose time
+ * is part of its caller's.
  */
 #ifndef KINSTR_DRILL_H
 #define KINSTR_DRILL_H
@@ -21,8 +29,16 @@ extern "C" {
 
 #define KINSTR_DRILL_MAX_NODES 4096
 
+/* What a node is to its parent. */
+enum kinstr_drill_kind {
+	KINSTR_DRILL_CALL,		/* the root, or a callee of a direct call */
+	KINSTR_DRILL_INDIRECT,		/* an indirect call site of the parent (f NULL, site, label) */
+	KINSTR_DRILL_TARGET,		/* a function the indirect call site above called (tallied) */
+	KINSTR_DRILL_TAIL,		/* a tail call (jmp) of the parent's: its return is the parent's */
+};
+
 struct kinstr_drill_node {
-	const struct kinstr_func *f;	/* NULL: indirect calls */
+	const struct kinstr_func *f;	/* NULL: an indirect call site, or targets outside any function */
 	const char *label;		/* for f == NULL */
 	int parent, depth;		/* parent -1: the root */
 	double weight;			/* share of the root's time */
@@ -31,6 +47,19 @@ struct kinstr_drill_node {
 	char why[160];			/* why it was not measured or expanded */
 	uint64_t calls, time_ns;
 	double self;			/* share of its own time not in timed calls */
+	enum kinstr_drill_kind kind;
+	uint64_t site;			/* INDIRECT, TAIL: the call or jmp, in the parent */
+	/*
+	 * INDIRECT: its calls tallied by target (calls, the tally's); TARGET: the site's calls that
+	 * went to f (its share of the site's calls is share)
+	 */
+	uint64_t site_calls;
+	/*
+	 * TARGET: share is the share of the site's time spent in f (measured when f was timed: the
+	 * site timed again around it, their nesting read from the timers' paths); false: of its calls
+	 */
+	bool time_share;
+	char name[96];			/* label's storage */
 };
 
 struct kinstr_drill_opts {
@@ -63,6 +92,13 @@ int kinstr_drill__step(struct kinstr_drill *d, struct kinstr_why *why);
 void kinstr_drill__finish(struct kinstr_drill *d);
 int kinstr_drill__node_cnt(const struct kinstr_drill *d);
 const struct kinstr_drill_node *kinstr_drill__node(const struct kinstr_drill *d, int i);
+/*
+ * Of timer paths p[n] (kinstr_timers__paths, any CPUs), the time (on-CPU or wall) of those that
+ * end in timer right under site: the time timer's activations spent when called from the site.
+ */
+struct kinstr_timer_path;
+uint64_t kinstr_drill__time_under(const struct kinstr_timer_path *p, size_t n, unsigned int site, unsigned int timer,
+				  bool oncpu);
 /* The hot path from the root: node ids into path[max]; how many. */
 int kinstr_drill__hot_path(const struct kinstr_drill *d, int *path, int max);
 

@@ -136,6 +136,17 @@ struct kinstr_callsite {
 	 * runs again, so its time is the time the thread was switched out
 	 */
 	bool switches;
+	/*
+	 * callee NULL: what holds the target at the call (kinstr_plan__indirect_target), for a tally
+	 * probe there; target_ok false where no value can read it (an index register)
+	 */
+	struct kinstr_trace_val target;
+	bool target_ok;
+	/*
+	 * a tail call of kinstr_plan__time_func_tails: a jmp to callee, timed from the jmp to the
+	 * callee's return (which is the caller's); its time is part of the caller's
+	 */
+	bool tail;
 };
 /*
  * Where f switches the CPU to another thread (a store to the per-CPU current-task pointer; with
@@ -143,9 +154,44 @@ struct kinstr_callsite {
  * (also when the pointer's address is unknown, as in a snapshot).
  */
 uint64_t kinstr_plan__switch_at(struct kinstr_plan *pl, const struct kinstr_func *f, bool tail_calls);
+/*
+ * Where the target of an indirect call or jump x is at x: the register of `call/jmp *%reg`, the
+ * memory of `call/jmp *disp(%reg)` or `*disp(%rip)`, or the register a retpoline thunk takes
+ * (callee, may be NULL: a direct call's or jmp's callee, e.g. __x86_indirect_thunk_rax,
+ * __x86_indirect_call_thunk_r11, __x86_indirect_its_thunk_rax). 0 with v filled (a value
+ * kind REG or MEM of 8 bytes), -ENOENT when x is no indirect branch, -EOPNOTSUPP for an operand
+ * a value cannot read (an index register).
+ */
+int kinstr_plan__indirect_target(const struct kinstr_x86_insn *x, const struct kinstr_func *callee,
+				 struct kinstr_trace_val *v);
+/*
+ * A tally probe at the indirect call or jump at addr in f (kinstr_probeset__set_tally) keyed by
+ * its target (kinstr_plan__indirect_target), as trace event `event`: ev gets the event (name
+ * F+0xOFF, one value, "target"). 0, or -errno and why; nothing added on failure.
+ */
+int kinstr_plan__tally_target(struct kinstr_plan *pl, const struct kinstr_func *f, uint64_t addr, uint16_t event,
+			      struct kinstr_trace_event *ev, struct kinstr_why *why);
+/*
+ * kinstr_plan__time_func, but a direct tail call (jmp G, G another function's start) is followed:
+ * f's timer stops at the instruction before the jmp (same block: nothing else runs between), and
+ * a timer of its own (numbered from *ntimers on) starts at the jmp and stops at each of G's exits,
+ * so that the time G spends for f (its return is f's) is known. A tail call where that cannot be
+ * done (the jmp a branch target, G with a conditional exit, a site refused) is an exit as before.
+ * Each tail call followed goes into tails[max] (callee G, timer, tail true); *ntails their number.
+ */
+int kinstr_plan__time_func_tails(struct kinstr_plan *pl, const struct kinstr_func *f, unsigned int timer,
+				 unsigned int *exits, unsigned int *ntimers, struct kinstr_callsite *tails,
+				 unsigned int max, unsigned int *ntails, struct kinstr_why *why);
 /* Timers for f's call sites, numbered from *ntimers on; fills sites[max]; returns how many. */
 unsigned int kinstr_plan__time_calls(struct kinstr_plan *pl, const struct kinstr_func *f, unsigned int *ntimers,
 				     struct kinstr_callsite *sites, unsigned int max);
+/*
+ * The one call instruction at addr of f, as kinstr_plan__time_calls times each: *s filled; 0 when
+ * timed (timer *ntimers, then incremented), -ENOENT when addr is no call of f, -EPERM when the
+ * call or the instruction after it cannot be probed (nothing added).
+ */
+int kinstr_plan__time_call(struct kinstr_plan *pl, const struct kinstr_func *f, uint64_t addr, unsigned int *ntimers,
+			   struct kinstr_callsite *s);
 
 /*
  * A trace spec, SPEC or SPEC(VALUE,...), into probes of the set that record into event classes:

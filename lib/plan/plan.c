@@ -457,9 +457,140 @@ static bool cold_comes_back(struct kinstr_plan *pl, const struct kinstr_func *f,
  * the function) cannot be timed: the stop would also run when the branch is not taken. Nor an
  * entry the function branches back to: calls could not be told apart.
  */
+/* Tail calls kinstr_plan__time_func_tails follows: where they go, what timers they take. */
+struct tails {
+	unsigned int *ntimers, max, n;
+	struct kinstr_callsite *out;
+	const struct kinstr_cfg_insn *at[64];	/* the jmps whose time goes to f's stop before them */
+};
+
+#define TAIL_STOPS 64
+
+/*
+ * Where a tail call's timer stops: every way out of G (its returns; where G tail-calls H in turn,
+ * H's ways out, up to 3 deep), none conditional unless into a .cold fragment that comes back, no
+ * indirect jump. Their addresses (and functions) into at[]/in[] from *n on; false when some way
+ * out cannot stop it.
+ */
+static bool tail_stops(struct kinstr_plan *pl, const struct kinstr_func *f, const struct kinstr_func *g,
+		       unsigned int depth, uint64_t *at, const struct kinstr_func **in, size_t *n)
+{
+	const struct kinstr_fn *fn = kinstr_probeset__analysis(pl->ps, g);
+	const struct kinstr_cfg *cfg = fn ? kinstr_fn__cfg(fn) : NULL;
+	size_t i, n0 = *n;
+
+	if (!cfg)
+		return false;
+	for (i = 0; i < kinstr_cfg__insn_cnt(cfg); i++) {
+		const struct kinstr_cfg_insn *x = kinstr_cfg__insn(cfg, i);
+		const struct kinstr_func *h;
+
+		if (x->x.flow == KINSTR_X86_FLOW_JMP_IND)
+			return false;	/* an indirect jump leaves G unseen */
+		if (!(x->flags & (KINSTR_CFG_I_RETURN | KINSTR_CFG_I_TAIL_CALL)))
+			continue;
+		if (x->x.flow == KINSTR_X86_FLOW_JCC) {
+			if ((x->flags & KINSTR_CFG_I_TAIL_CALL) && cold_comes_back(pl, g, x->x.target))
+				continue;
+			return false;
+		}
+		h = (x->flags & KINSTR_CFG_I_TAIL_CALL) ? kinstr_kernel__func_at(pl->k, x->x.target) : NULL;
+		/* G's own tail call: the time goes on in H, whose return is G's */
+		if (h && h != f && h != g && h->addr == x->x.target && strncmp(h->name, "__x86_", 6) && depth < 3 &&
+		    tail_stops(pl, f, h, depth + 1, at, in, n))
+			continue;
+		if (*n == TAIL_STOPS)
+			return false;
+		at[*n] = x->x.addr;
+		in[(*n)++] = g;
+	}
+	return *n > n0;
+}
+
+/*
+ * Is exit i of f a direct tail call whose time can be its own: a jmp to another function's start,
+ * that no branch lands on, after an instruction of the same block (f's stop goes there) that is
+ * neither a call nor right after one (a call's timer stops there), into a function whose every
+ * exit can stop a timer?
+ */
+static bool tail_followed(struct kinstr_plan *pl, const struct kinstr_func *f, const struct kinstr_cfg *cfg, size_t i)
+{
+	const struct kinstr_cfg_insn *in = kinstr_cfg__insn(cfg, i), *prev = i ? kinstr_cfg__insn(cfg, i - 1) : NULL;
+	const struct kinstr_func *g;
+
+	if (!(in->flags & KINSTR_CFG_I_TAIL_CALL) || in->x.flow != KINSTR_X86_FLOW_JMP || (in->flags & KINSTR_CFG_I_TARGET) ||
+	    !prev || prev->x.addr + prev->x.len != in->x.addr || prev->x.flow != KINSTR_X86_FLOW_NEXT ||
+	    (prev->flags & KINSTR_CFG_I_TARGET) || i < 2)
+		return false;
+	if (kinstr_cfg__insn(cfg, i - 2)->x.flow == KINSTR_X86_FLOW_CALL ||
+	    kinstr_cfg__insn(cfg, i - 2)->x.flow == KINSTR_X86_FLOW_CALL_IND)
+		return false;
+	g = kinstr_kernel__func_at(pl->k, in->x.target);
+	/* a thunk's callee is known at run time only; a .cold fragment is f's own code */
+	{
+		uint64_t at[TAIL_STOPS];
+		const struct kinstr_func *fs[TAIL_STOPS];
+		size_t n = 0;
+
+		return g && g != f && g->addr == in->x.target && strncmp(g->name, "__x86_", 6) &&
+		       !strstr(g->name, ".cold") && tail_stops(pl, f, g, 0, at, fs, &n);
+	}
+}
+
+/* A followed tail call's timer: a start at the jmp, a stop at each exit of the callee. */
+static void time_tail(struct kinstr_plan *pl, const struct kinstr_func *f, const struct kinstr_cfg_insn *j,
+		      struct tails *t)
+{
+	const struct kinstr_func *g = kinstr_kernel__func_at(pl->k, j->x.target), *fs[TAIL_STOPS];
+	uint64_t at[TAIL_STOPS];
+	struct kinstr_callsite *s;
+	size_t n0 = kinstr_probeset__cnt(pl->ps), i, k, n = 0;
+	int ret;
+
+	if (t->n == t->max)
+		return;
+	s = &t->out[t->n++];
+	memset(s, 0, sizeof(*s));
+	s->addr = j->x.addr;
+	s->callee = g;
+	s->tail = true;
+	ret = tail_stops(pl, f, g, 0, at, fs, &n) ? kinstr_probeset__add(pl->ps, f, j->x.addr, NULL) : -EPERM;
+	for (i = 0; !ret && i < n; i++)
+		ret = kinstr_probeset__add(pl->ps, fs[i], at[i], NULL);
+	if (ret) {
+		kinstr_probeset__truncate(pl->ps, n0);	/* its time is then missing from f's: said so */
+		return;
+	}
+	s->timer = (*t->ntimers)++;
+	s->timed = true;
+	for (k = n0; k < kinstr_probeset__cnt(pl->ps); k++)
+		kinstr_probeset__set_timer(pl->ps, k, k == n0, s->timer);
+}
+
+static int time_func(struct kinstr_plan *pl, const struct kinstr_func *f, unsigned int timer, unsigned int *exits,
+		     struct kinstr_why *why, struct tails *tails);
+
 int kinstr_plan__time_func(struct kinstr_plan *pl, const struct kinstr_func *f, unsigned int timer,
 			   unsigned int *exits, struct kinstr_why *why)
 {
+	return time_func(pl, f, timer, exits, why, NULL);
+}
+
+int kinstr_plan__time_func_tails(struct kinstr_plan *pl, const struct kinstr_func *f, unsigned int timer,
+				 unsigned int *exits, unsigned int *ntimers, struct kinstr_callsite *tails,
+				 unsigned int max, unsigned int *ntails, struct kinstr_why *why)
+{
+	struct tails t = { .ntimers = ntimers, .max = max, .out = tails };
+	int ret = time_func(pl, f, timer, exits, why, &t);
+
+	*ntails = ret ? 0 : t.n;
+	return ret;
+}
+
+static int time_func(struct kinstr_plan *pl, const struct kinstr_func *f, unsigned int timer, unsigned int *exits,
+		     struct kinstr_why *why, struct tails *tails)
+{
+	unsigned int nat = 0;
 	const struct kinstr_fn *fn = kinstr_probeset__analysis(pl->ps, f);
 	const struct kinstr_cfg *cfg;
 	const struct kinstr_site *s;
@@ -517,9 +648,15 @@ int kinstr_plan__time_func(struct kinstr_plan *pl, const struct kinstr_func *f, 
 			continue;
 		if (in->x.flow == KINSTR_X86_FLOW_JCC)
 			continue;	/* into its .cold fragment, which comes back (above) */
+		++*exits;
+		/* a followed tail call: f's part ends at the instruction before the jmp */
+		if (tails && nat < 64 && tails->n + nat < tails->max && tail_followed(pl, f, cfg, i) &&
+		    !kinstr_probeset__add(pl->ps, f, kinstr_cfg__insn(cfg, i - 1)->x.addr, NULL)) {
+			tails->at[nat++] = in;
+			continue;
+		}
 		where = in->x.addr;
 		ret = kinstr_probeset__add(pl->ps, f, in->x.addr, &w);
-		++*exits;
 	}
 	if (!ret && !*exits) {
 		ret = kinstr_why__fail(&w, -ENOENT, "%s: no exit site (it never returns)", f->name);
@@ -532,7 +669,180 @@ int kinstr_plan__time_func(struct kinstr_plan *pl, const struct kinstr_func *f, 
 	}
 	for (j = n0; j < kinstr_probeset__cnt(pl->ps); j++)
 		kinstr_probeset__set_timer(pl->ps, j, j == n0, timer);
+	for (j = 0; j < nat; j++)
+		time_tail(pl, f, tails->at[j], tails);
 	return 0;
+}
+
+/* enum kinstr_reg by its name ("rax" .. "r15"), or -1. */
+static int reg_by_name(const char *name)
+{
+	static const char *const names[] = { "rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi",
+					     "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15" };
+	int r;
+
+	for (r = 0; r < 16; r++)
+		if (!strcmp(name, names[r]))
+			return r;
+	return -1;
+}
+
+int kinstr_plan__indirect_target(const struct kinstr_x86_insn *x, const struct kinstr_func *callee,
+				 struct kinstr_trace_val *v)
+{
+	unsigned int i = 0, rex = 0, mod, reg, rm, base;
+	int32_t disp = 0;
+
+	memset(v, 0, sizeof(*v));
+	if (x->flow == KINSTR_X86_FLOW_CALL || x->flow == KINSTR_X86_FLOW_JMP) {
+		/* a retpoline thunk (__x86_indirect_thunk_REG and its call-depth and ITS forms): REG */
+		const char *u = callee ? strrchr(callee->name, '_') : NULL;
+		int r;
+
+		if (!callee || strncmp(callee->name, "__x86_indirect_", 15) || callee->addr != x->target || !u ||
+		    (r = reg_by_name(u + 1)) < 0)
+			return -ENOENT;
+		v->kind = KINSTR_VAL_REG;
+		v->reg = (uint8_t)r;
+		return 0;
+	}
+	if (x->flow != KINSTR_X86_FLOW_CALL_IND && x->flow != KINSTR_X86_FLOW_JMP_IND)
+		return -ENOENT;
+	/* legacy prefixes (a cs prefix pads some), then REX, then FF /2 (call) or FF /4 (jmp) */
+	while (i < x->len && strchr("\x26\x2e\x36\x3e\x64\x65\x66\x67\xf2\xf3", x->bytes[i]) && x->bytes[i])
+		i++;
+	if (i < x->len && (x->bytes[i] & 0xf0) == 0x40)
+		rex = x->bytes[i++];
+	if (i + 2 > x->len || x->bytes[i] != 0xff)
+		return -EOPNOTSUPP;
+	mod = x->bytes[i + 1] >> 6;
+	reg = (x->bytes[i + 1] >> 3) & 7;
+	rm = x->bytes[i + 1] & 7;
+	i += 2;
+	if (reg != 2 && reg != 4)
+		return -EOPNOTSUPP;	/* far forms: FLOW_EXIT, never here */
+	if (mod == 3) {
+		v->kind = KINSTR_VAL_REG;
+		v->reg = (uint8_t)(rm | (rex & 1) << 3);
+		return 0;
+	}
+	v->kind = KINSTR_VAL_MEM;
+	v->size = 8;
+	if (mod == 0 && rm == 5) {
+		/* RIP-relative: the probe's RIP is the instruction's own address */
+		v->reg = KINSTR_REG_RIP;
+		v->offset = (int32_t)(int64_t)(x->rip_target - x->addr);
+		return 0;
+	}
+	base = rm;
+	if (rm == 4) {
+		/* SIB: only a base with no index (index 100 without REX.X), and not the disp32-only form */
+		if (i >= x->len)
+			return -EOPNOTSUPP;
+		if (((x->bytes[i] >> 3) & 7) != 4 || (rex & 2) || (mod == 0 && (x->bytes[i] & 7) == 5))
+			return -EOPNOTSUPP;
+		base = x->bytes[i++] & 7;
+	}
+	if (mod == 1 && i < x->len)
+		disp = (int8_t)x->bytes[i];
+	else if (mod == 2 && i + 4 <= x->len)
+		memcpy(&disp, &x->bytes[i], 4);
+	else if (mod != 0)
+		return -EOPNOTSUPP;
+	v->reg = (uint8_t)(base | (rex & 1) << 3);
+	v->offset = disp;
+	return 0;
+}
+
+int kinstr_plan__tally_target(struct kinstr_plan *pl, const struct kinstr_func *f, uint64_t addr, uint16_t event,
+			      struct kinstr_trace_event *ev, struct kinstr_why *why)
+{
+	const struct kinstr_fn *fn = kinstr_probeset__analysis(pl->ps, f);
+	const struct kinstr_cfg *cfg = fn ? kinstr_fn__cfg(fn) : NULL;
+	const struct kinstr_cfg_insn *in = NULL;
+	struct kinstr_trace_spec spec;
+	size_t i, n0 = kinstr_probeset__cnt(pl->ps);
+	struct kinstr_why w;
+	int ret;
+
+	for (i = 0; cfg && i < kinstr_cfg__insn_cnt(cfg); i++)
+		if (kinstr_cfg__insn(cfg, i)->x.addr == addr)
+			in = kinstr_cfg__insn(cfg, i);
+	if (!in)
+		return why_set(why, -EILSEQ, f, addr, "%s+0x%llx: no instruction there", f->name,
+			       (unsigned long long)(addr - f->addr));
+	memset(ev, 0, sizeof(*ev));
+	snprintf(ev->name, sizeof(ev->name), "%s+0x%llx", f->name, (unsigned long long)(addr - f->addr));
+	ret = kinstr_plan__indirect_target(&in->x, kinstr_kernel__func_at(pl->k, in->x.target), &ev->vals[0].v);
+	if (ret)
+		return why_set(why, ret, f, addr, "%s: %s", ev->name, ret == -ENOENT ? "no indirect call or jump" :
+			       "its target's operand has an index register: no value reads it");
+	snprintf(ev->vals[0].name, sizeof(ev->vals[0].name), "target");
+	ev->vals[0].type = KINSTR_CTF_U64;
+	ev->vals[0].hex = true;
+	ev->nvals = 1;
+	memset(&spec, 0, sizeof(spec));
+	spec.event = event;
+	spec.nvals = 1;
+	spec.vals[0] = ev->vals[0].v;
+	ret = kinstr_probeset__add(pl->ps, f, addr, &w);
+	if (ret)
+		return why_probe(pl, why, ret, f, addr, NULL, w.msg);
+	if (kinstr_probeset__set_trace(pl->ps, n0, &spec) || kinstr_probeset__set_tally(pl->ps, n0)) {
+		kinstr_probeset__truncate(pl->ps, n0);
+		return why_set(why, -EINVAL, f, addr, "%s: cannot tally its target", ev->name);
+	}
+	return 0;
+}
+
+/* Call instruction in of f into *s, timed from the call to the instruction after it where both can be probed. */
+static void time_call(struct kinstr_plan *pl, const struct kinstr_func *f, const struct kinstr_cfg_insn *in,
+		      unsigned int *ntimers, struct kinstr_callsite *s)
+{
+	size_t n0;
+
+	memset(s, 0, sizeof(*s));
+	s->addr = in->x.addr;
+	if (in->x.flow == KINSTR_X86_FLOW_CALL) {
+		s->callee = kinstr_kernel__func_at(pl->k, in->x.target);
+		/* a retpoline thunk's callee (any of its forms) is known only at run time */
+		if (s->callee && !strncmp(s->callee->name, "__x86_indirect_", 15))
+			s->callee = NULL;
+		s->switches = s->callee && kinstr_plan__switch_at(pl, s->callee, true);
+	}
+	if (!s->callee)
+		s->target_ok = !kinstr_plan__indirect_target(&in->x, kinstr_kernel__func_at(pl->k, in->x.target),
+							     &s->target);
+	n0 = kinstr_probeset__cnt(pl->ps);
+	if (kinstr_probeset__add(pl->ps, f, in->x.addr, NULL) ||
+	    kinstr_probeset__add(pl->ps, f, in->x.addr + in->x.len, NULL)) {
+		kinstr_probeset__truncate(pl->ps, n0);
+		return;
+	}
+	s->timer = (*ntimers)++;
+	s->timed = true;
+	kinstr_probeset__set_timer(pl->ps, n0, true, s->timer);
+	kinstr_probeset__set_timer(pl->ps, n0 + 1, false, s->timer);
+}
+
+int kinstr_plan__time_call(struct kinstr_plan *pl, const struct kinstr_func *f, uint64_t addr, unsigned int *ntimers,
+			   struct kinstr_callsite *s)
+{
+	const struct kinstr_fn *fn = kinstr_probeset__analysis(pl->ps, f);
+	const struct kinstr_cfg *cfg = fn ? kinstr_fn__cfg(fn) : NULL;
+	size_t i;
+
+	for (i = 0; cfg && i < kinstr_cfg__insn_cnt(cfg); i++) {
+		const struct kinstr_cfg_insn *in = kinstr_cfg__insn(cfg, i);
+
+		if (in->x.addr != addr)
+			continue;
+		if (in->x.flow != KINSTR_X86_FLOW_CALL && in->x.flow != KINSTR_X86_FLOW_CALL_IND)
+			return -ENOENT;
+		time_call(pl, f, in, ntimers, s);
+		return s->timed ? 0 : -EPERM;
+	}
+	return -ENOENT;
 }
 
 unsigned int kinstr_plan__time_calls(struct kinstr_plan *pl, const struct kinstr_func *f, unsigned int *ntimers,
@@ -548,31 +858,9 @@ unsigned int kinstr_plan__time_calls(struct kinstr_plan *pl, const struct kinstr
 	cfg = kinstr_fn__cfg(fn);
 	for (i = 0; i < kinstr_cfg__insn_cnt(cfg) && n < max; i++) {
 		const struct kinstr_cfg_insn *in = kinstr_cfg__insn(cfg, i);
-		struct kinstr_callsite *s;
-		size_t n0;
 
-		if (in->x.flow != KINSTR_X86_FLOW_CALL && in->x.flow != KINSTR_X86_FLOW_CALL_IND)
-			continue;
-		s = &sites[n++];
-		memset(s, 0, sizeof(*s));
-		s->addr = in->x.addr;
-		if (in->x.flow == KINSTR_X86_FLOW_CALL) {
-			s->callee = kinstr_kernel__func_at(pl->k, in->x.target);
-			/* a retpoline thunk's callee is known only at run time */
-			if (s->callee && !strncmp(s->callee->name, "__x86_indirect_thunk_", 21))
-				s->callee = NULL;
-			s->switches = s->callee && kinstr_plan__switch_at(pl, s->callee, true);
-		}
-		n0 = kinstr_probeset__cnt(pl->ps);
-		if (kinstr_probeset__add(pl->ps, f, in->x.addr, NULL) ||
-		    kinstr_probeset__add(pl->ps, f, in->x.addr + in->x.len, NULL)) {
-			kinstr_probeset__truncate(pl->ps, n0);
-			continue;
-		}
-		s->timer = (*ntimers)++;
-		s->timed = true;
-		kinstr_probeset__set_timer(pl->ps, n0, true, s->timer);
-		kinstr_probeset__set_timer(pl->ps, n0 + 1, false, s->timer);
+		if (in->x.flow == KINSTR_X86_FLOW_CALL || in->x.flow == KINSTR_X86_FLOW_CALL_IND)
+			time_call(pl, f, in, ntimers, &sites[n++]);
 	}
 	return n;
 }

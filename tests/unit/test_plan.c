@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include <uapi/linux/kinstr.h>
+#include <kinstr/drill.h>
 #include <kinstr/plan.h>
 #include <kinstr/probe.h>
 #include "check.h"
@@ -266,6 +267,142 @@ static void t_time(void)
 	kinstr_probeset__free(ps);
 }
 
+/* Where an indirect call's or jump's target is, for the probe that tallies it (drill). */
+static void t_indirect_target(void)
+{
+	static const struct {
+		const char *what;
+		unsigned char b[8];
+		unsigned int len;
+		int ret;
+		unsigned int kind, reg;
+		int off;
+	} c[] = {
+		{ "call *%rax", { 0xff, 0xd0 }, 2, 0, KINSTR_VAL_REG, KINSTR_REG_RAX, 0 },
+		{ "call *%r11", { 0x41, 0xff, 0xd3 }, 3, 0, KINSTR_VAL_REG, KINSTR_REG_R11, 0 },
+		{ "cs call *%rdx", { 0x2e, 0xff, 0xd2 }, 3, 0, KINSTR_VAL_REG, KINSTR_REG_RDX, 0 },
+		{ "jmp *%rcx", { 0xff, 0xe1 }, 2, 0, KINSTR_VAL_REG, KINSTR_REG_RCX, 0 },
+		{ "call *0x10(%rax)", { 0xff, 0x50, 0x10 }, 3, 0, KINSTR_VAL_MEM, KINSTR_REG_RAX, 0x10 },
+		{ "call *-0x8(%rbp)", { 0xff, 0x55, 0xf8 }, 3, 0, KINSTR_VAL_MEM, KINSTR_REG_RBP, -8 },
+		{ "call *0x100(%r11)", { 0x41, 0xff, 0x93, 0x00, 0x01, 0, 0 }, 7, 0, KINSTR_VAL_MEM, KINSTR_REG_R11, 0x100 },
+		{ "call *(%rbx)", { 0xff, 0x13 }, 2, 0, KINSTR_VAL_MEM, KINSTR_REG_RBX, 0 },
+		{ "jmp *(%rsp)", { 0xff, 0x24, 0x24 }, 3, 0, KINSTR_VAL_MEM, KINSTR_REG_RSP, 0 },
+		/* RIP-relative: from the probe's RIP, the instruction's own address (0x1000): 6 + 0x10 */
+		{ "call *0x10(%rip)", { 0xff, 0x15, 0x10, 0, 0, 0 }, 6, 0, KINSTR_VAL_MEM, KINSTR_REG_RIP, 0x16 },
+		{ "call *0x0(,%rax,8)", { 0xff, 0x14, 0xc5, 0, 0, 0, 0 }, 7, -EOPNOTSUPP, 0, 0, 0 },
+		{ "call *(%rax,%rbx,1)", { 0xff, 0x14, 0x18 }, 3, -EOPNOTSUPP, 0, 0, 0 },
+		{ "mov %rax,%rdi", { 0x48, 0x89, 0xc7 }, 3, -ENOENT, 0, 0, 0 },
+	};
+	static const struct kinstr_func thunk = { .addr = 0x2000, .name = "__x86_indirect_thunk_r11" },
+		call_thunk = { .addr = 0x2000, .name = "__x86_indirect_call_thunk_rax" },
+		array = { .addr = 0x2000, .name = "__x86_indirect_thunk_array" },
+		plain = { .addr = 0x2000, .name = "vfs_read" };
+	/* call 0x2000 and jmp 0x2000, at 0x1000 */
+	static const unsigned char call[] = { 0xe8, 0xfb, 0x0f, 0, 0 }, jmp[] = { 0xe9, 0xfb, 0x0f, 0, 0 };
+	struct kinstr_x86_insn x;
+	struct kinstr_trace_val v;
+	size_t i;
+	int r;
+
+	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		CHECK(kinstr_x86__decode(c[i].b, c[i].len, 0x1000, &x) == 0 && x.len == c[i].len, "%s: decode", c[i].what);
+		r = kinstr_plan__indirect_target(&x, NULL, &v);
+		CHECK(r == c[i].ret, "%s: %d, not %d", c[i].what, r, c[i].ret);
+		if (!r)
+			CHECK(v.kind == c[i].kind && v.reg == c[i].reg && v.offset == c[i].off &&
+			      v.size == (c[i].kind == KINSTR_VAL_MEM ? 8 : 0), "%s: kind %u reg %u offset %d size %u",
+			      c[i].what, v.kind, v.reg, v.offset, v.size);
+	}
+	CHECK(kinstr_x86__decode(call, 5, 0x1000, &x) == 0 && x.target == 0x2000, "call decode");
+	CHECK(kinstr_plan__indirect_target(&x, &thunk, &v) == 0 && v.kind == KINSTR_VAL_REG && v.reg == KINSTR_REG_R11,
+	      "thunk: kind %u reg %u", v.kind, v.reg);
+	CHECK(kinstr_plan__indirect_target(&x, &call_thunk, &v) == 0 && v.reg == KINSTR_REG_RAX, "call thunk: %u", v.reg);
+	CHECK(kinstr_plan__indirect_target(&x, &array, &v) == -ENOENT, "the thunk array names no register");
+	CHECK(kinstr_plan__indirect_target(&x, &plain, &v) == -ENOENT, "a direct call");
+	CHECK(kinstr_plan__indirect_target(&x, NULL, &v) == -ENOENT, "a call to no known function");
+	CHECK(kinstr_x86__decode(jmp, 5, 0x1000, &x) == 0, "jmp decode");
+	CHECK(kinstr_plan__indirect_target(&x, &thunk, &v) == 0 && v.reg == KINSTR_REG_R11, "jmp to a thunk");
+}
+
+/*
+ * Direct tail calls of the snapshot's functions are followed: the caller's stop moves to the
+ * instruction before the jmp, a timer of the tail call's own starts at the jmp (one probe each),
+ * and its timer comes after the caller's. And vfs_read's read_iter call is an indirect site whose
+ * target a probe value reads.
+ */
+static void t_time_tails(void)
+{
+	struct kinstr_callsite tails[8], cs[64];
+	struct kinstr_probeset *ps;
+	struct kinstr_plan *pl;
+	const struct kinstr_func *f;
+	const struct kinstr_cfg *cfg;
+	unsigned int exits, ntimers, ntails, n, i, ind = 0;
+	size_t j, k, at_jmp, before, found = 0;
+
+	if (!snap())
+		SKIP("no snapshot");
+	for (i = 0; i < kinstr_kernel__func_cnt(snap()) && found < 20; i++) {
+		f = kinstr_kernel__func(snap(), i);
+		if (!kinstr_kernel__name_unique(snap(), f) || !(pl = plan(&ps, false)))
+			continue;
+		ntimers = 1;
+		if (kinstr_plan__time_func_tails(pl, f, 0, &exits, &ntimers, tails, 8, &ntails, NULL) == 0 && ntails &&
+		    tails[0].timed) {
+			found++;
+			CHECK(tails[0].tail && tails[0].timer == 1 && tails[0].callee &&
+			      tails[0].callee->addr != f->addr, "%s: tail timer %u", f->name, tails[0].timer);
+			cfg = kinstr_fn__cfg(kinstr_probeset__analysis(ps, f));
+			at_jmp = before = 0;
+			for (j = 1; j < kinstr_cfg__insn_cnt(cfg); j++)
+				if (kinstr_cfg__insn(cfg, j)->x.addr == tails[0].addr)
+					for (k = 0; k < kinstr_probeset__cnt(ps); k++) {
+						at_jmp += kinstr_probeset__info(ps, k)->addr == tails[0].addr;
+						before += kinstr_probeset__info(ps, k)->addr ==
+							  kinstr_cfg__insn(cfg, j - 1)->x.addr;
+					}
+			CHECK(at_jmp == 1 && before == 1, "%s: probes at the jmp %zu, before it %zu", f->name, at_jmp,
+			      before);
+		}
+		kinstr_plan__free(pl);
+		kinstr_probeset__free(ps);
+	}
+	CHECK(found > 0, "no function of the snapshot has a tail call followed");
+
+	f = kinstr_kernel__find_func(snap(), "vfs_read");
+	if (!f || !(pl = plan(&ps, false)))
+		return;
+	ntimers = 0;
+	n = kinstr_plan__time_calls(pl, f, &ntimers, cs, 64);
+	for (i = 0; i < n; i++)
+		ind += !cs[i].callee && cs[i].target_ok && cs[i].target.kind == KINSTR_VAL_REG;
+	CHECK(ind >= 1, "vfs_read: %u indirect call sites with a register target", ind);
+	kinstr_plan__free(pl);
+	kinstr_probeset__free(ps);
+}
+
+/* A drill target's time from its site: the paths that end [site, target], from any CPU, nothing else. */
+static void t_drill_time_under(void)
+{
+	static const struct kinstr_timer_path p[] = {
+		{ .depth = 2, .timers = { 4, 0 }, .calls = 3, .wall_ns = 300, .oncpu_ns = 30 },	/* CPU 0 */
+		{ .depth = 2, .timers = { 4, 0 }, .calls = 1, .wall_ns = 100, .oncpu_ns = 10 },	/* CPU 1 */
+		{ .depth = 3, .timers = { 7, 4, 0 }, .calls = 1, .wall_ns = 50, .oncpu_ns = 5 },	/* deeper */
+		{ .depth = 3, .timers = { 4, 0, 1 }, .calls = 3, .wall_ns = 200, .oncpu_ns = 20 },	/* inside it */
+		{ .depth = 1, .timers = { 0 }, .calls = 9, .wall_ns = 900, .oncpu_ns = 90 },	/* not from the site */
+		{ .depth = 3, .timers = { 4, 2, 0 }, .calls = 1, .wall_ns = 70, .oncpu_ns = 7 },	/* through another */
+		{ .depth = 2, .timers = { 4, 2 }, .calls = 1, .wall_ns = 80, .oncpu_ns = 8 },
+		{ .depth = 1, .timers = { 4 }, .calls = 5, .wall_ns = 999, .oncpu_ns = 99 },	/* the site itself */
+	};
+
+	CHECK(kinstr_drill__time_under(p, 8, 4, 0, false) == 450, "wall %llu",
+	      (unsigned long long)kinstr_drill__time_under(p, 8, 4, 0, false));
+	CHECK(kinstr_drill__time_under(p, 8, 4, 0, true) == 45, "on-CPU");
+	CHECK(kinstr_drill__time_under(p, 8, 4, 2, false) == 80, "the other target");
+	CHECK(kinstr_drill__time_under(p, 8, 5, 0, false) == 0 && kinstr_drill__time_under(p, 0, 4, 0, false) == 0,
+	      "no such site, no paths");
+}
+
 /*
  * `call A; mov ...; call B`: the probe that stops A's timer, at A's return address, would be a jmp
  * displacing `call B` (a jump may displace a call), yet B needs a start probe of its own: the stop
@@ -420,6 +557,9 @@ int main(void)
 	RUN(t_glob_every);
 	RUN(t_time);
 	RUN(t_time_adjacent_calls);
+	RUN(t_indirect_target);
+	RUN(t_time_tails);
+	RUN(t_drill_time_under);
 	RUN(t_trace);
 	RUN(t_opts);
 	RUN(t_set_action);

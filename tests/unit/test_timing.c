@@ -9,8 +9,10 @@ static void t_by_callee(void)
 {
 	static const struct kinstr_func a = { .name = "a" }, b = { .name = "b" };
 	const struct kinstr_callsite sites[] = {
-		{ 0x10, &a, 0, true, false }, { 0x20, &b, 1, true, false }, { 0x30, &a, 2, true, false },
-		{ 0x40, NULL, 3, true, false }, { 0x50, &b, 4, false, false }, { 0x60, NULL, 5, true, false },
+#define SITE(a_, c_, t_, timed_) { .addr = (a_), .callee = (c_), .timer = (t_), .timed = (timed_) }
+		SITE(0x10, &a, 0, true), SITE(0x20, &b, 1, true), SITE(0x30, &a, 2, true),
+		SITE(0x40, NULL, 3, true), SITE(0x50, &b, 4, false), SITE(0x60, NULL, 5, true),
+#undef SITE
 	};
 	struct kinstr_timer_stats st[6];
 	struct kinstr_callee_time rows[6];

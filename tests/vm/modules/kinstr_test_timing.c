@@ -10,13 +10,16 @@
  *   kinstr_test_multi_ret(x)   several return sites (checked with objdump and kinstr disasm)
  *   kinstr_test_static_key(x)  holds a jump label (a static key): refused with its rule
  *   kinstr_test_extable(p)     holds an exception-table entry (unsafe_get_user): refused too
+ *   kinstr_test_dispatch()     an indirect call: 3 in 4 to kinstr_test_ind_a, 1 in 4 to _ind_b (100 us each)
+ *   kinstr_test_tail()         spins 20,000 rounds, then a tail call (jmp) to kinstr_test_tail_callee (60,000)
  *   kinstr_test_handoff_send(o) / kinstr_test_handoff_recv(o): an object handed from the writer
  *                              to a work item queued on another CPU, which receives it there
  *                              (span.t keys a span on the pointer)
  *
  * Trigger: write "CMD N" to /sys/kernel/debug/kinstr_test/run to run CMD N times in the writer's
- * context (outer, sleep, multi, busy, key, ext, handoff); /sys/kernel/debug/kinstr_test/last reads the
- * module's own measurements of that run (local_clock() around each call):
+ * context (outer, sleep, multi, busy, key, ext, dispatch, tail, handoff); /sys/kernel/debug/kinstr_test/last reads the
+ * module's own measurements of that run (local_clock() around each call); ind_a, ind_b, tail_ns and
+ * tail_total_ns the references of drill's tests (write 0 to reset):
  *   cmd=outer calls=N total_ns=... outer_ns=... inner_ns=... sleep_ns=... inner_max_ns=... multi_sum=...
  *
  * The windows read local_clock(), the clock kinstr's timers read, not ktime_get_ns(): where the
@@ -150,6 +153,78 @@ efault:
 	return -EFAULT;
 }
 
+/*
+ * An indirect call with a known split (drill follows it): kinstr_test_dispatch() calls through a
+ * function pointer, 3 calls in 4 to kinstr_test_ind_a, 1 in 4 to kinstr_test_ind_b, each a
+ * 100 us busy-wait. The pointers are read with READ_ONCE from a writable table, so the
+ * compiler cannot turn the call into a direct one (a retpoline thunk call in Debian's 6.1 build).
+ */
+static u64 kt_ind_a, kt_ind_b, kt_dispatch_n, kt_tail_n;
+/* the tail callee's own windows, and the whole of each kinstr_test_tail call (kt_run's): the reference split */
+static u64 kt_tail_ns, kt_tail_total_ns;
+
+KT_FN void kinstr_test_ind_a(void);
+KT_FN void kinstr_test_ind_a(void)
+{
+	kinstr_test_busy(100 * NSEC_PER_USEC);
+	WRITE_ONCE(kt_ind_a, kt_ind_a + 1);
+}
+
+KT_FN void kinstr_test_ind_b(void);
+KT_FN void kinstr_test_ind_b(void)
+{
+	kinstr_test_busy(100 * NSEC_PER_USEC);
+	WRITE_ONCE(kt_ind_b, kt_ind_b + 1);
+}
+
+static void (*kt_ind_ops[4])(void) = { kinstr_test_ind_a, kinstr_test_ind_a, kinstr_test_ind_a, kinstr_test_ind_b };
+
+KT_FN void kinstr_test_dispatch(void);
+KT_FN void kinstr_test_dispatch(void)
+{
+	u64 n = READ_ONCE(kt_dispatch_n);
+
+	WRITE_ONCE(kt_dispatch_n, n + 1);
+	READ_ONCE(kt_ind_ops[n & 3])();
+	WRITE_ONCE(kt_dispatch_n, READ_ONCE(kt_dispatch_n));	/* a return, not a tail call */
+}
+
+/*
+ * A tail call with a known split: kinstr_test_tail() spins 20,000 rounds of a loop, counts, then
+ * ends in a jmp to kinstr_test_tail_callee(), which spins 60,000 of the same: 3/4 of
+ * kinstr_test_tail's work (its caller's view of it) is the tail call's. Rounds, not deadlines: a
+ * busy-wait to a deadline that an emulator's host preempts overshoots by the preemption, which
+ * moves a split of two short waits far more than it moves a split of work. The count between the
+ * loop and the jmp keeps the jmp apart from the loop (drill's stop for the caller's own part goes
+ * on the instruction before the jmp).
+ */
+static u64 kt_sink;
+
+static __always_inline void kt_spin(unsigned int rounds)
+{
+	unsigned int i;
+
+	for (i = 0; i < rounds; i++)
+		WRITE_ONCE(kt_sink, kt_sink + i);
+}
+
+KT_FN void kinstr_test_tail_callee(void);
+KT_FN void kinstr_test_tail_callee(void)
+{
+	u64 t0 = local_clock();
+
+	kt_spin(60000);
+	WRITE_ONCE(kt_tail_ns, kt_tail_ns + local_clock() - t0);
+}
+
+KT_FN void kinstr_test_tail(void);
+KT_FN void kinstr_test_tail(void)
+{
+	kt_spin(20000);
+	WRITE_ONCE(kt_tail_n, kt_tail_n + 1);
+	kinstr_test_tail_callee();
+}
+
 struct kt_obj {
 	struct work_struct work;
 	int send_cpu, recv_cpu;
@@ -210,6 +285,10 @@ static int kt_run(const char *cmd, u64 n)
 			r.multi_sum += kinstr_test_static_key((int)i);
 		else if (!strcmp(cmd, "ext"))
 			r.multi_sum += kinstr_test_extable(NULL);	/* faults: the fixup returns -EFAULT */
+		else if (!strcmp(cmd, "dispatch"))
+			kinstr_test_dispatch();
+		else if (!strcmp(cmd, "tail"))
+			kinstr_test_tail();
 		else if (!strcmp(cmd, "handoff"))
 			r.multi_sum += kt_handoff(&kt_objs[i % ARRAY_SIZE(kt_objs)]);	/* received elsewhere */
 		else
@@ -220,6 +299,8 @@ static int kt_run(const char *cmd, u64 n)
 			r.outer_ns += t1 - t0;
 		else if (!strcmp(cmd, "sleep"))
 			r.sleep_ns += t1 - t0;
+		else if (!strcmp(cmd, "tail"))
+			WRITE_ONCE(kt_tail_total_ns, kt_tail_total_ns + t1 - t0);
 		r.calls++;
 		if (fatal_signal_pending(current))
 			break;
@@ -287,6 +368,11 @@ static int __init kt_init(void)
 	kt_dir = debugfs_create_dir("kinstr_test", NULL);
 	debugfs_create_file("run", 0200, kt_dir, NULL, &kt_run_fops);
 	debugfs_create_file("last", 0400, kt_dir, NULL, &kt_last_fops);
+	/* drill's references (0 written to reset): the targets' calls, the tail call's split */
+	debugfs_create_u64("ind_a", 0600, kt_dir, &kt_ind_a);
+	debugfs_create_u64("ind_b", 0600, kt_dir, &kt_ind_b);
+	debugfs_create_u64("tail_ns", 0600, kt_dir, &kt_tail_ns);
+	debugfs_create_u64("tail_total_ns", 0600, kt_dir, &kt_tail_total_ns);
 	return 0;
 }
 

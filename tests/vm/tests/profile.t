@@ -227,3 +227,69 @@ EXPECT ^hottest chain: kinstr_test_outer > kinstr_test_busy$
 EXPECT ^splits add up$
 EXPECT ^inner 0\.[01][0-9] busy 0\.[89][0-9]$
 EXPECT ^inner calls \['kinstr_test_busy'\]$
+
+NAME drill follows an indirect call: the test module's dispatch calls through a pointer (a retpoline thunk), 3 in 4 to ind_a, 1 in 4 to ind_b, each 100 us; the site's targets are tallied (their calls split as the module counted them) and timed a level further with the site around them (the site's time is in them)
+SETUP insmod kmod/kinstr.ko && insmod tests/vm/modules/kinstr_test_timing.ko
+CLEANUP i=0; until rmmod kinstr_test_timing 2>/dev/null; do i=$((i + 1)); [ $i -lt 50 ] || exit 1; sleep 0.2; done
+RUN R=/sys/kernel/debug/kinstr_test; echo 0 > $R/ind_a; echo 0 > $R/ind_b; \
+	build/kinstr drill --json -i 0.5 -D 2 -c "sh -c 'echo dispatch 100 > $R/run'" kinstr_test_dispatch > /tmp/di.json; \
+	echo "rc=$?"; python3 tests/vm/progs/check_drill.py /tmp/di.json; \
+	python3 tests/vm/checks/drill_follow.py indirect /tmp/di.json $(cat $R/ind_a) $(cat $R/ind_b); \
+	python3 -c 'import json; s=[k for k in json.load(open("/tmp/di.json"))["root"]["callees"] if k["kind"] == "indirect"][0]; \
+	print("timed below:", sorted(k["function"] for k in s["callees"] if k["measured"]))'
+TIMEOUT 120
+EXPECT ^rc=0$
+EXPECT ^splits add up$
+EXPECT ^site 0\.(8[5-9]|9[0-9]) of kinstr_test_dispatch, [1-9][0-9]* calls tallied$
+EXPECT ^calls a 0\.7[3-7] b 0\.2[3-7], module a 0\.7[45]$
+EXPECT ^calls match the module's split$
+EXPECT ^time a 0\.[5-9][0-9] b 0\.[0-4][0-9], by time time$
+EXPECT ^site's time in its targets over 0\.9$
+EXPECT ^timed below: \['kinstr_test_ind_a', 'kinstr_test_ind_b'\]$
+
+NAME drill follows a tail call: the test module's tail ends in a jmp to its callee (3/4 of its work); the tail call is a child whose time is part of its caller's, its share within 0.05 of the module's own windows
+SETUP insmod kmod/kinstr.ko && insmod tests/vm/modules/kinstr_test_timing.ko
+CLEANUP i=0; until rmmod kinstr_test_timing 2>/dev/null; do i=$((i + 1)); [ $i -lt 50 ] || exit 1; sleep 0.2; done
+RUN R=/sys/kernel/debug/kinstr_test; echo 0 > $R/tail_ns; echo 0 > $R/tail_total_ns; \
+	build/kinstr drill --json -i 1 -t 99 -c "sh -c 'echo tail 50 > $R/run'" kinstr_test_tail > /tmp/dt.json; \
+	echo "rc=$?"; python3 tests/vm/progs/check_drill.py /tmp/dt.json; \
+	python3 tests/vm/checks/drill_follow.py tail /tmp/dt.json $(cat $R/tail_ns) $(cat $R/tail_total_ns); \
+	build/kinstr drill -i 0.5 -t 99 -c "sh -c 'echo tail 50 > $R/run'" kinstr_test_tail > /tmp/dt.txt 2>/dev/null; \
+	echo "text: $(grep -cF 'kinstr_test_tail_callee  [tail call at +0x' /tmp/dt.txt) tail line"
+TIMEOUT 120
+EXPECT ^rc=0$
+EXPECT ^splits add up$
+EXPECT ^tail call to kinstr_test_tail_callee: share 0\.[5-8][0-9], module 0\.[5-8][0-9]$
+EXPECT ^tail share within 0\.05$
+EXPECT ^text: 1 tail line$
+
+NAME drill vfs_read under reads of a tmpfs file: the read_iter indirect call's main target is shmem_file_read_iter, with its share
+STOCK
+SETUP insmod kmod/kinstr.ko && dd if=/dev/zero of=/dev/shm/dr bs=1M count=16 status=none
+CLEANUP rm -f /dev/shm/dr
+RUN build/kinstr drill --json -i 1 -D 1 -c 'dd if=/dev/shm/dr of=/dev/null bs=4k status=none' vfs_read > /tmp/dv.json; \
+	echo "rc=$?"; python3 tests/vm/progs/check_drill.py /tmp/dv.json; \
+	python3 tests/vm/checks/drill_follow.py readiter /tmp/dv.json shmem_file_read_iter
+TIMEOUT 120
+EXPECT ^rc=0$
+EXPECT ^splits add up$
+EXPECT ^read_iter found$
+
+NAME drill vfs_read under reads of an ext4 file on a loop device: ext4_file_read_iter under the indirect call, and its tail call to generic_file_read_iter
+STOCK
+REQUIRES modprobe ext4 && modprobe loop && test -x /sbin/mkfs.ext4
+SETUP insmod kmod/kinstr.ko && dd if=/dev/zero of=/dev/shm/e4.img bs=1M count=32 status=none && \
+	/sbin/mkfs.ext4 -q /dev/shm/e4.img && mkdir -p /tmp/e4 && mount -o loop /dev/shm/e4.img /tmp/e4 && \
+	dd if=/dev/zero of=/tmp/e4/f bs=1M count=12 status=none
+CLEANUP umount /tmp/e4; rm -f /dev/shm/e4.img
+RUN build/kinstr drill --json -i 1 -D 2 -c 'dd if=/tmp/e4/f of=/dev/null bs=4k status=none' vfs_read > /tmp/de.json; \
+	echo "rc=$?"; python3 tests/vm/progs/check_drill.py /tmp/de.json; \
+	python3 tests/vm/checks/drill_follow.py readiter /tmp/de.json ext4_file_read_iter; \
+	python3 -c 'import json; r=json.load(open("/tmp/de.json"))["root"]; \
+	e=[t for s in r["callees"] if s["kind"] == "indirect" for t in s["callees"] if t["function"] == "ext4_file_read_iter"][0]; \
+	print("tail:", [(k["function"], k["share_of_parent"] > 0.3) for k in e["callees"] if k["kind"] == "tail"])'
+TIMEOUT 120
+EXPECT ^rc=0$
+EXPECT ^splits add up$
+EXPECT ^read_iter found$
+EXPECT ^tail: \[\('generic_file_read_iter', True\)\]$
