@@ -82,7 +82,7 @@ EXPECT ^kinstr: 'no_such_command_xyz 3000' exited with 127 \(it could not be run
 
 NAME drill: from hrtimer_nanosleep under 'sleep 0.1' the hot path goes down to the context switch, and each split adds up
 SETUP insmod kmod/kinstr.ko
-RUN build/kinstr drill -i 1.5 -D 3 -c 'sleep 0.1' hrtimer_nanosleep; echo "rc=$?"; \
+RUN build/kinstr drill -i 2 -D 3 -c 'sleep 0.1' hrtimer_nanosleep; echo "rc=$?"; \
 	build/kinstr drill --json -i 2 -D 2 -c 'sleep 0.1' hrtimer_nanosleep > /tmp/d.json; \
 	python3 tests/vm/progs/check_drill.py /tmp/d.json --path hrtimer_nanosleep,do_nanosleep,schedule
 TIMEOUT 120
