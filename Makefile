@@ -115,7 +115,7 @@ kmods:
 	@test -n "$(MATRIX_RELEASES)" || { echo "no kernel of tests/kernels is installed: run scripts/setup --matrix" >&2; exit 1; }
 	+@for r in $(MATRIX_RELEASES); do echo "  KMOD    $$r"; scripts/build-kmod $$r || exit 1; done
 	+@for r in $(FULL_RELEASES); do echo "  KMOD    $$r (plant abi)"; scripts/build-kmod $$r --plant abi || exit 1; done
-	@echo "  KMOD    $(KVER) (each file alone)"; scripts/build-kmod $(KVER) --separate
+	+@echo "  KMOD    $(KVER) (each file alone)"; scripts/build-kmod $(KVER) --separate
 
 # Test-only modules (e.g. one that WARNs, to prove the harness's splat scan fails a run).
 testmods:
