@@ -4,7 +4,8 @@
 #   make man        the manual pages, build/man/*.8 (kinstr help --man; cli/man.mk)
 #   make kmods      the modules for every installed kernel of the test matrix (tests/kernels; the debug
 #                   kernel's are built by its lane, tests/runner.py), each in
-#                   build/kmod/RELEASE (scripts/build-kmod), as the VM suite boots them
+#                   build/kmod/RELEASE (scripts/build-kmod), as the VM suite boots them; and, for the
+#                   default kernel, each of kinstr.ko's files compiled alone (kmod/all.c says why)
 #   make KINSTR_KERNEL=RELEASE   the module for another installed kernel (default: scripts/kernel-release)
 #   make install    the CLI, libkinstr (shared, static, headers, pkg-config), man pages, completion, docs,
 #                   examples, kinstr-serve.service; PREFIX (/usr/local), DESTDIR and the *DIR variables below
@@ -114,6 +115,7 @@ kmods:
 	@test -n "$(MATRIX_RELEASES)" || { echo "no kernel of tests/kernels is installed: run scripts/setup --matrix" >&2; exit 1; }
 	+@for r in $(MATRIX_RELEASES); do echo "  KMOD    $$r"; scripts/build-kmod $$r || exit 1; done
 	+@for r in $(FULL_RELEASES); do echo "  KMOD    $$r (plant abi)"; scripts/build-kmod $$r --plant abi || exit 1; done
+	+@echo "  KMOD    $(KVER) (each file alone)"; scripts/build-kmod $(KVER) --separate
 
 # Test-only modules (e.g. one that WARNs, to prove the harness's splat scan fails a run).
 testmods:

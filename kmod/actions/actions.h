@@ -29,6 +29,9 @@ void kinstr_trace_record(struct kinstr_chan *ch, const struct kinstr_trace_spec 
 			 struct pt_regs *regs);
 unsigned long kinstr_trace_reg(const struct pt_regs *regs, u8 reg);
 
+/* The state of an entry of tally.c's and span.c's lockless tables. */
+enum { ENT_FREE, ENT_WRITING, ENT_VALID };
+
 /* tally.c: hits counted by key in tables per CPU (KINSTR_IOC_TALLY_*). */
 struct kinstr_tally_k;
 long kinstr_tally_create(struct kinstr_tally_k **tp, void __user *uarg);

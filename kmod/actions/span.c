@@ -32,9 +32,7 @@
 #include "actions/fetch.h"
 
 #define SPAN_PROBES	32	/* entries a lookup looks at before it gives up (overflow) */
-#define READ_CHUNK	16	/* rows copied to user space at a time */
-
-enum { ENT_FREE, ENT_WRITING, ENT_VALID };
+#define SPAN_READ_CHUNK	16	/* rows copied to user space at a time */
 
 struct span_open {
 	u32 state;
@@ -363,7 +361,7 @@ long kinstr_span_read(struct kinstr_span_k *s, void __user *uarg)
 	if (rd.cpu >= nr_cpu_ids || rd.found || rd.replaced || rd.unmatched_stops || rd.overflow || rd.open ||
 	    (rd.count && !rd.rows))
 		return -EINVAL;
-	buf = kmalloc_array(READ_CHUNK, sizeof(*buf), GFP_KERNEL);
+	buf = kmalloc_array(SPAN_READ_CHUNK, sizeof(*buf), GFP_KERNEL);
 	if (!buf)
 		return -ENOMEM;
 	rows = s->rows + (size_t)rd.cpu * (s->rows_mask + 1);
@@ -378,7 +376,7 @@ long kinstr_span_read(struct kinstr_span_k *s, void __user *uarg)
 		buf[in_buf].key = e->r.key;
 		memcpy(buf[in_buf].comm, e->r.comm, sizeof(buf[in_buf].comm));
 		stats_copy(&buf[in_buf].st, &e->r.st);
-		if (++in_buf == READ_CHUNK || found == rd.count) {
+		if (++in_buf == SPAN_READ_CHUNK || found == rd.count) {
 			if (copy_to_user(u64_to_user_ptr(rd.rows) + (u64)(found - in_buf) * sizeof(*buf), buf,
 					 in_buf * sizeof(*buf))) {
 				kfree(buf);

@@ -28,9 +28,7 @@
 #include "actions/fetch.h"
 
 #define TALLY_PROBES	32	/* entries an insert looks at before it counts the hit as overflow */
-#define READ_CHUNK	64	/* entries copied to user space at a time */
-
-enum { ENT_FREE, ENT_WRITING, ENT_VALID };
+#define TALLY_READ_CHUNK	64	/* entries copied to user space at a time */
 
 /* An entry in a table: its state, a hash to compare first, what KINSTR_IOC_TALLY_READ copies. */
 struct tally_ent {
@@ -262,7 +260,7 @@ long kinstr_tally_read(struct kinstr_tally_k *t, void __user *uarg)
 	if (rd.cpu >= nr_cpu_ids || rd.found || rd.overflow || (rd.count && !rd.ents))
 		return -EINVAL;
 	ustride = sizeof(struct kinstr_tally_ent) + t->key_size;
-	buf = kmalloc_array(READ_CHUNK, ustride, GFP_KERNEL);
+	buf = kmalloc_array(TALLY_READ_CHUNK, ustride, GFP_KERNEL);
 	if (!buf)
 		return -ENOMEM;
 	for (i = 0; i <= t->mask; i++) {
@@ -276,7 +274,7 @@ long kinstr_tally_read(struct kinstr_tally_k *t, void __user *uarg)
 		memcpy(buf + in_buf * ustride, &e->e, sizeof(e->e));
 		((struct kinstr_tally_ent *)(buf + in_buf * ustride))->hits = READ_ONCE(e->e.hits);
 		memcpy(buf + in_buf * ustride + sizeof(e->e), e->key, t->key_size);
-		if (++in_buf == READ_CHUNK || found == rd.count) {
+		if (++in_buf == TALLY_READ_CHUNK || found == rd.count) {
 			if (copy_to_user(u64_to_user_ptr(rd.ents) + (u64)(found - in_buf) * ustride, buf,
 					 (size_t)in_buf * ustride)) {
 				err = -EFAULT;

@@ -170,7 +170,7 @@ static void hp_scan(struct hp_build *b, struct kinstr_span f)
 	}
 }
 
-static int cmp_span(const void *x, const void *y)
+static int cmp_fn_span(const void *x, const void *y)
 {
 	const struct kinstr_span *a = x, *b = y;
 
@@ -211,7 +211,7 @@ int kinstr_hitpath_init(const unsigned long *roots, size_t nroots)
 		vfree(b.fns);
 		return 0;
 	}
-	sort(b.fns, b.n, sizeof(*b.fns), cmp_span, NULL);
+	sort(b.fns, b.n, sizeof(*b.fns), cmp_fn_span, NULL);
 	for (i = 0, j = 0; i < b.n; i++) {	/* merge overlaps (aliases of one function) */
 		if (j && b.fns[i].start < b.fns[j - 1].end)
 			b.fns[j - 1].end = max(b.fns[j - 1].end, b.fns[i].end);

@@ -36,7 +36,7 @@ static bool within(unsigned long a, unsigned long len, unsigned long start, unsi
 	return start && a >= start && len <= size && a - start <= size - len;
 }
 
-static bool in_core_text(const struct module *mod, unsigned long a, unsigned long len)
+static bool in_mod_core(const struct module *mod, unsigned long a, unsigned long len)
 {
 	unsigned long base, size;
 
@@ -44,7 +44,7 @@ static bool in_core_text(const struct module *mod, unsigned long a, unsigned lon
 	return within(a, len, base, size);
 }
 
-static bool overlaps(unsigned long a, unsigned long len, const void *start, unsigned long size)
+static bool overlaps_section(unsigned long a, unsigned long len, const void *start, unsigned long size)
 {
 	unsigned long s = (unsigned long)start;
 
@@ -64,15 +64,15 @@ u32 kinstr_module_policy(unsigned long a, unsigned int len)
 
 	preempt_disable();
 	mod = module_at(a);
-	if (!mod || mod == THIS_MODULE || !in_core_text(mod, a, len)) {
+	if (!mod || mod == THIS_MODULE || !in_mod_core(mod, a, len)) {
 		r = R(NOT_TEXT);
 	} else if (mod->state != MODULE_STATE_LIVE) {
 		r = R(MODULE_STATE);
 	} else {
-		if (overlaps(a, len, mod->noinstr_text_start, mod->noinstr_text_size))
+		if (overlaps_section(a, len, mod->noinstr_text_start, mod->noinstr_text_size))
 			r |= R(NOINSTR_TEXT);
 #ifdef CONFIG_KPROBES
-		if (overlaps(a, len, mod->kprobes_text_start, mod->kprobes_text_size))
+		if (overlaps_section(a, len, mod->kprobes_text_start, mod->kprobes_text_size))
 			r |= R(KPROBES_TEXT);
 #endif
 	}
@@ -120,7 +120,7 @@ bool kinstr_module_readable(unsigned long a, unsigned long len, struct module **
 	preempt_disable();
 	mod = module_at(a);
 	if (mod && mod->state == MODULE_STATE_LIVE) {
-		ok = in_core_text(mod, a, len);
+		ok = in_mod_core(mod, a, len);
 		module_tables(mod, &t[0], &t[1], &t[2], &t[3]);
 		for (i = 0; i < 4 && !ok; i++)
 			ok = kinstr_span_has(&t[i], a, len);
@@ -145,7 +145,7 @@ int kinstr_module_pin(unsigned long site, struct module **modp)
 	*modp = NULL;
 	preempt_disable();
 	mod = module_at(site);
-	if (mod && mod != THIS_MODULE && in_core_text(mod, site, 1)) {
+	if (mod && mod != THIS_MODULE && in_mod_core(mod, site, 1)) {
 		if (mod->state != MODULE_STATE_LIVE || !try_module_get(mod))
 			err = -EBUSY;
 		else
@@ -156,7 +156,7 @@ int kinstr_module_pin(unsigned long site, struct module **modp)
 }
 
 /* Self-relative __s32 at off of entry e, as an address. */
-static unsigned long rel_at(unsigned long e, unsigned int off)
+static unsigned long mod_rel_at(unsigned long e, unsigned int off)
 {
 	return e + off + *(const s32 *)(e + off);
 }
@@ -181,7 +181,7 @@ bool kinstr_module_sites_in(enum kinstr_patch_sites which, unsigned long a, unsi
 		module_tables(mod, &ex, &jl, &sc, &bug);
 		t = jump ? jl : sc;
 		for (e = t.start; e && e < t.end && !hit; e += step) {
-			unsigned long site = rel_at(e, off);
+			unsigned long site = mod_rel_at(e, off);
 			int n = CALL_INSN_SIZE;
 
 			if (site >= a + len || site + MAX_INSN_SIZE <= a)
@@ -207,7 +207,7 @@ void kinstr_module_table_of(unsigned long a, enum kinstr_patch_sites which, stru
 	*t = (struct kinstr_span){};
 	preempt_disable();
 	mod = module_at(a);
-	if (mod && mod != THIS_MODULE && in_core_text(mod, a, 1)) {
+	if (mod && mod != THIS_MODULE && in_mod_core(mod, a, 1)) {
 		module_tables(mod, &ex, &jl, &sc, &bug);
 		*t = which == KINSTR_SITES_JUMP_LABEL ? jl : sc;
 	}
@@ -234,11 +234,11 @@ bool kinstr_module_target_in(unsigned long lo, unsigned long hi, unsigned long *
 	if (mod) {
 		module_tables(mod, &ex, &jl, &sc, &bug);
 		for (e = jl.start; e && e < jl.end && !hit; e += sizeof(struct jump_entry)) {
-			t = rel_at(e, offsetof(struct jump_entry, target));
+			t = mod_rel_at(e, offsetof(struct jump_entry, target));
 			hit = t > lo && t < hi;
 		}
 		for (e = ex.start; e && e < ex.end && !hit; e += sizeof(struct exception_table_entry)) {
-			t = rel_at(e, offsetof(struct exception_table_entry, fixup));
+			t = mod_rel_at(e, offsetof(struct exception_table_entry, fixup));
 			hit = t > lo && t < hi;
 		}
 	}

@@ -11,7 +11,9 @@
 #    subcommands need lives in the library or in a shared file of cli/.
 #  - the checks themselves can fail: each is run again on the real graph with a cycle or an upward
 #    arrow planted, and must fail there.
-# Prints the graphs' edges. Run from the top of the tree after the build (make all).
+# Prints the graphs' edges. Run from the top of the tree after the build (make all kmods): kmod/'s
+# objects are those of make kmods' build with each file alone (build/kmod-separate/RELEASE/kmod):
+# the module itself is one unit (kmod/all.c), whose object shows no call between files.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -151,7 +153,9 @@ def planted(name, s, a, b, layered):
     print("PASS %s_planted: a call %s -> %s (%s) planted in the real graph fails it" % (name, a, b, sym))
     return True
 
-kmod = load("kmod/**/*.o", "kmod", {"kinstr.o", "kinstr.mod.o"}, src="kmod")
+sep = sorted(glob.glob("build/kmod-separate/*/kmod"), key=os.path.getmtime)
+kroot = sep[-1] if sep else "build/kmod-separate/RELEASE/kmod"
+kmod = load(kroot + "/**/*.o", kroot, {"kinstr.o", "kinstr.mod.o"}, src="kmod")
 LIB = (RANK, "LIB_LAYERS", LIB_LAYERS)
 KMOD = (KRANK, "KMOD_LAYERS", KMOD_LAYERS)
 lib = load("build/lib/**/*.o", "build/lib", src="lib")
