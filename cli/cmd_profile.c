@@ -57,6 +57,9 @@ static const struct cli_usage profile_usage = {
 		 "touched). Per function: calls, inclusive wall time, inclusive on-CPU time (the\n"
 		 "time its thread was switched out left out), min/mean/max, and a log2 histogram.\n"
 		 "A recursive call counts once, its time with the outermost activation's.\n"
+		 "With --cache each function runs as its copy in the code cache (kinstr cover's),\n"
+		 "whose own code starts and stops the timer: its entry and the returns from its\n"
+		 "calls are spliced, none of its exits.\n"
 		 "FUNC is a function name, NAME@ADDR (one of several of that name), or a glob\n"
 		 "('vfs_*').\n\n",
 	.outro = "Without -d or -c, profile until interrupted (Ctrl-C). Interrupt contexts are\n"

@@ -56,15 +56,14 @@ struct kinstr_cover *cli_profile_cache__plan(struct kinstr_dev *dev, const struc
 		if (e && (!keep || e == -ENOMEM))
 			goto fail;
 	}
-	if (kinstr_cover__plan(cv, &why)) {
-		cli_err("profile --cache: %s", why.msg);
-		goto fail;
-	}
+	e = kinstr_cover__plan(cv, &why);
 	rf = kinstr_cover__refused(cv, &nrf);
 	for (i = 0; i < nrf; i++, bad++)
 		cli_err("%s: cannot be timed through the code cache: %s [%s]", rf[i].f->name, rf[i].r.why,
 			kinstr_cache_refusal__id((unsigned int)rf[i].r.code));
-	if (bad && !keep)
+	if (e && !nrf)
+		cli_err("profile --cache: %s", why.msg);
+	if (e || (bad && !keep))
 		goto fail;
 	*pf = calloc(kinstr_cacheset__cnt(kinstr_cover__set(cv)), sizeof(**pf));
 	if (!*pf)

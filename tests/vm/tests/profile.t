@@ -116,6 +116,7 @@ EXPECT_NOT ACCEPTED|^module refused|^mutation timer-.*no instruction
 TIMEOUT 300
 
 NAME profile --cache times what the jump timer times: the test module's kinstr_test_outer (a 1 ms busy-wait, then kinstr_test_inner's 100 us), 20 calls each way in one guest: the same calls, and mean wall times within 10% of each other (up to three attempts: one host stall under TCG moves a 20-call mean by more)
+FEATURE code_cache
 SETUP insmod kmod/kinstr.ko && insmod tests/vm/modules/kinstr_test_timing.ko
 CLEANUP i=0; until rmmod kinstr_test_timing 2>/dev/null; do i=$((i + 1)); [ $i -lt 50 ] || exit 1; sleep 0.2; done
 RUN R=/sys/kernel/debug/kinstr_test; W="sh -c 'echo outer 20 > $R/run'"; ok=1; for a in 1 2 3; do \
