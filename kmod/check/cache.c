@@ -377,7 +377,7 @@ static int check_stop(struct cc *x, u32 i, const u8 **cb, unsigned long *cp, uns
 
 	if (!has_stop(m))
 		return 0;
-	if (*clen <= KINSTR_CACHE_TIMER_LEN || !kinstr_cache_timer_ok(*cb, *cp, false, x->c->ntimers, &t) ||
+	if (*clen <= KINSTR_CACHE_TIMER_LEN || !kinstr_cache_timer_ok(x->c, *cb, *cp, false, &t) ||
 	    t != x->timer)
 		return bad(x, KINSTR_CACHE_RULE_TIMER, i, m->addr);
 	*cb += KINSTR_CACHE_TIMER_LEN;
@@ -599,11 +599,10 @@ static int check_function(struct cc *x)
 	x->lo = c->map[x->f0].addr;
 	x->hi = c->map[x->f1 - 1].addr + c->map[x->f1 - 1].len;
 	x->timed = c->map[x->f0].flags & KINSTR_CACHE_M_TIMER;
-	if (x->timed && !kinstr_cache_timer_ok(c->bytes + c->map[x->f0].copy - counter_len(&c->map[x->f0]) -
+	if (x->timed && !kinstr_cache_timer_ok(c, c->bytes + c->map[x->f0].copy - counter_len(&c->map[x->f0]) -
 					       edge_in_len(&c->map[x->f0]) - KINSTR_CACHE_TIMER_LEN,
 					       c->base + c->map[x->f0].copy - counter_len(&c->map[x->f0]) -
-					       edge_in_len(&c->map[x->f0]) - KINSTR_CACHE_TIMER_LEN, true, c->ntimers,
-					       &x->timer))
+					       edge_in_len(&c->map[x->f0]) - KINSTR_CACHE_TIMER_LEN, true, &x->timer))
 		return bad(x, KINSTR_CACHE_RULE_TIMER, x->f0, c->map[x->f0].addr);
 	end = x->fstart + x->fsize;
 	/* the last instruction ends the code: it does not fall through, or is a call (noreturn) or a BUG */

@@ -2,7 +2,8 @@
 /*
  * Timers in a code cache (KINSTR_CACHE_M_TIMER, kinstr profile --cache): a function's copy starts
  * its timer where its entry point lands and stops it before each exit, by one fixed sequence
- * that saves what C may clobber and calls the timer's hit function (actions/hit.c). User space
+ * that saves what C may clobber and calls the timer's hit function (actions/hit.c; its address
+ * comes with the image, from session.c, so that check/ calls nothing of actions/). User space
  * cannot know the timer set's address: the sequence carries 0 there, which the check requires
  * and the install overwrites (kinstr_cache_timer_link()), so the copy can call nothing else.
  */
@@ -12,7 +13,6 @@
 #include <uapi/linux/kinstr.h>
 #include "check/cache.h"
 #include "check/cache_timer.h"
-#include "actions/hit.h"
 
 /* pushfq; push rax rcx rdx rsi rdi r8 r9 r10 r11; movabs $0, %rdi */
 static const u8 ct_head[] = { 0x9c, 0x50, 0x51, 0x52, 0x56, 0x57, 0x41, 0x50, 0x41, 0x51, 0x41, 0x52, 0x41, 0x53,
@@ -31,15 +31,16 @@ unsigned int kinstr_cache_timer_start_len(const struct kinstr_cache_map *m)
 	       (KINSTR_CACHE_M_FUNC | KINSTR_CACHE_M_TIMER) ? KINSTR_CACHE_TIMER_LEN : 0;
 }
 
-bool kinstr_cache_timer_ok(const u8 *b, unsigned long at, bool start, u32 ntimers, u32 *timer)
+bool kinstr_cache_timer_ok(const struct kinstr_cache_check *c, const u8 *b, unsigned long at, bool start, u32 *timer)
 {
-	unsigned long fn = start ? (unsigned long)kinstr_cache_timer_start : (unsigned long)kinstr_cache_timer_stop;
+	unsigned long fn = c->timer_fn[!start];
+	u32 ntimers = c->ntimers;
 	s32 rel;
 	u32 t;
 
 	memcpy(&t, b + CT_MOV + 1, 4);
 	memcpy(&rel, b + CT_CALL + 1, 4);
-	if (memcmp(b, ct_head, sizeof(ct_head)) || b[CT_MOV] != 0xbe || t >= ntimers || b[CT_CALL] != 0xe8 ||
+	if (!fn || memcmp(b, ct_head, sizeof(ct_head)) || b[CT_MOV] != 0xbe || t >= ntimers || b[CT_CALL] != 0xe8 ||
 	    at + CT_CALL + 5 + rel != fn || memcmp(b + CT_CALL + 5, ct_tail, sizeof(ct_tail)))
 		return false;
 	*timer = t;

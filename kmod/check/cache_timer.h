@@ -15,10 +15,10 @@ struct kinstr_timers;
 /* The start's bytes before everything of map entry m (a function's first, timed): 0 or the sequence's. */
 unsigned int kinstr_cache_timer_start_len(const struct kinstr_cache_map *m);
 /*
- * Is b (at address at) the timer sequence calling the start (or the stop) of a timer below
- * ntimers, its set's address still 0? Its timer into *timer.
+ * Is b (at address at) the timer sequence calling c's start (or stop) function on a timer below
+ * c's count, its set's address still 0? Its timer into *timer.
  */
-bool kinstr_cache_timer_ok(const u8 *b, unsigned long at, bool start, u32 ntimers, u32 *timer);
+bool kinstr_cache_timer_ok(const struct kinstr_cache_check *c, const u8 *b, unsigned long at, bool start, u32 *timer);
 /* Write t's address into every timer sequence of the checked image c, as copied to cache. */
 void kinstr_cache_timer_link(const struct kinstr_cache_check *c, u8 *cache, struct kinstr_timers *t);
 /* Does c hold a timer? */

@@ -150,8 +150,7 @@ static const char *const rules[KINSTR_CACHE_RULE_NR] = {
 	[KINSTR_CACHE_RULE_REENTRY] = "an entry point is not where the map says, or covers what it must not",
 	[KINSTR_CACHE_RULE_EXIT] = "control comes back to the original where no entry point is",
 	[KINSTR_CACHE_RULE_TIMER] = "a timer is not the timer sequence on a timer of the session",
-	[KINSTR_CACHE_RULE_TIMER_PLACE] = "a timer where no entry or exit is, an exit of a timed function without its "
-					  "stop, or its entry point past the start",
+	[KINSTR_CACHE_RULE_TIMER_PLACE] = "a timer where no entry or exit is, an exit without its stop, an entry past it",
 };
 
 static const char *const rule_ids[KINSTR_CACHE_RULE_NR] = {
