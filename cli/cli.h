@@ -175,6 +175,19 @@ struct cli_profile_live {
 void cli_profile__live(void *ctx, double dt);
 /* "timing N functions with M probes (...)", and "; Ctrl-C to stop" unless the run ends by itself. */
 void cli_profile__installed(const struct kinstr_probeset *ps, unsigned int n, bool ends);
+/*
+ * profile --cache (profile_cache.c): the functions names[] name, planned through the code cache
+ * with a timer each (refused ones said; without keep, any fails it), into *pf at their timers
+ * (*n of them); NULL on failure, said. Then installed (with keep, one the module refuses left
+ * out and *pf, *n redone): 0, or -1 said.
+ */
+struct kinstr_cover;
+/* A code-cache run's -k (kinstr_cover_opts.left_out; ctx: the command's name, "cover"): said, left out. */
+int cli_cache__left_out(const struct kinstr_func *f, const char *why, void *ctx);
+struct kinstr_cover *cli_profile_cache__plan(struct kinstr_dev *dev, const struct kinstr_kernel *k, char **names,
+					     int nnames, bool keep, struct cli_pfunc **pf, unsigned int *n);
+int cli_profile_cache__install(struct kinstr_cover *cv, struct cli_pfunc *pf, unsigned int *n, bool quiet,
+			       bool ends);
 int cmd_drill(int argc, char **argv);
 /*
  * The kernel to analyse: the snapshot file if one is named, else the running kernel through

@@ -10,10 +10,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <kinstr/cover.h>
 #include <kinstr/timing.h>
 #include "cli.h"
 
-enum { O_HIST = CLI_KEY_OWN, O_CALLS, O_FOLDED, O_BY };
+enum { O_HIST = CLI_KEY_OWN, O_CALLS, O_FOLDED, O_BY, O_CACHE };
 
 static const struct cli_opt profile_opts[] = {
 	{ .common = CLI_OPT_DURATION, .help = "profile for SEC seconds (> 0)" },
@@ -33,6 +34,11 @@ static const struct cli_opt profile_opts[] = {
 				       "time of the timed functions it called (flamegraph.pl, speedscope, ...)" },
 	{ 0, "by", O_BY, "KEY", "also each function's time per comm, pid or tid of the timed call (summed in "
 				"kinstr.ko; 4,096 rows per CPU, a call past them counted as dropped)" },
+	{ 0, "cache", O_CACHE, NULL, "run each function as its instrumented copy in the code cache (as kinstr cover "
+				       "does): its timer starts where the copy is entered and stops before each of the "
+				       "copy's exits, so no exit is spliced (a function whose returns only an int3 fits "
+				       "on is timed without traps); its entry and each return from a call it makes are "
+				       "spliced instead. Not with --calls, --metrics or a scope beyond -p PID or -c" },
 	{ .common = CLI_OPT_OUTPUT },
 	{ .common = CLI_OPT_KEEP_GOING, .help = "a FUNC that cannot be timed (or names nothing) is reported and left "
 						"out; the others are timed (it fails if every one is)" },
@@ -51,6 +57,9 @@ static const struct cli_usage profile_usage = {
 		 "touched). Per function: calls, inclusive wall time, inclusive on-CPU time (the\n"
 		 "time its thread was switched out left out), min/mean/max, and a log2 histogram.\n"
 		 "A recursive call counts once, its time with the outermost activation's.\n"
+		 "With --cache each function runs as its copy in the code cache (kinstr cover's),\n"
+		 "whose own code starts and stops the timer: its entry and the returns from its\n"
+		 "calls are spliced, none of its exits.\n"
 		 "FUNC is a function name, NAME@ADDR (one of several of that name), or a glob\n"
 		 "('vfs_*').\n\n",
 	.outro = "Without -d or -c, profile until interrupted (Ctrl-C). Interrupt contexts are\n"
@@ -68,7 +77,7 @@ static const struct cli_usage profile_usage = {
 struct profile_own {
 	long pid;
 	const char *sort_key, *by;
-	bool hist, calls, folded;
+	bool hist, calls, folded, cache;
 };
 
 static int profile_opt(void *ctx, int key, const char *arg)
@@ -80,6 +89,7 @@ static int profile_opt(void *ctx, int key, const char *arg)
 	case O_HIST: o->hist = true; break;
 	case O_CALLS: o->calls = true; break;
 	case O_FOLDED: o->folded = true; break;
+	case O_CACHE: o->cache = true; break;
 	case O_BY:
 		if (strcmp(arg, "comm") && strcmp(arg, "pid") && strcmp(arg, "tid")) {
 			cli_err("--by: comm, pid or tid, not '%s'", arg);
@@ -107,6 +117,7 @@ int cmd_profile(int argc, char **argv)
 	struct kinstr_timed *timed = NULL;
 	struct kinstr_probeset *ps = NULL;
 	struct kinstr_plan *pl = NULL;
+	struct kinstr_cover *cv = NULL;
 	struct cli_pfunc *pf = NULL;
 	unsigned int n = 0, cap = 0, ntimers = 0;
 	struct kinstr_dev *dev;
@@ -125,6 +136,12 @@ int cmd_profile(int argc, char **argv)
 	if (co.command && co.scope.npids) {
 		cli_err("-c and -p both name the process to profile: use one");
 		cli_opts__usage(&profile_usage, stderr);
+		return CLI_USAGE;
+	}
+	if (o.cache && (o.calls || co.metrics_at || co.scope.ntids || co.scope.npids > 1 || co.scope.ncpus ||
+			co.scope.comm || co.scope.cgroup || co.scope.follow || co.scope.cmd_only)) {
+		/* the copies' timers have no scope gate: the timers' own filter is -p's and -c's */
+		cli_err("--cache: not with --calls, --metrics or a scope other than -p PID or -c CMD");
 		return CLI_USAGE;
 	}
 	cli_common__plan_opts(&co, &popts);
@@ -150,7 +167,9 @@ int cmd_profile(int argc, char **argv)
 	timed = calloc(KINSTR_AREA_MAX_PROBES / 2, sizeof(*timed));
 	if (!timed)
 		goto out;
-	for (i = optind; i < argc; i++) {
+	if (o.cache && !(cv = cli_profile_cache__plan(dev, se.k, argv + optind, argc - optind, co.keep, &pf, &n)))
+		goto out;
+	for (i = o.cache ? argc : optind; i < argc; i++) {
 		size_t got, skipped, j;
 
 		if (kinstr_plan__time_spec(pl, argv[i], n, timed, KINSTR_AREA_MAX_PROBES / 2, &got, &skipped, &why)) {
@@ -204,11 +223,14 @@ int cmd_profile(int argc, char **argv)
 		goto out;
 	}
 	cli_catch_signals();
-	if (kinstr_probeset__install(ps, &why)) {
+	if (cv) {
+		if (cli_profile_cache__install(cv, pf, &n, co.json, co.command || co.duration > 0))
+			goto out;
+	} else if (kinstr_probeset__install(ps, &why)) {
 		cli_err("%s", why.msg);
 		goto out;
 	}
-	if (!co.json)
+	if (!co.json && !cv)
 		cli_profile__installed(ps, n, co.command || co.duration > 0);
 	cli_run__go(&run);
 	cli_run__begin(&run);
@@ -228,7 +250,10 @@ int cmd_profile(int argc, char **argv)
 	}
 	cli_run__stop(&run);
 	/* probes out first: no call is half-timed in what we read */
-	kinstr_probeset__remove(ps);
+	if (cv)
+		kinstr_cover__read(cv);	/* reads the copies' block counters, then takes them out */
+	else
+		kinstr_probeset__remove(ps);
 	if (kinstr_timers__read(dev, 0, ntimers, st)) {
 		cli_err("cannot read the timers: %s", strerror(errno));
 		goto out;
@@ -265,6 +290,7 @@ out:
 		free(pf[i].sites);
 	free(pf);
 	free(timed);
+	kinstr_cover__free(cv);
 	cli_session__close(&se);
 	free(names);
 	return ret;

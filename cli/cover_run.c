@@ -19,13 +19,12 @@
 #include "cli.h"
 #include "cover.h"
 
-/* -k: a function whose copy was refused at install is said and left out, unless interrupted. */
-static int left_out(const struct kinstr_func *f, const char *why, void *ctx)
+/* -k: a function whose copy was refused at install is said (ctx: the command's name) and left out, unless interrupted. */
+int cli_cache__left_out(const struct kinstr_func *f, const char *why, void *ctx)
 {
-	(void)ctx;
 	if (cli_stop)
 		return 1;
-	fprintf(stderr, "kinstr: cover: %s left out: %s\n", f->name, why);
+	fprintf(stderr, "kinstr: %s: %s left out: %s\n", (const char *)ctx, f->name, why);
 	return 0;
 }
 
@@ -135,7 +134,7 @@ out:
 int cli_cover__run(const struct cli_cover_args *a)
 {
 	struct kinstr_cover_opts o = { .sz = sizeof(o), .cache_flags = a->edges ? KINSTR_CACHE_F_EDGES : 0,
-				       .keep = a->keep, .left_out = left_out };
+				       .keep = a->keep, .left_out = cli_cache__left_out, .ctx = (void *)"cover" };
 	struct kinstr_cover *cv = NULL;
 	struct kinstr_lines *lines = NULL;
 	struct kinstr_kernel *k;

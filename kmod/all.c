@@ -16,6 +16,7 @@
 #include "check/policy.c"
 #include "check/verify.c"
 #include "check/cache.c"
+#include "check/cache_timer.c"
 #include "check/modtext.c"
 #include "check/hitpath.c"
 #include "check/fence.c"

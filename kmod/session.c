@@ -192,6 +192,12 @@ static long ioctl_install(struct kinstr_session *s, void __user *uarg)
 		err = -EFAULT;
 	else if (in.cache)
 		err = get_cache(a, in.cache, &cc);
+	if (!err && in.cache && s->timers) {	/* what the copies' timers may name */
+		cc.ntimers = kinstr_timers_count(s->timers);
+		cc.timers = s->timers;
+		cc.timer_fn[0] = (unsigned long)kinstr_cache_timer_start;
+		cc.timer_fn[1] = (unsigned long)kinstr_cache_timer_stop;
+	}
 	if (!err && specs) {
 		preds = kvmalloc_array(in.count, sizeof(*preds), GFP_KERNEL);
 		err = preds ? kinstr_preds_take(req, specs, in.count, in.preds, preds, &pred_list, &in.refused_index) :

@@ -84,7 +84,10 @@ struct kinstr_cache_insn {
 	 * edge-in's, or the block before's (kinstr_cache_block.counted_after)
 	 */
 	uint32_t in_counter;
+	uint8_t timer;		/* KINSTR_CACHE_F_TIMER: KINSTR_CACHE_TIMER_STARTS or _STOPS here, else 0 */
 };
+#define KINSTR_CACHE_TIMER_STARTS	1	/* before it all: where the entry point lands */
+#define KINSTR_CACHE_TIMER_STOPS	2	/* an exit: just before its form (after an exit's edge counter) */
 
 /* A block's flow the edge counters do not see all of (it is left out of flow conservation). */
 #define KINSTR_CACHE_B_IN_UNSEEN	(1u << 0)	/* entered from the original: an exception fixup, a jump label run there */
@@ -156,6 +159,7 @@ enum kinstr_cache_refusal_code {
 	KINSTR_CACHE_R_FOREIGN,		/* a branch into another function's middle */
 	KINSTR_CACHE_R_UNCOUNTED,	/* a block the original runs into, with no one place to count it */
 	KINSTR_CACHE_R_HELD,		/* another kinstr session's probe or code cache is in the function */
+	KINSTR_CACHE_R_TIMER,		/* timed: an exit with no place for the timer's stop */
 	KINSTR_CACHE_R_NR
 };
 
@@ -181,9 +185,23 @@ struct kinstr_cache_opts {
 	int (*static_call)(uint64_t site, uint64_t *tramp, int *tail, void *ctx);
 	void *ctx;
 	unsigned int flags;	/* KINSTR_CACHE_F_* */
+	/*
+	 * KINSTR_CACHE_F_TIMER: the session's timer the copy starts and stops, and the module's
+	 * functions its timer sequences call (kinstr_cache_timer_start and _stop)
+	 */
+	uint32_t timer;
+	uint64_t timer_start, timer_stop;
 };
 /* A counter on every edge too: into each block by falling through, out of each branch and exit. */
 #define KINSTR_CACHE_F_EDGES	(1u << 0)
+/*
+ * A timer too (kinstr profile --cache; the module's KINSTR_CACHE_M_TIMER): started where the
+ * entry point lands, before everything of the entry, and stopped before every exit (a ret, a
+ * jmp out of the function, a tail static call), each by a call of the module's with the flags
+ * and the registers C may clobber saved. Refused (KINSTR_CACHE_R_TIMER) where control may leave
+ * otherwise: a conditional branch or a jump label out of the function, a ret with an operand.
+ */
+#define KINSTR_CACHE_F_TIMER	(1u << 1)
 
 struct kinstr_cache_fn;
 
@@ -253,8 +271,14 @@ uint64_t kinstr_cacheset__edge_count(const struct kinstr_cacheset *cs, size_t i,
  * block's KINSTR_CACHE_B_* (a way in or out the counters do not see), or -EINVAL (no edges).
  */
 int kinstr_cacheset__block_flow(const struct kinstr_cacheset *cs, size_t i, size_t b, uint64_t *in, uint64_t *out);
-/* Build copies with KINSTR_CACHE_F_* (before the first add). */
+/*
+ * Build copies with KINSTR_CACHE_F_* (before the first add). With KINSTR_CACHE_F_TIMER each
+ * function starts and stops timer i of the descriptor's (KINSTR_IOC_TIMERS_CREATE, before the
+ * install), i the order it was added in: -EOPNOTSUPP when the loaded kinstr.ko has none.
+ */
 int kinstr_cacheset__set_flags(struct kinstr_cacheset *cs, unsigned int flags);
+/* KINSTR_CACHE_F_TIMER: the timer of function i (kinstr_cacheset__func()'s order). */
+uint32_t kinstr_cacheset__timer(const struct kinstr_cacheset *cs, size_t i);
 int kinstr_cacheset__remove(struct kinstr_cacheset *cs);
 /* For tests of the module's check: change the request (bytes, map, entry probes) before it is sent. */
 typedef void (*kinstr_cacheset_mutate_fn)(uint8_t *bytes, size_t len, struct kinstr_cache_map *map, size_t nmap,

@@ -50,6 +50,31 @@ notrace void kinstr_timer_stop_hit(struct kprobe_k *p)
 }
 
 /*
+ * A code cache's timer (check/cache_timer.c), called straight from the copy's timer sequence,
+ * which saved the flags and every register C may clobber. The function's splices belong to the
+ * session, as its timers do: no scope gate (the timers' own filter stands for -p and -c).
+ */
+static __always_inline void cache_timer_hit(struct kinstr_timers *t, u32 timer, bool start)
+{
+	u8 bit;
+
+	if (!kinstr_action_enter(&bit))
+		return;
+	kinstr_timer_hit(t, timer, start);
+	kinstr_action_exit(bit);
+}
+
+notrace void kinstr_cache_timer_start(struct kinstr_timers *t, u32 timer)
+{
+	cache_timer_hit(t, timer, true);
+}
+
+notrace void kinstr_cache_timer_stop(struct kinstr_timers *t, u32 timer)
+{
+	cache_timer_hit(t, timer, false);
+}
+
+/*
  * A stub's hit (trace, tally, span), first: in scope, the site's address in regs, its predicate
  * passed (else counted as filtered), counted, the recursion guard taken (kinstr_action_exit(*bit)
  * after the action). false: nothing to do.
@@ -130,6 +155,8 @@ size_t kinstr_hit_roots(unsigned long *r)
 
 	r[n++] = (unsigned long)kinstr_timer_start_hit;
 	r[n++] = (unsigned long)kinstr_timer_stop_hit;
+	r[n++] = (unsigned long)kinstr_cache_timer_start;
+	r[n++] = (unsigned long)kinstr_cache_timer_stop;
 	r[n++] = (unsigned long)kinstr_trace_hit;
 	r[n++] = (unsigned long)kinstr_bpf_hit;
 	r[n++] = (unsigned long)kinstr_tally_hit;

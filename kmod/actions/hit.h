@@ -74,6 +74,9 @@ void kinstr_span_stub(void);
  */
 void kinstr_timer_start_hit(struct kprobe_k *p);
 void kinstr_timer_stop_hit(struct kprobe_k *p);
+/* A code cache's timer sequence calls these (check/cache_timer.c). */
+void kinstr_cache_timer_start(struct kinstr_timers *t, u32 timer);
+void kinstr_cache_timer_stop(struct kinstr_timers *t, u32 timer);
 /* From a trace probe's slot, through kinstr_trace_stub: regs is the site's full state. */
 void kinstr_trace_hit(struct kprobe_k *p, struct pt_regs *regs);
 /* From a BPF probe's, through kinstr_bpf_stub. */

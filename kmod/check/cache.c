@@ -22,6 +22,7 @@
 #include "check/check.h"
 #include "actions/actions.h"
 #include "check/cache.h"
+#include "check/cache_timer.h"
 #include "rules/flags.h"
 #include "rules/out_of_line.h"
 
@@ -40,6 +41,8 @@ struct cc {
 	unsigned long fstart, fsize, lo, hi;
 	u32 f0, f1;
 	bool compiled_c;		/* an ftrace NOP at its entry: the C calling convention holds */
+	bool timed;			/* its first entry starts timer `timer` (KINSTR_CACHE_M_TIMER) */
+	u32 timer;
 };
 
 /* The core's table, or that of the module holding a (pinned by the area's probes in its text). */
@@ -319,6 +322,70 @@ static bool falls_through(const struct insn *o)
 	       !(o->length == 1 && o->opcode.bytes[0] == 0xcc);
 }
 
+/*
+ * Does control leave the function's copy at entry i's counterpart: a ret, a jmp out of the
+ * function's code, a tail static call? A conditional branch or a jump label out of it would
+ * leave with no stop: *unstoppable.
+ */
+static bool leaves(struct cc *x, u32 i, const struct insn *o, bool *unstoppable)
+{
+	const struct kinstr_cache_map *m = &x->c->map[i];
+	unsigned long a = m->addr, key, t;
+	bool branch, tail;
+	int cc, k = kinstr_branch_of(o, &cc);
+
+	*unstoppable = false;
+	if (is_bare_ret(o) && (m->form == KINSTR_CACHE_FORM_COPY || m->form == KINSTR_CACHE_FORM_RELOC))
+		return true;
+	if (m->form == KINSTR_CACHE_FORM_STATIC_CALL)
+		return !static_call_site(a, &key, &tail) && tail;
+	if (m->form == KINSTR_CACHE_FORM_JUMP_LABEL) {
+		*unstoppable = !jump_entry(a, &key, &branch, &t) && (t < x->lo || t >= x->hi);
+		return false;
+	}
+	if (m->form != KINSTR_CACHE_FORM_RELOC || (k != KINSTR_BR_JMP && k != KINSTR_BR_JCC))
+		return false;
+	t = kinstr_branch_target(o, a);
+	if (t >= x->lo && t < x->hi)
+		return false;
+	*unstoppable = k == KINSTR_BR_JCC;
+	return k == KINSTR_BR_JMP;
+}
+
+static bool has_stop(const struct kinstr_cache_map *m)
+{
+	return (m->flags & KINSTR_CACHE_M_TIMER) && !(m->flags & KINSTR_CACHE_M_FUNC);
+}
+
+/* A timer stop exactly at the exits of a timed function (a function's first: none). */
+static int check_stop_place(struct cc *x, u32 i, const struct insn *o)
+{
+	const struct kinstr_cache_map *m = &x->c->map[i];
+	bool unstoppable, exit = leaves(x, i, o, &unstoppable);
+
+	if ((has_stop(m) && !x->timed) ||
+	    (x->timed && (unstoppable || exit != has_stop(m) || ((m->flags & KINSTR_CACHE_M_FUNC) && exit))))
+		return bad(x, KINSTR_CACHE_RULE_TIMER_PLACE, i, m->addr);
+	return 0;
+}
+
+/* Entry i's timer stop, if it has one (then past it: *cb, *cp, *clen), on the timer its entry started. */
+static int check_stop(struct cc *x, u32 i, const u8 **cb, unsigned long *cp, unsigned int *clen)
+{
+	const struct kinstr_cache_map *m = &x->c->map[i];
+	u32 t;
+
+	if (!has_stop(m))
+		return 0;
+	if (*clen <= KINSTR_CACHE_TIMER_LEN || !kinstr_cache_timer_ok(x->c, *cb, *cp, false, &t) ||
+	    t != x->timer)
+		return bad(x, KINSTR_CACHE_RULE_TIMER, i, m->addr);
+	*cb += KINSTR_CACHE_TIMER_LEN;
+	*cp += KINSTR_CACHE_TIMER_LEN;
+	*clen -= KINSTR_CACHE_TIMER_LEN;
+	return 0;
+}
+
 static int check_insn(struct cc *x, u32 i)
 {
 	const struct kinstr_cache_check *c = x->c;
@@ -347,6 +414,8 @@ static int check_insn(struct cc *x, u32 i)
 	    (res & R(STATIC_CALL) && m->form != KINSTR_CACHE_FORM_STATIC_CALL && m->form != KINSTR_CACHE_FORM_NATIVE))
 		return bad(x, KINSTR_CACHE_RULE_COPY + m->form, i, a);	/* the form's own rule */
 	err = check_counter(x, i, ob, o.length);
+	if (!err)
+		err = check_stop_place(x, i, &o);
 	if (err)
 		return err;
 	if (m->flags & KINSTR_CACHE_M_EDGE_OUT) {
@@ -375,6 +444,9 @@ static int check_insn(struct cc *x, u32 i)
 		cp += l;
 		clen -= l;
 	}
+	err = check_stop(x, i, &cb, &cp, &clen);
+	if (err)
+		return err;
 	switch (m->form) {
 	case KINSTR_CACHE_FORM_COPY:
 		if (clen != o.length || memcmp(cb, ob, o.length) || !copyable(x, i, &o, ob))
@@ -526,6 +598,12 @@ static int check_function(struct cc *x)
 			return bad(x, KINSTR_CACHE_RULE_BOUNDARY, i, c->map[i].addr);
 	x->lo = c->map[x->f0].addr;
 	x->hi = c->map[x->f1 - 1].addr + c->map[x->f1 - 1].len;
+	x->timed = c->map[x->f0].flags & KINSTR_CACHE_M_TIMER;
+	if (x->timed && !kinstr_cache_timer_ok(c, c->bytes + c->map[x->f0].copy - counter_len(&c->map[x->f0]) -
+					       edge_in_len(&c->map[x->f0]) - KINSTR_CACHE_TIMER_LEN,
+					       c->base + c->map[x->f0].copy - counter_len(&c->map[x->f0]) -
+					       edge_in_len(&c->map[x->f0]) - KINSTR_CACHE_TIMER_LEN, true, &x->timer))
+		return bad(x, KINSTR_CACHE_RULE_TIMER, x->f0, c->map[x->f0].addr);
 	end = x->fstart + x->fsize;
 	/* the last instruction ends the code: it does not fall through, or is a call (noreturn) or a BUG */
 	if (x->hi > end || kinstr_decode_live(&o, c->map[x->f1 - 1].addr) ||
@@ -567,7 +645,7 @@ static int check_layout(struct cc *x)
 		    (m->edge && !(m->flags & (KINSTR_CACHE_M_EDGE_IN | KINSTR_CACHE_M_EDGE_OUT))) ||
 		    (i && m->addr <= c->map[i - 1].addr))
 			return bad(x, KINSTR_CACHE_RULE_REQUEST, i, m->addr);
-		if ((u64)m->copy != at + edge_in_len(m) + counter_len(m))
+		if ((u64)m->copy != at + kinstr_cache_timer_start_len(m) + edge_in_len(m) + counter_len(m))
 			return bad(x, KINSTR_CACHE_RULE_LAYOUT, i, m->addr);
 		at = (u64)m->copy + m->copy_len;
 		if (at > c->len)
@@ -595,8 +673,14 @@ static int check_entries(struct cc *x, const struct kinstr_probe *req, const uns
 		if (!test_bit(k, entries))
 			continue;
 		j = find_map(c, p->site);
-		if (j < 0 || !lands_on(c, j, p->arg) || c->map[j].form == KINSTR_CACHE_FORM_NATIVE)
+		if (j >= 0 && kinstr_cache_timer_start_len(&c->map[j])) {
+			/* a timed function is entered on its start, only there */
+			if (p->arg != c->map[j].copy - counter_len(&c->map[j]) - edge_in_len(&c->map[j]) -
+				      KINSTR_CACHE_TIMER_LEN)
+				return bad(x, KINSTR_CACHE_RULE_TIMER_PLACE, j, p->site);
+		} else if (j < 0 || !lands_on(c, j, p->arg) || c->map[j].form == KINSTR_CACHE_FORM_NATIVE) {
 			return bad(x, KINSTR_CACHE_RULE_REENTRY, j < 0 ? c->nmap : (u32)j, p->site);
+		}
 		for (i = j; i < c->nmap && c->map[i].addr < p->site + p->displaced_len; i++)
 			if ((i > j && (c->map[i].flags & KINSTR_CACHE_M_FUNC)) || c->map[i].form == KINSTR_CACHE_FORM_NATIVE)
 				return bad(x, KINSTR_CACHE_RULE_REENTRY, j, p->site);

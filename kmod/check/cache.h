@@ -21,6 +21,9 @@ struct kinstr_cache_check {
 	u32 nmap;
 	u32 ncounters;
 	const u64 *chunks;		/* the counters' __percpu chunks */
+	u32 ntimers;			/* the session's timers (KINSTR_CACHE_M_TIMER) */
+	struct kinstr_timers *timers;
+	unsigned long timer_fn[2];	/* what a timer's start and stop call (actions/hit.c) */
 };
 
 /* A copied function's code in the original: [start, end). */

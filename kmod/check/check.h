@@ -21,7 +21,7 @@ int kinstr_module_info(struct kinstr_module_info *mi);
  * hitpath.c: the functions kinstr's probe context can reach (KINSTR_R_HIT_PATH), closed over
  * direct branches from the roots each part of the module names (kinstr_*_hit_roots()).
  */
-#define KINSTR_HIT_ROOTS_MAX 32
+#define KINSTR_HIT_ROOTS_MAX 40
 int kinstr_hitpath_init(const unsigned long *roots, size_t nroots);
 void kinstr_hitpath_exit(void);
 bool kinstr_hitpath_has(unsigned long a, unsigned int len);

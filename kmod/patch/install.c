@@ -31,6 +31,7 @@
 #include "patch/slot.h"
 #include "actions/bpf.h"
 #include "patch/patch_priv.h"
+#include "check/cache_timer.h"
 
 /* Phase 1: a probe in a module's text holds the module: it cannot go away under the probe. */
 static int pin_modules(struct kinstr_area *a, const struct kinstr_probe *req, struct kinstr_verdict *v, u32 *at)
@@ -240,6 +241,13 @@ static void write_publish_locked(struct kinstr_area *a, const struct kinstr_prob
 	if (cc) {
 		/* the image as checked: its counters' addresses are this area's */
 		memcpy(a->cache, cc->bytes, cc->len);
+		if (kinstr_cache_timed(cc)) {	/* checked against cc->timers: held while the copies run */
+			kinstr_cache_timer_link(cc, a->cache, cc->timers);
+			if (!a->timers) {
+				a->timers = cc->timers;
+				kinstr_timers_get(a->timers);
+			}
+		}
 		list_add_tail(&a->cache_node, &kinstr_cached);
 	}
 	for (i = 0; i < a->count; i++) {

@@ -239,6 +239,8 @@ struct kinstr_cache_fn *kinstr_cache_fn__build(const struct kinstr_kernel *k, co
 	}
 	if (cc_carry_counters(k, cfg, p, first, n, abi_entry, !!(o.flags & KINSTR_CACHE_F_EDGES), r))
 		goto fail;
+	if ((o.flags & KINSTR_CACHE_F_TIMER) && cc_plan_timers(cfg, p, first, n, r))
+		goto fail;
 	for (i = 0, at = copy_addr; i < n; i++) {
 		p[i].copy = at;
 		at += p[i].size;
@@ -268,6 +270,7 @@ struct kinstr_cache_fn *kinstr_cache_fn__build(const struct kinstr_kernel *k, co
 		ci->edges = p[i].edges;
 		ci->edge = p[i].edge;
 		ci->in_counter = p[i].in_ctr;
+		ci->timer = p[i].timer;
 		if (p[i].leader) {
 			c->blocks[p[i].block].addr = x->addr;
 			c->blocks[p[i].block].copy = p[i].copy + cc_edge_in_len(&p[i]);
@@ -431,7 +434,7 @@ const char *kinstr_cache_refusal__id(unsigned int code)
 	static const char *const s[] = {
 		"ok", "policy", "undecodable", "int3", "indirect-jmp", "indirect-call", "internal-call", "loop",
 		"endbr", "reserved", "jump-label", "static-call", "reentry", "range", "no-code", "return", "cold-part", "sched-text",
-		"far-transfer", "runs-on", "foreign-branch", "uncounted-block", "held",
+		"far-transfer", "runs-on", "foreign-branch", "uncounted-block", "held", "timer",
 	};
 
 	return code < KINSTR_CACHE_R_NR ? s[code] : "?";

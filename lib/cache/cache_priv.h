@@ -75,6 +75,7 @@ struct plan {
 	uint8_t edges;		/* KINSTR_CACHE_I_EDGE_* */
 	uint32_t edge;		/* its first edge's index */
 	uint32_t in_ctr, out_ctr;	/* their counters' indices */
+	uint8_t timer;		/* KINSTR_CACHE_TIMER_STARTS or _STOPS (KINSTR_CACHE_F_TIMER) */
 };
 
 /* place.c */
@@ -102,6 +103,10 @@ int cc_reentry_jump_fits(const struct kinstr_kernel *k, const struct kinstr_cfg 
 int cc_refuse(struct kinstr_cache_refusal *r, int code, uint64_t addr, uint32_t reserved, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
 int cc_runs_native(const struct kinstr_x86_insn *x, uint32_t reserved);
+
+/* timer.c */
+int cc_plan_timers(const struct kinstr_cfg *cfg, struct plan *p, size_t first, size_t n, struct kinstr_cache_refusal *r);
+uint8_t *cc_emit_timer(uint8_t *b, uint64_t at, const struct kinstr_cache_opts *o, int start);
 
 /* emit.c */
 int cc_emit_insn(const struct kinstr_cfg *cfg, const struct kinstr_cache_opts *o, const struct plan *p, size_t first,

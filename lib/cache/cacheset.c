@@ -20,6 +20,7 @@ struct cs_fn {
 	struct kinstr_cache_fn *copy;	/* planned, then as installed */
 	uint32_t counter0;		/* its first counter */
 	uint64_t offset;		/* its copy's offset in the cache */
+	uint32_t timer;			/* KINSTR_CACHE_F_TIMER: its timer, the order it was added in */
 };
 
 struct kinstr_cacheset {
@@ -34,7 +35,16 @@ struct kinstr_cacheset {
 	kinstr_cacheset_mutate_fn mutate;
 	void *mutate_ctx;
 	unsigned int flags;		/* KINSTR_CACHE_F_* for every copy */
+	uint64_t timer_fn[2];		/* KINSTR_CACHE_F_TIMER: the module's start and stop */
 };
+
+/* Every copy's options: its timer's (cache_timer.c), the module's functions it calls. */
+static struct kinstr_cache_opts copy_opts(const struct kinstr_cacheset *cs, const struct cs_fn *f)
+{
+	return (struct kinstr_cache_opts){ .sz = sizeof(struct kinstr_cache_opts), .flags = cs->flags,
+					   .timer = f->timer, .timer_start = cs->timer_fn[0],
+					   .timer_stop = cs->timer_fn[1] };
+}
 
 struct kinstr_cacheset *kinstr_cacheset__new(struct kinstr_dev *dev, const struct kinstr_kernel *k)
 {
@@ -72,7 +82,8 @@ int kinstr_cacheset__add(struct kinstr_cacheset *cs, const struct kinstr_func *f
 		if (cs->fns[i].func->addr == f->addr)
 			return -EEXIST;
 	/* planned to run at the function itself: in reach of everything it reaches */
-	struct kinstr_cache_opts o = { .sz = sizeof(o), .flags = cs->flags };
+	struct cs_fn nf0 = { .func = f, .timer = (uint32_t)cs->n };
+	struct kinstr_cache_opts o = copy_opts(cs, &nf0);
 
 	c = kinstr_cache_fn__build(cs->k, f, f->addr, &o, r);
 	if (!c)
@@ -88,7 +99,8 @@ int kinstr_cacheset__add(struct kinstr_cacheset *cs, const struct kinstr_func *f
 		cs->fns = nf;
 		cs->cap = cap;
 	}
-	cs->fns[cs->n++] = (struct cs_fn){ .func = f, .copy = c };
+	nf0.copy = c;
+	cs->fns[cs->n++] = nf0;
 	return 0;
 }
 
@@ -137,11 +149,13 @@ static const char *const rules[KINSTR_CACHE_RULE_NR] = {
 	[KINSTR_CACHE_RULE_STATIC_CALL] = "a static call does not go through its trampoline",
 	[KINSTR_CACHE_RULE_REENTRY] = "an entry point is not where the map says, or covers what it must not",
 	[KINSTR_CACHE_RULE_EXIT] = "control comes back to the original where no entry point is",
+	[KINSTR_CACHE_RULE_TIMER] = "a timer is not the timer sequence on a timer of the session",
+	[KINSTR_CACHE_RULE_TIMER_PLACE] = "a timer where no entry or exit is, an exit without its stop, an entry past it",
 };
 
 static const char *const rule_ids[KINSTR_CACHE_RULE_NR] = {
 	"none", "request", "function", "boundary", "end", "layout", "counter", "flags", "copy", "reloc",
-	"call", "native", "jump-label", "static-call", "reentry", "exit",
+	"call", "native", "jump-label", "static-call", "reentry", "exit", "timer", "timer-place",
 };
 
 const char *kinstr_cache_rule__str(unsigned int rule)
@@ -289,7 +303,7 @@ int kinstr_cacheset__install(struct kinstr_cacheset *cs, unsigned int flags, siz
 	/* built again for where the module put the cache and the counters */
 	for (i = 0, nmap = 0, nreq = 0; i < cs->n; i++) {
 		struct cs_fn *f = &cs->fns[i];
-		struct kinstr_cache_opts o = { .sz = sizeof(o), .flags = cs->flags };
+		struct kinstr_cache_opts o = copy_opts(cs, f);
 		struct kinstr_cache_refusal r;
 		struct kinstr_cache_fn *c;
 
@@ -329,6 +343,8 @@ int kinstr_cacheset__install(struct kinstr_cacheset *cs, unsigned int flags, siz
 				/* the edge-in's counter (or a block's, counted after it), then the out's */
 				m->edge = f->counter0 + (ci->edges & KINSTR_CACHE_I_EDGE_IN ? ci->in_counter : e->counter);
 			}
+			if (ci->timer)
+				m->flags |= KINSTR_CACHE_M_TIMER;
 		}
 		for (j = 0; j < kinstr_cache_fn__reentry_cnt(c); j++) {
 			ret = entry_probe(cs, c, i, kinstr_cache_fn__reentry(c, j), &req[nreq++]);
@@ -408,10 +424,25 @@ int kinstr_cacheset__read(struct kinstr_cacheset *cs)
 
 int kinstr_cacheset__set_flags(struct kinstr_cacheset *cs, unsigned int flags)
 {
-	if (cs->n || (flags & ~KINSTR_CACHE_F_EDGES))
+	static const char *const fn[2] = { "kinstr_cache_timer_start", "kinstr_cache_timer_stop" };
+	int i;
+
+	if (cs->n || (flags & ~(KINSTR_CACHE_F_EDGES | KINSTR_CACHE_F_TIMER)))
 		return -EINVAL;
+	for (i = 0; i < 2 && (flags & KINSTR_CACHE_F_TIMER); i++) {
+		const struct kinstr_func *f = kinstr_kernel__find_func(cs->k, fn[i]);
+
+		if (!f || (cs->dev && !kinstr_dev__has(cs->dev, KINSTR_FEAT_CACHE_TIMER)))
+			return -EOPNOTSUPP;	/* the loaded kinstr.ko has no timers in its code cache */
+		cs->timer_fn[i] = f->addr;
+	}
 	cs->flags = flags;
 	return 0;
+}
+
+uint32_t kinstr_cacheset__timer(const struct kinstr_cacheset *cs, size_t i)
+{
+	return i < cs->n ? cs->fns[i].timer : UINT32_MAX;
 }
 
 uint64_t kinstr_cacheset__edge_count(const struct kinstr_cacheset *cs, size_t i, size_t edge)

@@ -53,7 +53,7 @@ struct kinstr_cover *kinstr_cover__new(struct kinstr_dev *dev, const struct kins
 {
 	struct kinstr_cover *cv;
 
-	if (!k || !KINSTR_OPTS_VALID(opts) || (KINSTR_OPTS_GET(opts, cache_flags, 0) & ~KINSTR_CACHE_F_EDGES)) {
+	if (!k || !KINSTR_OPTS_VALID(opts) || (KINSTR_OPTS_GET(opts, cache_flags, 0) & ~(KINSTR_CACHE_F_EDGES | KINSTR_CACHE_F_TIMER))) {
 		errno = EINVAL;
 		return NULL;
 	}

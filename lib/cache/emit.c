@@ -60,9 +60,13 @@ int cc_emit_insn(const struct kinstr_cfg *cfg, const struct kinstr_cache_opts *o
 	static const uint8_t jmp[] = { 0xe9 }, push[] = { 0x68 };
 	struct kinstr_reloc rl;
 
+	if (pi->timer == KINSTR_CACHE_TIMER_STARTS) {
+		b = cc_emit_timer(b, at, o, 1);
+		at += KINSTR_CACHE_TIMER_LEN;
+	}
 	if (pi->edges & KINSTR_CACHE_I_EDGE_IN) {
 		b = cc_emit_counter(b, o->counters, pi->in_ctr, !!(pi->edges & KINSTR_CACHE_I_EDGE_IN_PUSHF));
-		at += cc_edge_in_len(pi);
+		at += COUNTER_LEN + 2 * !!(pi->edges & KINSTR_CACHE_I_EDGE_IN_PUSHF);
 	}
 	if (pi->counter) {
 		b = cc_emit_counter(b, o->counters, pi->block, pi->saves_flags);
@@ -75,6 +79,10 @@ int cc_emit_insn(const struct kinstr_cfg *cfg, const struct kinstr_cache_opts *o
 			return emit_edge_jcc(cfg, o, p, first, n, i, b, at, r);
 		b = cc_emit_counter(b, o->counters, pi->out_ctr, pf);	/* then the jmp, ret or tail call */
 		at += COUNTER_LEN + 2 * pf;
+	}
+	if (pi->timer == KINSTR_CACHE_TIMER_STOPS) {	/* then the exit */
+		b = cc_emit_timer(b, at, o, 0);
+		at += KINSTR_CACHE_TIMER_LEN;
 	}
 	switch (pi->how) {
 	case KINSTR_CACHE_NATIVE:

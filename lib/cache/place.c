@@ -19,9 +19,11 @@
 #include "rules/out_of_line.h"
 #include "lib/cache/cache_priv.h"
 
+/* What comes before a block's own counter: the timer's start (the entry's only), the edge-in counter. */
 unsigned int cc_edge_in_len(const struct plan *pi)
 {
-	return pi->edges & KINSTR_CACHE_I_EDGE_IN ? COUNTER_LEN + 2 * !!(pi->edges & KINSTR_CACHE_I_EDGE_IN_PUSHF) : 0;
+	return (pi->timer == KINSTR_CACHE_TIMER_STARTS ? KINSTR_CACHE_TIMER_LEN : 0) +
+	       (pi->edges & KINSTR_CACHE_I_EDGE_IN ? COUNTER_LEN + 2 * !!(pi->edges & KINSTR_CACHE_I_EDGE_IN_PUSHF) : 0);
 }
 
 int cc_refuse(struct kinstr_cache_refusal *r, int code, uint64_t addr, uint32_t reserved, const char *fmt, ...)

@@ -17,7 +17,7 @@
 
 #define KINSTR_DEVICE		"/dev/kinstr"
 #define KINSTR_ABI_MAJOR	0	/* incompatible changes */
-#define KINSTR_ABI_MINOR	18	/* compatible additions */
+#define KINSTR_ABI_MINOR	19	/* compatible additions */
 
 /* The ioctl numbers carry no size: the struct's leading size field says how much there is. */
 #define KINSTR_IOC_MAGIC	0xb7
@@ -92,6 +92,7 @@ struct kinstr_version {
 #define KINSTR_FEAT_TALLY	(1ULL << 21)	/* KINSTR_ACTION_TALLY, KINSTR_IOC_TALLY_* (ABI 0.18) */
 #define KINSTR_FEAT_SPAN	(1ULL << 22)	/* KINSTR_ACTION_SPAN, KINSTR_IOC_SPAN_* (ABI 0.18) */
 #define KINSTR_FEAT_TIMER_BY	(1ULL << 23)	/* KINSTR_TIMERS_F_BY_*, KINSTR_IOC_TIMER_BY (ABI 0.18) */
+#define KINSTR_FEAT_CACHE_TIMER	(1ULL << 24)	/* KINSTR_CACHE_M_TIMER: timers in a code cache (ABI 0.19) */
 
 /* KINSTR_IOC_DEBUG_INFO: output only; addresses the module resolved at load time. */
 struct kinstr_debug_info {
@@ -575,7 +576,19 @@ enum kinstr_cache_form {
 #define KINSTR_CACHE_M_EDGE_IN_PUSHF	(1U << 4)
 #define KINSTR_CACHE_M_EDGE_OUT		(1U << 5)
 #define KINSTR_CACHE_M_EDGE_OUT_PUSHF	(1U << 6)
-#define KINSTR_CACHE_M_ALL	0x7fU
+/*
+ * (ABI 0.19, KINSTR_FEAT_CACHE_TIMER) A timer of the session's (KINSTR_IOC_TIMERS_CREATE) in the
+ * copy, as the call sequence KINSTR_CACHE_TIMER_LEN bytes long: pushfq; push the nine registers
+ * C may clobber (rax rcx rdx rsi rdi r8-r11); movabs $0, %rdi; mov $timer, %esi; call rel32;
+ * pop them; popfq. The module checks it and writes the timer set's address over the 0. On a
+ * function's first entry (M_FUNC) it starts the timer, before everything of the entry (its
+ * entry point lands on it, no branch of the copy does); on an exit (a ret, a jmp out of the
+ * function's code, a tail static call) it stops it, just before the form (after an EDGE_OUT
+ * counter). A timed function stops its timer at every exit; nothing else carries one.
+ */
+#define KINSTR_CACHE_M_TIMER		(1U << 7)
+#define KINSTR_CACHE_TIMER_LEN		48
+#define KINSTR_CACHE_M_ALL	0xffU
 
 struct kinstr_cache_map {
 	__u64 addr;			/* the original instruction */
@@ -621,6 +634,9 @@ enum kinstr_cache_rule {
 	KINSTR_CACHE_RULE_REENTRY,	/* an entry point that is not where the map says, or covers
 					 * what it must not */
 	KINSTR_CACHE_RULE_EXIT,		/* control comes back to the original where no entry point is */
+	KINSTR_CACHE_RULE_TIMER,	/* (ABI 0.19) a timer is not the timer sequence on a timer of the session */
+	KINSTR_CACHE_RULE_TIMER_PLACE,	/* (ABI 0.19) a timer where no entry or exit is, an exit of a timed
+					 * function without its stop, or an entry point past the start */
 	KINSTR_CACHE_RULE_NR
 };
 

@@ -9,6 +9,10 @@
  * re-entry point after a call, an instruction's length): each must be refused, naming the rule.
  * `cache_check --edges accept|mutate ...`: the same with edge counters in the copies (and, for
  * mutate, two more kinds of damage: an edge-in counter's address, a counted branch's condition).
+ * `cache_check --timer accept|mutate ...`: the same with a timer in each copy (profile --cache;
+ * the descriptor's timers created first), and for mutate five more kinds of damage: a stop's
+ * call target, a stop on another timer, a timer past the session's, a set address filled in by
+ * user space, an exit without its stop, and an entry point that skips the start.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -21,7 +25,53 @@
 #include <kinstr/kernel.h>
 #include <kinstr/kinstr.h>
 
-static unsigned int copy_flags;	/* --edges: KINSTR_CACHE_F_EDGES */
+static unsigned int copy_flags;	/* --edges: KINSTR_CACHE_F_EDGES; --timer: KINSTR_CACHE_F_TIMER */
+#define NTIMERS 64		/* --timer: the descriptor's timers */
+
+static void add32(uint8_t *p, int32_t d);
+
+/* --timer: entry e's stop sequence (an exit's, after its edge counter, none with --timer alone), or NULL. */
+static uint8_t *stop_of(uint8_t *b, const struct kinstr_cache_map *e)
+{
+	if (!(e->flags & KINSTR_CACHE_M_TIMER) || (e->flags & KINSTR_CACHE_M_FUNC))
+		return NULL;
+	return b + e->copy + (e->flags & KINSTR_CACHE_M_EDGE_OUT ? 16 + 2 * !!(e->flags & KINSTR_CACHE_M_EDGE_OUT_PUSHF) : 0);
+}
+
+/* The timer kinds of damage: the stop sequence's bytes (its call, its timer, its set), its flag, the entry point. */
+static int mutate_timer(const char *name, uint8_t *b, struct kinstr_cache_map *map, size_t nmap, struct kinstr_probe *req,
+			size_t nreq)
+{
+	size_t i, k;
+
+	for (i = 0; i < nmap; i++) {
+		uint8_t *t = stop_of(b, &map[i]);
+		uint32_t v;
+
+		if (!t)
+			continue;
+		if (!strcmp(name, "timer-call")) {
+			add32(t + 30, 1);	/* call rel32: one byte into the stop function */
+		} else if (!strcmp(name, "timer-other")) {
+			t[25] ^= 1;		/* mov $timer: the next (or previous) timer, not its entry's */
+		} else if (!strcmp(name, "timer-range")) {
+			v = NTIMERS;		/* past the session's timers */
+			memcpy(t + 25, &v, 4);
+		} else if (!strcmp(name, "timer-set")) {
+			t[16] = 0x40;		/* movabs: an address of user space's choosing */
+		} else if (!strcmp(name, "timer-unstopped")) {
+			map[i].flags &= ~KINSTR_CACHE_M_TIMER;	/* an exit the map says has no stop */
+		} else if (!strcmp(name, "timer-entry")) {
+			for (k = 0; k < nreq; k++)
+				if (req[k].site == map[0].addr)	/* the first function's entry: past its start */
+					req[k].arg += KINSTR_CACHE_TIMER_LEN;
+		} else {
+			return 0;
+		}
+		return 1;
+	}
+	return 0;
+}
 
 struct mut {
 	const char *name;
@@ -129,6 +179,8 @@ static void mutate(uint8_t *b, size_t len, struct kinstr_cache_map *map, size_t 
 			m->applied = 1;
 		}
 	}
+	if (!strncmp(m->name, "timer-", 6))
+		m->applied = mutate_timer(m->name, b, map, nmap, req, nreq);
 	if (!strcmp(m->name, "reentry") && nreq) {
 		req[0].arg += 1;
 		m->applied = 1;
@@ -176,7 +228,9 @@ static int accept(struct kinstr_dev *dev, const struct kinstr_kernel *k, int arg
 static int mutations(struct kinstr_dev *dev, const struct kinstr_kernel *k, int argc, char **argv)
 {
 	static const char *const kinds[] = { "copy", "reloc", "call", "native", "jump-label", "static-call",
-					     "counter", "layout", "boundary", "reentry", "exit", "edge-in", "edge-out" };
+					     "counter", "layout", "boundary", "reentry", "exit", "edge-in", "edge-out",
+					     "timer-call", "timer-other", "timer-range", "timer-set", "timer-unstopped",
+					     "timer-entry" };
 	size_t i;
 	int a, rc = 0;
 
@@ -186,7 +240,8 @@ static int mutations(struct kinstr_dev *dev, const struct kinstr_kernel *k, int 
 		struct kinstr_why why = { .msg = "" };
 		int ret;
 
-		if (!copy_flags && !strncmp(kinds[i], "edge-", 5)) {
+		if ((!(copy_flags & KINSTR_CACHE_F_EDGES) && !strncmp(kinds[i], "edge-", 5)) ||
+		    (!(copy_flags & KINSTR_CACHE_F_TIMER) && !strncmp(kinds[i], "timer-", 6))) {
 			kinstr_cacheset__free(cs);
 			continue;
 		}
@@ -307,13 +362,14 @@ int main(int argc, char **argv)
 	struct kinstr_kernel *k = dev ? kinstr_kernel__open_live(dev) : NULL;
 	int rc;
 
-	if (argc > 1 && !strcmp(argv[1], "--edges")) {
-		copy_flags = KINSTR_CACHE_F_EDGES;
-		argv++;
-		argc--;
+	for (; argc > 1 && (!strcmp(argv[1], "--edges") || !strcmp(argv[1], "--timer")); argv++, argc--)
+		copy_flags |= !strcmp(argv[1], "--edges") ? KINSTR_CACHE_F_EDGES : KINSTR_CACHE_F_TIMER;
+	if ((copy_flags & KINSTR_CACHE_F_TIMER) && dev && kinstr_timers__create(dev, NTIMERS, 0, 0)) {
+		fprintf(stderr, "cache_check: cannot create the timers\n");
+		return 1;
 	}
 	if (argc < 3 || !k) {
-		fprintf(stderr, "usage: cache_check [--edges] accept|mutate GLOB|FUNC... | stress ROUNDS FUNC... "
+		fprintf(stderr, "usage: cache_check [--edges] [--timer] accept|mutate GLOB|FUNC... | stress ROUNDS FUNC... "
 			"(with /dev/kinstr)\n");
 		return 2;
 	}

@@ -72,6 +72,66 @@ EXPECT ^kinstr: nosuch_\*: no function matches$
 EXPECT ^rc=1$
 EXPECT ^rc=2$
 
+NAME profile --cache: a function whose tail-call exit only an int3 fits on today (__sock_set_timestamps: the jump timer puts a trap there) is timed through its copy, entered by a jump, no trap: exactly the calls a kprobe event on it counts (2,000 setsockopt); a function the cache refuses is named with the rule, --calls with --cache is refused
+FEATURE code_cache
+SETUP insmod kmod/kinstr.ko
+RUN W="python3 -c 'import socket; s=socket.socket(); [s.setsockopt(socket.SOL_SOCKET, 29, i & 1) for i in range(2000)]'"; \
+	T=/sys/kernel/tracing; F=__sock_set_timestamps; \
+	build/kinstr profile -o /tmp/j.txt -c "$W" $F 2>&1 | grep '^kinstr: timing'; \
+	build/kinstr profile --cache -o /tmp/c.txt -c "$W" $F 2>&1 | grep '^kinstr: timing'; echo "rc=$?"; \
+	echo "p:kinstr_kp $F" > $T/kprobe_events && echo 1 > $T/events/kprobes/kinstr_kp/enable && sh -c "$W"; \
+	echo 0 > $T/events/kprobes/kinstr_kp/enable; kp=$(awk '$1 == "kinstr_kp" { print $2 }' $T/kprobe_profile); \
+	echo > $T/kprobe_events; awk -v kp="$kp" -v f=$F '$1 == f { print "cache calls", $2, "kprobe", kp, \
+	$2 == kp ? "same" : "DIFFER", "timed", ($5 > 0 && $6 >= $5) ? "True" : "False" }' /tmp/c.txt; \
+	build/kinstr profile --cache -d 0.1 schedule; echo "rc=$?"; build/kinstr profile --cache --calls vfs_read; echo "rc=$?"
+CLEANUP echo 0 > /sys/kernel/tracing/events/kprobes/kinstr_kp/enable 2>/dev/null; echo > /sys/kernel/tracing/kprobe_events; true
+EXPECT ^kinstr: timing 1 functions with [0-9]+ probes \([0-9]+ jump, [1-9][0-9]* trap, [0-9]+ ftrace\)$
+EXPECT ^kinstr: timing 1 functions through the code cache \(1 entry points: 1 jump, 0 trap\)$
+EXPECT ^rc=0$
+EXPECT ^cache calls 2000 kprobe 2000 same timed True$
+EXPECT ^kinstr: schedule: cannot be timed through the code cache: .*\[sched-text\]$
+EXPECT ^kinstr: --cache: not with --calls, --metrics or a scope other than -p PID or -c CMD$
+EXPECT ^rc=1$
+EXPECT ^rc=2$
+
+NAME profile --cache: the module proves every timed copy the builder makes (__x64_sys_get*, ksys_*: each alone, verify-only) and refuses a timer with one kind of damage each, naming its rule: a stop calling elsewhere, a stop on another timer, a timer past the session's, a set address filled in by user space ([timer]); an exit without its stop, an entry point past the start ([timer-place]); the cache's own kinds of damage still refused
+FEATURE code_cache
+SETUP insmod kmod/kinstr.ko
+RUN build/tests/vm/progs/cache_check --timer accept '__x64_sys_get*' 'ksys_*'; \
+	build/tests/vm/progs/cache_check --timer mutate __x64_sys_getppid ksys_read __sock_set_timestamps
+EXPECT ^planned [1-9][0-9]+ \(builder refused [0-9]+\), module accepted [1-9][0-9]+, refused 0$
+EXPECT ^mutation copy: refused .*\[copy\]
+EXPECT ^mutation call: refused .*\[call\]
+EXPECT ^mutation counter: refused .*\[counter\]
+EXPECT ^mutation exit: refused .*\[exit\]
+EXPECT ^mutation timer-call: refused .*\[timer\]
+EXPECT ^mutation timer-other: refused .*\[timer\]
+EXPECT ^mutation timer-range: refused .*\[timer\]
+EXPECT ^mutation timer-set: refused .*\[timer\]
+EXPECT ^mutation timer-unstopped: refused .*\[timer-place\]
+EXPECT ^mutation timer-entry: refused .*\[timer-place\]
+EXPECT_NOT ACCEPTED|^module refused|^mutation timer-.*no instruction
+TIMEOUT 300
+
+NAME profile --cache times what the jump timer times: the test module's kinstr_test_outer (a 1 ms busy-wait, then kinstr_test_inner's 100 us), 20 calls each way in one guest: the same calls, the least call within 5% of the jump timer's, the median call in the same log2 bucket, and the means within 10% on one of three attempts or said to differ (under TCG a host stall only adds to a call: one loaded run's means differed 1.25x, 2.2x, 1.8x with the least calls within 0.1%)
+FEATURE code_cache
+SETUP insmod kmod/kinstr.ko && insmod tests/vm/modules/kinstr_test_timing.ko
+CLEANUP i=0; until rmmod kinstr_test_timing 2>/dev/null; do i=$((i + 1)); [ $i -lt 50 ] || exit 1; sleep 0.2; done
+RUN R=/sys/kernel/debug/kinstr_test; W="sh -c 'echo outer 20 > $R/run'"; : > /tmp/att.txt; for a in 1 2 3; do \
+	build/kinstr profile --json -o /tmp/j.json -c "$W" kinstr_test_outer && \
+	build/kinstr profile --cache --json -o /tmp/c.json -c "$W" kinstr_test_outer; \
+	python3 -c 'import json, sys; j, c = (json.load(open(p))["functions"][0] for p in ("/tmp/j.json", "/tmp/c.json")); \
+	med = lambda f: next(b for b in range(40) if sum(f["hist_log2_ns"][:b + 1]) * 2 >= f["calls"]); \
+	print("attempt", sys.argv[1], "calls", j["calls"], c["calls"], "least ratio %.3f" % (c["min_ns"] / j["min_ns"]), \
+	"median bucket", "same" if med(j) == med(c) else "DIFFERS", "mean jump %d cache %d ratio %.3f" % (j["mean_ns"], \
+	c["mean_ns"], c["mean_ns"] / j["mean_ns"]))' $a | tee -a /tmp/att.txt | grep -q 'ratio \(0\.9\|1\.0\|1\.100\)[0-9]*$' && break; done; \
+	cat /tmp/att.txt; python3 -c 'import re; l = open("/tmp/att.txt").read().split("\n")[-2]; \
+	m = re.search(r"least ratio ([0-9.]+) median bucket (\w+)", l); \
+	print("least", "ok" if 0.95 <= float(m.group(1)) <= 1.05 else "OFF", "median", m.group(2))'
+EXPECT ^attempt [123] calls 20 20 least ratio [0-9.]+ median bucket same mean jump [0-9]+ cache [0-9]+ ratio [0-9.]+$
+EXPECT ^least ok median same$
+TIMEOUT 300
+
 NAME drill -c CMD where CMD cannot run: said once, then drill stops with the reason (it started CMD again for every round of every level, each saying so)
 SETUP insmod kmod/kinstr.ko
 RUN build/kinstr drill -i 1 -D 3 -c 'no_such_command_xyz 3000' schedule 2>/tmp/dr.err; echo "rc=$?"; \
