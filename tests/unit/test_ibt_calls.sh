@@ -20,6 +20,9 @@ import glob, re, subprocess, sys
 ALLOWED = {
     "kinstr_trace_create": "calls the trace clock it chose (a function of the module) once, to start",
     "kinstr_trace_poll": "poll_wait() calls the poll table's own queueing function",
+    # the module is one unit (kmod/all.c): GCC may inline kinstr_trace_poll into its callers
+    "kinstr_session_poll": "kinstr_trace_poll inlined: poll_wait()'s queueing function",
+    "kinstr_poll": "kinstr_session_poll inlined, as it",
     "kr_reserve_slow": "the ring's clock (ring/ring.c's reader and tests pass their own)",
     "kr_switch": "the ring's clock, as kr_reserve_slow",
     "kinstr_bpf_hit": "bpf_prog_run() (kinstr_bpf_run, inline) calls the program's own JIT image (prog->bpf_func), as the kernel's callers do",
