@@ -32,6 +32,7 @@ struct kinstr_cache_fn {
 	size_t nr_reentries;
 	struct kinstr_cache_edge *edges;
 	size_t nr_edges;
+	uint8_t *laid;		/* a re-laid copy (layout.c): per block, KINSTR_CACHE_L_*; else NULL */
 };
 
 /* Sizes of what the copy holds besides copied instructions. */
@@ -102,6 +103,12 @@ int cc_reentry_jump_fits(const struct kinstr_kernel *k, const struct kinstr_cfg 
 int cc_refuse(struct kinstr_cache_refusal *r, int code, uint64_t addr, uint32_t reserved, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
 int cc_runs_native(const struct kinstr_x86_insn *x, uint32_t reserved);
+
+/* layout.c: the copy re-laid in o->layout's order, from the first pass's plan */
+struct kinstr_cache_fn *cc_build_laid(const struct kinstr_kernel *k, const struct kinstr_func *f,
+				      const struct kinstr_cfg *cfg, struct plan *p, size_t first, size_t n,
+				      uint64_t code_end, uint64_t copy_addr, const struct kinstr_cache_opts *o,
+				      struct kinstr_cache_refusal *r);
 
 /* emit.c */
 int cc_emit_insn(const struct kinstr_cfg *cfg, const struct kinstr_cache_opts *o, const struct plan *p, size_t first,

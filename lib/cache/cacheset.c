@@ -20,6 +20,8 @@ struct cs_fn {
 	struct kinstr_cache_fn *copy;	/* planned, then as installed */
 	uint32_t counter0;		/* its first counter */
 	uint64_t offset;		/* its copy's offset in the cache */
+	uint32_t *layout;		/* a re-laid copy: its blocks' order (kinstr_cacheset__add_laid()) */
+	size_t nlayout;
 };
 
 struct kinstr_cacheset {
@@ -54,14 +56,17 @@ void kinstr_cacheset__free(struct kinstr_cacheset *cs)
 	if (!cs)
 		return;
 	kinstr_cacheset__remove(cs);
-	for (i = 0; i < cs->n; i++)
+	for (i = 0; i < cs->n; i++) {
 		kinstr_cache_fn__free(cs->fns[i].copy);
+		free(cs->fns[i].layout);
+	}
 	free(cs->fns);
 	free(cs->counts);
 	free(cs);
 }
 
-int kinstr_cacheset__add(struct kinstr_cacheset *cs, const struct kinstr_func *f, struct kinstr_cache_refusal *r)
+static int add(struct kinstr_cacheset *cs, const struct kinstr_func *f, const uint32_t *order, size_t norder,
+	       struct kinstr_cache_refusal *r)
 {
 	struct kinstr_cache_fn *c;
 	size_t i;
@@ -72,24 +77,44 @@ int kinstr_cacheset__add(struct kinstr_cacheset *cs, const struct kinstr_func *f
 		if (cs->fns[i].func->addr == f->addr)
 			return -EEXIST;
 	/* planned to run at the function itself: in reach of everything it reaches */
-	struct kinstr_cache_opts o = { .sz = sizeof(o), .flags = cs->flags };
+	struct kinstr_cache_opts o = { .sz = sizeof(o), .flags = order ? 0 : cs->flags, .layout = order,
+				       .nlayout = norder };
+	uint32_t *lay = NULL;
 
 	c = kinstr_cache_fn__build(cs->k, f, f->addr, &o, r);
 	if (!c)
 		return -errno;
+	if (order && !(lay = malloc(norder * sizeof(*lay)))) {
+		kinstr_cache_fn__free(c);
+		return -ENOMEM;
+	}
+	if (order)
+		memcpy(lay, order, norder * sizeof(*lay));
 	if (cs->n == cs->cap) {
 		size_t cap = cs->cap ? 2 * cs->cap : 16;
 		struct cs_fn *nf = realloc(cs->fns, cap * sizeof(*nf));
 
 		if (!nf) {
 			kinstr_cache_fn__free(c);
+			free(lay);
 			return -ENOMEM;
 		}
 		cs->fns = nf;
 		cs->cap = cap;
 	}
-	cs->fns[cs->n++] = (struct cs_fn){ .func = f, .copy = c };
+	cs->fns[cs->n++] = (struct cs_fn){ .func = f, .copy = c, .layout = lay, .nlayout = norder };
 	return 0;
+}
+
+int kinstr_cacheset__add(struct kinstr_cacheset *cs, const struct kinstr_func *f, struct kinstr_cache_refusal *r)
+{
+	return add(cs, f, NULL, 0, r);
+}
+
+int kinstr_cacheset__add_laid(struct kinstr_cacheset *cs, const struct kinstr_func *f, const uint32_t *order,
+			      size_t n, struct kinstr_cache_refusal *r)
+{
+	return order && n ? add(cs, f, order, n, r) : -EINVAL;
 }
 
 size_t kinstr_cacheset__cnt(const struct kinstr_cacheset *cs)
@@ -137,11 +162,12 @@ static const char *const rules[KINSTR_CACHE_RULE_NR] = {
 	[KINSTR_CACHE_RULE_STATIC_CALL] = "a static call does not go through its trampoline",
 	[KINSTR_CACHE_RULE_REENTRY] = "an entry point is not where the map says, or covers what it must not",
 	[KINSTR_CACHE_RULE_EXIT] = "control comes back to the original where no entry point is",
+	[KINSTR_CACHE_RULE_FALL] = "in a re-laid copy, control runs on past a counterpart to another than its next instruction's",
 };
 
 static const char *const rule_ids[KINSTR_CACHE_RULE_NR] = {
 	"none", "request", "function", "boundary", "end", "layout", "counter", "flags", "copy", "reloc",
-	"call", "native", "jump-label", "static-call", "reentry", "exit",
+	"call", "native", "jump-label", "static-call", "reentry", "exit", "fall",
 };
 
 const char *kinstr_cache_rule__str(unsigned int rule)
@@ -289,7 +315,8 @@ int kinstr_cacheset__install(struct kinstr_cacheset *cs, unsigned int flags, siz
 	/* built again for where the module put the cache and the counters */
 	for (i = 0, nmap = 0, nreq = 0; i < cs->n; i++) {
 		struct cs_fn *f = &cs->fns[i];
-		struct kinstr_cache_opts o = { .sz = sizeof(o), .flags = cs->flags };
+		struct kinstr_cache_opts o = { .sz = sizeof(o), .flags = f->layout ? 0 : cs->flags, .layout = f->layout,
+					       .nlayout = f->nlayout };
 		struct kinstr_cache_refusal r;
 		struct kinstr_cache_fn *c;
 
@@ -316,7 +343,7 @@ int kinstr_cacheset__install(struct kinstr_cacheset *cs, unsigned int flags, siz
 			m->len = ci->len;
 			m->copy_len = ci->copy_len;
 			m->form = ci->how;	/* enum kinstr_cache_how is the ABI's form order */
-			m->flags = (j == 0 ? KINSTR_CACHE_M_FUNC : 0) |
+			m->flags = (j == 0 ? KINSTR_CACHE_M_FUNC : 0) | (f->layout ? KINSTR_CACHE_M_LAID : 0) |
 				   (ci->counted ? KINSTR_CACHE_M_COUNTED | (b->saves_flags ? KINSTR_CACHE_M_PUSHF : 0) : 0);
 			m->counter = ci->counted ? f->counter0 + ci->block : 0;
 			if (ci->edges) {

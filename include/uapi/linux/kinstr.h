@@ -17,7 +17,7 @@
 
 #define KINSTR_DEVICE		"/dev/kinstr"
 #define KINSTR_ABI_MAJOR	0	/* incompatible changes */
-#define KINSTR_ABI_MINOR	18	/* compatible additions */
+#define KINSTR_ABI_MINOR	19	/* compatible additions */
 
 /* The ioctl numbers carry no size: the struct's leading size field says how much there is. */
 #define KINSTR_IOC_MAGIC	0xb7
@@ -92,6 +92,7 @@ struct kinstr_version {
 #define KINSTR_FEAT_TALLY	(1ULL << 21)	/* KINSTR_ACTION_TALLY, KINSTR_IOC_TALLY_* (ABI 0.18) */
 #define KINSTR_FEAT_SPAN	(1ULL << 22)	/* KINSTR_ACTION_SPAN, KINSTR_IOC_SPAN_* (ABI 0.18) */
 #define KINSTR_FEAT_TIMER_BY	(1ULL << 23)	/* KINSTR_TIMERS_F_BY_*, KINSTR_IOC_TIMER_BY (ABI 0.18) */
+#define KINSTR_FEAT_LAID_COPY	(1ULL << 24)	/* KINSTR_CACHE_M_LAID, KINSTR_CACHE_RULE_FALL (ABI 0.19) */
 
 /* KINSTR_IOC_DEBUG_INFO: output only; addresses the module resolved at load time. */
 struct kinstr_debug_info {
@@ -575,7 +576,16 @@ enum kinstr_cache_form {
 #define KINSTR_CACHE_M_EDGE_IN_PUSHF	(1U << 4)
 #define KINSTR_CACHE_M_EDGE_OUT		(1U << 5)
 #define KINSTR_CACHE_M_EDGE_OUT_PUSHF	(1U << 6)
-#define KINSTR_CACHE_M_ALL	0x7fU
+/*
+ * (ABI 0.19) A re-laid copy (kinstr optimize), on every entry of its function's run: no counters;
+ * the counterparts tile the function's part of the image in any order; a counterpart whose form
+ * runs on may end with a jmp (rel8 or rel32) to where it runs on; a jcc may be rel8, or inverted
+ * with its two ways swapped; a jmp whose target's counterpart follows it may be left out
+ * (copy_len 0). Where control runs on past a counterpart, it reaches the counterpart of the
+ * original's next instruction (a jcc's other way). docs/design.md, "Re-laid copies".
+ */
+#define KINSTR_CACHE_M_LAID	(1U << 7)
+#define KINSTR_CACHE_M_ALL	0xffU
 
 struct kinstr_cache_map {
 	__u64 addr;			/* the original instruction */
@@ -621,6 +631,9 @@ enum kinstr_cache_rule {
 	KINSTR_CACHE_RULE_REENTRY,	/* an entry point that is not where the map says, or covers
 					 * what it must not */
 	KINSTR_CACHE_RULE_EXIT,		/* control comes back to the original where no entry point is */
+	KINSTR_CACHE_RULE_FALL,		/* (ABI 0.19) in a re-laid copy, control runs on past a
+					 * counterpart to another than its next instruction's (or a jcc's
+					 * other way's) */
 	KINSTR_CACHE_RULE_NR
 };
 
