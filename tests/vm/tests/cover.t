@@ -208,6 +208,20 @@ EXPECT ^mutation call: refused .*\[call\]
 EXPECT_NOT ACCEPTED|^module refused
 TIMEOUT 600
 
+NAME optimize: the module proves every re-laid copy the builder makes (vfs_*, ksys_*, do_sys_*, __x64_sys_*, tcp_*, laid out by made-up edge counts: inverted jccs, added and dropped jmps, rel8 forms) and refuses one with damage beyond layout, naming the rule (a copied byte, a re-aimed branch, a call, a native jmp, a jump label, a static call, the tiling, a boundary, an entry point, an exit, a jcc's condition flipped, where a counterpart runs on, a counter flag)
+FEATURE code_cache
+SETUP insmod kmod/kinstr.ko
+RUN build/tests/vm/progs/cache_check --laid accept 'vfs_*' 'ksys_*' 'do_sys_*' '__x64_sys_*' 'tcp_*'; \
+	build/tests/vm/progs/cache_check --laid mutate __x64_sys_getppid vfs_read ksys_read do_sys_openat2 kfree \
+	kmem_cache_free try_to_wake_up
+EXPECT ^planned [1-9][0-9]{2,} \(builder refused [0-9]+\), module accepted [1-9][0-9]{2,}, refused 0$
+EXPECT ^mutation laid-invert: refused .*\[reloc\]
+EXPECT ^mutation laid-fall: refused .*\[fall\]
+EXPECT ^mutation laid-counter: refused .*\[request\]
+EXPECT ^mutations 13 refused 13 by their own rule 13$
+EXPECT_NOT ACCEPTED|^module refused|no instruction of that form
+TIMEOUT 600
+
 NAME cover --edges: flow conservation on the test module's functions (a loop, a branch tree, a fault, a static branch, a static call): for every block the counters see whole, the edges into it = its count = the edges out of it; and the block counts equal a run without edge counters
 FEATURE code_cache
 SETUP insmod kmod/kinstr.ko && insmod tests/vm/modules/kinstr_test_cache.ko
