@@ -23,7 +23,7 @@
 #include <kinstr/plan.h>
 #include "cli.h"
 
-enum { O_FROM = CLI_KEY_OWN, O_WHILE, O_FOR };
+enum { O_FROM = CLI_KEY_OWN, O_WHILE, O_FOR, O_ORIGINAL };
 
 static const struct cli_opt optimize_opts[] = {
 	{ .common = CLI_OPT_COMMAND, .help = "measure the edges while CMD runs (cover --edges' copies)" },
@@ -35,6 +35,9 @@ static const struct cli_opt optimize_opts[] = {
 	{ 0, "while", O_WHILE, "CMD", "keep the re-laid copies in while CMD runs, then remove them and exit "
 				      "with its status (else until --for SEC passes, or until Ctrl-C/SIGTERM)" },
 	{ 0, "for", O_FOR, "SEC", "keep the re-laid copies in for SEC seconds, then remove them" },
+	{ 0, "original-order", O_ORIGINAL, NULL, "lay the copies out in the original order (no counters, rel8 "
+						 "branches where they reach, a jmp to the next block dropped): what the "
+						 "code cache costs without the new layout, to measure beside it" },
 	{ .common = CLI_OPT_JSON, .help = "the layouts as one JSON object" },
 	{ .common = CLI_OPT_DRY_RUN, .help = "measure (or read) the edges and print each layout and its predicted "
 					     "taken branches per call; install nothing" },
@@ -67,6 +70,7 @@ static const struct cli_usage optimize_usage = {
 struct opt_args {
 	const char *from, *hold_cmd;
 	double hold;
+	bool original;
 };
 
 static int optimize_opt(void *ctx, int key, const char *arg)
@@ -76,6 +80,7 @@ static int optimize_opt(void *ctx, int key, const char *arg)
 	switch (key) {
 	case O_FROM: a->from = arg; break;
 	case O_WHILE: a->hold_cmd = arg; break;
+	case O_ORIGINAL: a->original = true; break;
 	case O_FOR:
 		if (cli_parse_seconds("--for", arg, &a->hold))
 			return CLI_USAGE;
@@ -127,14 +132,18 @@ static int ofn_plan(const struct kinstr_kernel *k, struct ofn *o)
 	return 0;
 }
 
-/* The layout from the counts: the order and the taken branches before and after. */
-static int ofn_layout(const struct kinstr_kernel *k, struct ofn *o)
+/* The layout from the counts (original: the original order): the order, the taken branches before and after. */
+static int ofn_layout(const struct kinstr_kernel *k, struct ofn *o, bool original)
 {
+	size_t i;
+
 	if (kinstr_layout__blocks(k, o->plan, o->counts, o->b, &o->calls) ||
 	    kinstr_layout__order(o->b, o->nb, 0, o->order)) {
 		cli_err("optimize: %s: no layout from its blocks", o->f->name);
 		return -1;
 	}
+	for (i = 0; original && i < o->nb; i++)
+		o->order[i] = (uint32_t)i;
 	o->before = kinstr_layout__taken(o->b, o->nb, NULL);
 	o->after = kinstr_layout__taken(o->b, o->nb, o->order);
 	return 0;
@@ -478,7 +487,7 @@ int cmd_optimize(int argc, char **argv)
 	if (a.from ? from_cover(a.from, fns, n) : measure(dev, k, fns, n, co.command, co.command || co.duration ? co.duration : 1.0))
 		goto out;
 	for (i = 0; i < n; i++)
-		if (ofn_layout(k, &fns[i]))
+		if (ofn_layout(k, &fns[i], a.original))
 			goto out;
 	print_layouts(k, fns, n, co.json);
 	rc = co.dry ? CLI_OK : install(dev, k, fns, n, &a);
