@@ -9,8 +9,9 @@ With the workload `skew N` (x = 0..N-1):
   block with its jmp dropped, then F's; the counts N, 7N/8, N; the predicted taken branches
   7N/4 before (the jcc and the jmp back, 7N/8 times each) and N/8 after (the inverted jcc).
 - the same results: `skew N`'s sum with the re-laid copy in equals the original's.
-- removal restores every byte: the function's live text (kinstr disasm's bytes) before
-  optimize and after equal, and differ while the copy is in (the entry is spliced).
+- removal restores every byte: the function's live text read from /proc/kcore (the kernel's
+  own view, not kinstr's) before optimize and after equal, and differs while the copy is in
+  (the entry is spliced).
 - taken branches measured: a second, separate run of the same workload under
   `kinstr cover --edges` (on the original) gives the edge counts; this script applies the
   installed layout to them with its own reading of the blocks (objdump's): the taken branches
@@ -19,10 +20,12 @@ Prints one line per check.
 """
 import json
 import re
+import struct
 import subprocess
 import sys
 
 N = 8000
+KOFF = SIZE = 0
 FN = "kinstr_tc_skew"
 RUN = "/sys/kernel/debug/kinstr_tc/run"
 LAST = "/sys/kernel/debug/kinstr_tc/last"
@@ -63,11 +66,39 @@ def objdump_blocks():
     return insns
 
 
+def kcore_off(vaddr):
+    """The offset in /proc/kcore of kernel address vaddr (its PT_LOAD segments)."""
+    with open("/proc/kcore", "rb") as f:
+        eh = f.read(64)
+        phoff, = struct.unpack_from("<Q", eh, 32)
+        phentsize, phnum = struct.unpack_from("<HH", eh, 54)
+        f.seek(phoff)
+        for _ in range(phnum):
+            ptype, _flags, off, va, _pa, filesz = struct.unpack("<IIQQQQ", f.read(phentsize)[:40])
+            if ptype == 1 and va <= vaddr < va + filesz:
+                return off + vaddr - va
+    sys.exit(f"{vaddr:#x} is in no segment of /proc/kcore")
+
+
+def func_span():
+    """kinstr_tc_skew's live address (/proc/kallsyms) and size (nm -S of the .ko)."""
+    with open("/proc/kallsyms") as f:
+        addr = next(int(l.split()[0], 16) for l in f if l.split()[2] == FN)
+    nm = sh("nm -S tests/vm/modules/kinstr_test_cache.ko").stdout
+    size = next(int(l.split()[1], 16) for l in nm.splitlines() if l.endswith(" " + FN))
+    return addr, size
+
+
 def text():
-    return [l for l in sh(f"build/kinstr disasm {FN}").stdout.splitlines() if re.match(r"\s+\+0x", l)]
+    with open("/proc/kcore", "rb") as f:
+        f.seek(KOFF)
+        return f.read(SIZE)
 
 
 def main():
+    global KOFF, SIZE
+    addr, SIZE = func_span()
+    KOFF = kcore_off(addr)
     ins = objdump_blocks()
     jcc = next(i for i in ins if i[1].startswith("j") and i[1] != "jmp")
     hot = jcc[2]
@@ -81,7 +112,8 @@ def main():
     # measured while the workload runs, laid out, printed (--json: the first line) and installed
     # while the workload runs again
     during = sh(f"build/kinstr optimize --json -c '{WORK}' --while 'sh -c \"{WORK}; cat {LAST}; "
-                f"build/kinstr disasm {FN} > /tmp/opt_during.txt\"' {FN}")
+                f"dd if=/proc/kcore of=/tmp/opt_during.bin bs=4096 iflag=skip_bytes,count_bytes skip={KOFF} "
+                f"count={SIZE} 2>/dev/null\"' {FN}")
     doc = json.loads(during.stdout.splitlines()[0])["functions"][0]
     lay = [(b["offset"], b["count"], b["inverted"], b["jmp_dropped"]) for b in doc["layout"]]
     want = [(entry, N, True, False), (hot, 7 * N // 8, False, True), (fall, N, False, False)]
@@ -92,10 +124,11 @@ def main():
     got = dict(kv.split("=", 1) for kv in line.split())
     print(f"optimize status {during.returncode}; sum {got.get('sum')} with the copy in, {base['sum']} without:",
           "same" if got.get("sum") == base["sum"] else "DIFFERENT")
-    with open("/tmp/opt_during.txt") as f:
-        spliced = [l for l in f.read().splitlines() if re.match(r"\s+\+0x", l)] != before
+    with open("/tmp/opt_during.bin", "rb") as f:
+        spliced = f.read() != before
     after = text()
-    print("text", "restored" if after == before and spliced else f"NOT RESTORED (spliced while in: {spliced})")
+    print("text", "restored" if after == before and spliced and len(before) == SIZE
+          else f"NOT RESTORED (spliced while in: {spliced})")
     # a second, separate measurement of the same workload on the original
     saved = sh(f"build/kinstr cover --edges --json -c '{WORK}' {FN}").stdout
     with open("/tmp/opt_edges.json", "w") as f:
