@@ -11,12 +11,10 @@
  *   kinstr_tc_key()        a static branch (a jump label) of kinstr_tc_on
  *   kinstr_tc_call()       a static call of kinstr_tc_sc (target a or b)
  *   kinstr_tc_sleep(ms)    sleeps ms milliseconds (msleep_interruptible) inside
- *   kinstr_tc_skew(x)      branches laid out against the odds (kinstr optimize's test)
  *
  * Write "CMD N" to /sys/kernel/debug/kinstr_tc/run; read /sys/kernel/debug/kinstr_tc/last:
- *   cmd=CMD n=N sum=S efault=E taken=T a=A b=B ns=NS reliable=R
- * (NS: the command's loop's time, ktime; under QEMU's icount, instructions executed).
- * Commands: skew N (x = 0..N-1), loop N, branch N (x = 0..N-1), fault N, get N, warn N (x = 0..N-1), key N, key_on, key_off,
+ *   cmd=CMD n=N sum=S efault=E taken=T a=A b=B ns=NS reliable=R (NS: ktime over the command)
+ * Commands: loop N, branch N (x = 0..N-1), fault N, get N, warn N (x = 0..N-1), key N, key_on, key_off,
  * call N, sc_a, sc_b, sleep MS, reliable PID (a reliable stack walk of task PID, as livepatch
  * does: R is its depth, or the negative errno).
  */
@@ -32,7 +30,6 @@
 #include <linux/sched.h>
 #include <linux/sched/task.h>
 #include <linux/stacktrace.h>
-#include <linux/timekeeping.h>
 #include <linux/static_call.h>
 #include <linux/uaccess.h>
 
@@ -150,29 +147,6 @@ TC_FN int kinstr_tc_call(void)
 	return r;
 }
 
-/*
- * Skewed branches laid out against the odds: each test tells GCC that its common way is
- * unlikely (x % 8 != 0 on 7 calls of 8, x % 64 != 0 on 63 of 64), so the original jumps out of
- * line and back on 7 calls of 8 (GCC 12 turns the second test into a cmov); a copy laid out by
- * the measured counts falls through.
- */
-TC_FN int kinstr_tc_skew(int x);
-TC_FN int kinstr_tc_skew(int x)
-{
-	int r = x;
-
-	if (__builtin_expect(x % 8 != 0, 0))
-		r = r * 3 + 1;
-	else
-		r -= 5;
-	if (__builtin_expect(x % 64 != 0, 0))
-		r ^= 0x55;
-	else
-		r += 100;
-	tc_sink = r;
-	return r;
-}
-
 TC_FN long kinstr_tc_sleep(int ms);
 TC_FN long kinstr_tc_sleep(int ms)
 {
@@ -208,6 +182,30 @@ static int tc_reliable(pid_t nr)
 	ret = walk(t, entries, ARRAY_SIZE(entries));
 	put_task_struct(t);
 	return ret;
+}
+
+/*
+ * kinstr_tc_skew(x), command skew N (x = 0..N-1; kinstr optimize's test, after the others so
+ * that their source lines stay where cover.t expects them): skewed branches laid out against
+ * the odds: each test tells GCC that its common way is unlikely (x % 8 != 0 on 7 calls of 8, x % 64 != 0 on 63 of 64), so the original jumps out of
+ * line and back on 7 calls of 8 (GCC 12 turns the second test into a cmov); a copy laid out by
+ * the measured counts falls through.
+ */
+TC_FN int kinstr_tc_skew(int x);
+TC_FN int kinstr_tc_skew(int x)
+{
+	int r = x;
+
+	if (__builtin_expect(x % 8 != 0, 0))
+		r = r * 3 + 1;
+	else
+		r -= 5;
+	if (__builtin_expect(x % 64 != 0, 0))
+		r ^= 0x55;
+	else
+		r += 100;
+	tc_sink = r;
+	return r;
 }
 
 static ssize_t tc_run_write(struct file *file, const char __user *ubuf, size_t len, loff_t *off)
