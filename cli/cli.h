@@ -26,6 +26,7 @@ int cmd_version(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
 int cmd_disasm(int argc, char **argv);
 int cmd_cover(int argc, char **argv);
+int cmd_optimize(int argc, char **argv);
 
 /* The code cache's run (cli/cover_run.c), shared by cover and count --every-block. */
 struct cli_cover_args {

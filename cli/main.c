@@ -15,6 +15,7 @@ static const struct cli_cmd cmds[] = {
 	{ "disasm", cmd_disasm, "disassemble a live function block by block, with each site's class" },
 	{ "sites", cmd_sites, "count jump/trap/refused sites of functions or the whole kernel" },
 	{ "cover", cmd_cover, "block coverage through the code cache (--dry-run: the plan, per function)" },
+	{ "optimize", cmd_optimize, "re-lay hot functions by measured edge counts (Pettis-Hansen) through the code cache" },
 	{ "profile", cmd_profile, "time functions from entry to every return: calls, wall and on-CPU time" },
 	{ "attach", cmd_attach, "run a BPF program (an instrument in C) at functions, offsets or returns" },
 	{ "serve", cmd_serve, "keep probes in and serve their counts and latencies to Prometheus (/metrics)" },

@@ -17,6 +17,7 @@
 #include "check/verify.c"
 #include "check/cache.c"
 #include "check/cache_timer.c"
+#include "check/laid.c"
 #include "check/modtext.c"
 #include "check/hitpath.c"
 #include "check/fence.c"

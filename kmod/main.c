@@ -188,6 +188,7 @@ static long kinstr_ioctl_version(void __user *uarg)
 			    KINSTR_FEAT_MISSED | KINSTR_FEAT_LIMITS | KINSTR_FEAT_KPROBE_FENCE |
 			    KINSTR_FEAT_CODE_CACHE | KINSTR_FEAT_DISARM | KINSTR_FEAT_CHECK_ONLY | KINSTR_FEAT_HELD |
 			    KINSTR_FEAT_SCOPE | KINSTR_FEAT_PRED | KINSTR_FEAT_TIMER_BY | KINSTR_FEAT_CACHE_TIMER |
+			    KINSTR_FEAT_LAID_COPY |
 			    kinstr_action_features() |	/* BPF where the kernel can run programs */
 			    (kinstr_khas(__module_address) ? KINSTR_FEAT_MODULE_TEXT : 0),
 	};

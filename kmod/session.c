@@ -121,7 +121,7 @@ static int get_cache(struct kinstr_area *a, u64 uptr, struct kinstr_cache_check 
 	err = kinstr_get_struct(&img, sizeof(img), u64_to_user_ptr(uptr), KINSTR_CACHE_IMAGE_SIZE_VER0);
 	if (err)
 		return err;
-	if (img.flags || img.__reserved || !img.len || img.len > a->cache_size || !img.nmap ||
+	if ((img.flags & ~KINSTR_CACHE_IMAGE_LAID) || img.__reserved || !img.len || img.len > a->cache_size || !img.nmap ||
 	    img.nmap > img.len)
 		return -EINVAL;
 	cc->bytes = kvmalloc(img.len, GFP_KERNEL);
@@ -133,6 +133,7 @@ static int get_cache(struct kinstr_area *a, u64 uptr, struct kinstr_cache_check 
 		return -EFAULT;
 	cc->len = img.len;
 	cc->nmap = img.nmap;
+	cc->laid = img.flags & KINSTR_CACHE_IMAGE_LAID;
 	cc->base = (unsigned long)a->cache;
 	cc->ncounters = a->ncounters;
 	cc->chunks = (const u64 *)a->chunks;

@@ -191,6 +191,13 @@ struct kinstr_cache_opts {
 	 */
 	uint32_t timer;
 	uint64_t timer_start, timer_stop;
+	 * A re-laid copy (kinstr optimize, layout.h): no counters, the blocks in this order
+	 * (nlayout: the plan's block count, a permutation of its block indices), jccs inverted and
+	 * jmps added or dropped for the new fall-throughs, branches rel8 where they reach. NULL: the
+	 * counted copy in the original order.
+	 */
+	const uint32_t *layout;
+	size_t nlayout;
 };
 /* A counter on every edge too: into each block by falling through, out of each branch and exit. */
 #define KINSTR_CACHE_F_EDGES	(1u << 0)
@@ -228,6 +235,14 @@ size_t kinstr_cache_fn__counter_cnt(const struct kinstr_cache_fn *c);
 size_t kinstr_cache_fn__reentry_cnt(const struct kinstr_cache_fn *c);
 const struct kinstr_cache_reentry *kinstr_cache_fn__reentry(const struct kinstr_cache_fn *c, size_t i);
 
+/* A re-laid copy (opts.layout): 1, else 0; what the layout did to block b (KINSTR_CACHE_L_*). */
+int kinstr_cache_fn__laid(const struct kinstr_cache_fn *c);
+unsigned int kinstr_cache_fn__laid_block(const struct kinstr_cache_fn *c, size_t b);
+#define KINSTR_CACHE_L_INVERTED		(1u << 0)	/* its jcc inverted: the target falls through */
+#define KINSTR_CACHE_L_JMP_ADDED	(1u << 1)	/* a jmp to its fall-through successor, not next */
+#define KINSTR_CACHE_L_JMP_DROPPED	(1u << 2)	/* its jmp dropped: the target is next */
+#define KINSTR_CACHE_L_SHORT		(1u << 3)	/* its branch (and added jmp) in the rel8 form where it reaches */
+
 const char *kinstr_cache_how__str(unsigned int how);		/* "copy", "reloc", "call", ... */
 const char *kinstr_cache_why__str(unsigned int why);		/* "entry", "return", ... */
 const char *kinstr_cache_refusal__id(unsigned int code);	/* "indirect-jmp", ... */
@@ -249,6 +264,9 @@ struct kinstr_cacheset *kinstr_cacheset__new(struct kinstr_dev *dev, const struc
 void kinstr_cacheset__free(struct kinstr_cacheset *cs);
 /* 0; -EPERM with r saying why f cannot be cached; -EEXIST, -EBUSY (installed), -ENOMEM. */
 int kinstr_cacheset__add(struct kinstr_cacheset *cs, const struct kinstr_func *f, struct kinstr_cache_refusal *r);
+/* As __add, the copy laid out in order (layout.h; n: f's block count), without counters. */
+int kinstr_cacheset__add_laid(struct kinstr_cacheset *cs, const struct kinstr_func *f, const uint32_t *order,
+			      size_t n, struct kinstr_cache_refusal *r);
 size_t kinstr_cacheset__cnt(const struct kinstr_cacheset *cs);
 /* Function i (in address order once installed) and its copy (as installed, once it is). */
 const struct kinstr_func *kinstr_cacheset__func(const struct kinstr_cacheset *cs, size_t i);

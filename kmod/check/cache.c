@@ -384,6 +384,101 @@ static int check_stop(struct cc *x, u32 i, const u8 **cb, unsigned long *cp, uns
 	*cp += KINSTR_CACHE_TIMER_LEN;
 	*clen -= KINSTR_CACHE_TIMER_LEN;
 	return 0;
+ * Re-laid copies (KINSTR_CACHE_IMAGE_LAID, kinstr optimize; docs/design.md, "Re-laid copies"). The
+ * same instructions in the same forms as any copy, without counters, in another order; what may
+ * differ is only how control gets from one counterpart to the next:
+ *   - the counterparts tile the function's part of the image in any order (check_laid_run());
+ *   - where a counterpart runs on past its form (a copied or re-aimed instruction that falls
+ *     through, a jump label's test, a jcc's other way), control reaches the counterpart of the
+ *     original's next instruction (a jcc's other way's): by a jmp, rel8 or rel32, that is all
+ *     the rest of the counterpart, or, with no rest, by that counterpart beginning right after
+ *     (laid_runs_on(): else KINSTR_CACHE_RULE_FALL);
+ *   - a jcc is the original's condition in rel8 or rel32 form aimed at the target's counterpart,
+ *     running on to the next instruction's; or the inverted condition aimed at the next
+ *     instruction's counterpart, running on to the target's, which must be inside the function
+ *     (else KINSTR_CACHE_RULE_RELOC, or _FALL for where it runs on);
+ *   - a jmp is rel8 or rel32 to its target's counterpart, or dropped (an empty counterpart) where
+ *     its target's counterpart, not itself empty, begins at the same offset (else _FALL);
+ *   - any other form is checked as for any copy, and only a dropped jmp may be empty (_LAYOUT).
+ */
+static bool laid_runs_on(struct cc *x, const u8 *cb, unsigned long cp, unsigned int len, unsigned long want)
+{
+	const struct kinstr_cache_check *c = x->c;
+	long j = want >= x->lo && want < x->hi ? find_map(c, want) : -1;
+	unsigned long dest;
+	struct insn r;
+	int cc;
+
+	if (j < 0)
+		return false;
+	dest = c->base + c->map[j].copy;
+	if (!len)	/* the counterparts tile the copy: what begins here is j's */
+		return cp == dest;
+	if (kinstr_decode_bytes(&r, cb, len) || r.length != len || kinstr_branch_of(&r, &cc) != KINSTR_BR_JMP)
+		return false;
+	return kinstr_branch_target(&r, cp) == dest;
+}
+
+static int check_laid_branch(struct cc *x, u32 i, const struct insn *o, const u8 *cb, unsigned long cp,
+			     unsigned int clen)
+{
+	const struct kinstr_cache_map *m = &x->c->map[i];
+	unsigned long a = m->addr, t = kinstr_branch_target(o, a), next = a + o->length;
+	int ko, cco = -1, ccr = -1;
+	struct insn r;
+	long j;
+
+	ko = kinstr_branch_of(o, &cco);
+	if (ko == KINSTR_BR_JMP && !clen) {	/* dropped: its target's counterpart is right here */
+		j = t >= x->lo && t < x->hi ? find_map(x->c, t) : -1;
+		if (j < 0 || x->c->map[j].copy != m->copy || !x->c->map[j].copy_len)
+			return bad(x, KINSTR_CACHE_RULE_FALL, i, a);
+		return 0;
+	}
+	if (kinstr_decode_bytes(&r, cb, clen) || r.length > clen || kinstr_branch_of(&r, &ccr) != ko ||
+	    (r.immediate.nbytes != 1 && r.immediate.nbytes != 4))
+		return bad(x, KINSTR_CACHE_RULE_RELOC, i, a);
+	if (ko == KINSTR_BR_JMP)
+		return r.length == clen && target_ok(x, kinstr_branch_target(&r, cp), t) ? 0 :
+		       bad(x, KINSTR_CACHE_RULE_RELOC, i, a);
+	if (ccr == cco) {	/* as it is: taken to the target, running on to the next instruction */
+		if (!target_ok(x, kinstr_branch_target(&r, cp), t))
+			return bad(x, KINSTR_CACHE_RULE_RELOC, i, a);
+		return laid_runs_on(x, cb + r.length, cp + r.length, clen - r.length, next) ? 0 :
+		       bad(x, KINSTR_CACHE_RULE_FALL, i, a);
+	}
+	/* inverted: taken to the next instruction, running on to the target */
+	if (ccr != (cco ^ 1) || !target_ok(x, kinstr_branch_target(&r, cp), next))
+		return bad(x, KINSTR_CACHE_RULE_RELOC, i, a);
+	return laid_runs_on(x, cb + r.length, cp + r.length, clen - r.length, t) ? 0 : bad(x, KINSTR_CACHE_RULE_FALL, i, a);
+}
+
+/*
+ * Entry i of a re-laid copy: 0 (a branch, all checked), 1 with *clen the form's length for the
+ * form's own check (where it runs on checked), or a refusal.
+ */
+static int check_laid_insn(struct cc *x, u32 i, const struct insn *o, const u8 *cb, unsigned long cp,
+			   unsigned int *clen)
+{
+	const struct kinstr_cache_map *m = &x->c->map[i];
+	int cc, br = kinstr_branch_of(o, &cc);
+	unsigned int l;
+
+	if (m->form == KINSTR_CACHE_FORM_RELOC && (br == KINSTR_BR_JMP || br == KINSTR_BR_JCC))
+		return check_laid_branch(x, i, o, cb, cp, *clen);
+	if (!*clen)
+		return bad(x, KINSTR_CACHE_RULE_LAYOUT, i, m->addr);	/* only a dropped jmp is empty */
+	if (m->form == KINSTR_CACHE_FORM_JUMP_LABEL)
+		l = 13;		/* cmpl $0, key(%rip); jg/jle target */
+	else if ((m->form == KINSTR_CACHE_FORM_COPY || m->form == KINSTR_CACHE_FORM_RELOC) && br == KINSTR_BR_NONE &&
+		 falls_through(o))
+		l = o->length;
+	else
+		return 1;	/* no way on in the copy: the form is all of it */
+	if (*clen < l || !laid_runs_on(x, cb + l, cp + l, *clen - l, m->addr + o->length))
+		return bad(x, KINSTR_CACHE_RULE_FALL, i, m->addr);
+	*clen = l;
+	return 1;
 }
 
 static int check_insn(struct cc *x, u32 i)
@@ -447,6 +542,11 @@ static int check_insn(struct cc *x, u32 i)
 	err = check_stop(x, i, &cb, &cp, &clen);
 	if (err)
 		return err;
+	if (x->c->laid) {
+		err = check_laid_insn(x, i, &o, cb, cp, &clen);
+		if (err <= 0)
+			return err;
+	}
 	switch (m->form) {
 	case KINSTR_CACHE_FORM_COPY:
 		if (clen != o.length || memcmp(cb, ob, o.length) || !copyable(x, i, &o, ob))
@@ -628,23 +728,56 @@ static int check_function(struct cc *x)
 }
 
 /* The map on its own: fields in range, sorted, the counterparts back to back filling the image. */
+/*
+ * A re-laid function's run, at its first entry i (the map's checks of each entry done by the
+ * caller as they come): every entry of the run re-laid, none with a counter; the counterparts
+ * tile the function's part of the image, from at on, in any order (laid.c). *at: its end.
+ */
+static int check_laid_run(struct cc *x, u32 i, u64 *at)
+{
+	const struct kinstr_cache_check *c = x->c;
+	u32 f1, j;
+	int err;
+
+	for (f1 = i + 1; f1 < c->nmap && !(c->map[f1].flags & KINSTR_CACHE_M_FUNC); f1++)
+		;
+	for (j = i; j < f1; j++)
+		if (c->map[j].flags & (KINSTR_CACHE_M_COUNTED | KINSTR_CACHE_M_EDGE_IN | KINSTR_CACHE_M_EDGE_OUT |
+				       KINSTR_CACHE_M_TIMER))
+			return bad(x, KINSTR_CACHE_RULE_REQUEST, j, c->map[j].addr);
+	err = kinstr_laid_tiles(c->map, i, f1, *at, at);
+	if (err < 0)
+		return err;
+	if (err || *at > c->len)
+		return bad(x, KINSTR_CACHE_RULE_LAYOUT, i, c->map[i].addr);
+	return 0;
+}
+
 static int check_layout(struct cc *x)
 {
 	const struct kinstr_cache_check *c = x->c;
 	u64 at = 0;
 	u32 i;
+	int err;
 
 	for (i = 0; i < c->nmap; i++) {
 		const struct kinstr_cache_map *m = &c->map[i];
+		bool laid = c->laid;
 
 		if ((m->flags & ~KINSTR_CACHE_M_ALL) || m->form >= KINSTR_CACHE_FORM_NR ||
-		    !m->len || m->len > MAX_INSN_SIZE || !m->copy_len || (!i && !(m->flags & KINSTR_CACHE_M_FUNC)) ||
+		    !m->len || m->len > MAX_INSN_SIZE || (!m->copy_len && !laid) || (!i && !(m->flags & KINSTR_CACHE_M_FUNC)) ||
 		    ((m->flags & KINSTR_CACHE_M_PUSHF) && !(m->flags & KINSTR_CACHE_M_COUNTED)) ||
 		    ((m->flags & KINSTR_CACHE_M_EDGE_IN_PUSHF) && !(m->flags & KINSTR_CACHE_M_EDGE_IN)) ||
 		    ((m->flags & KINSTR_CACHE_M_EDGE_OUT_PUSHF) && !(m->flags & KINSTR_CACHE_M_EDGE_OUT)) ||
 		    (m->edge && !(m->flags & (KINSTR_CACHE_M_EDGE_IN | KINSTR_CACHE_M_EDGE_OUT))) ||
 		    (i && m->addr <= c->map[i - 1].addr))
 			return bad(x, KINSTR_CACHE_RULE_REQUEST, i, m->addr);
+		if (laid) {	/* the whole run at its first entry; the others: part of a re-laid run */
+			err = m->flags & KINSTR_CACHE_M_FUNC ? check_laid_run(x, i, &at) : 0;
+			if (err)
+				return err;
+			continue;
+		}
 		if ((u64)m->copy != at + kinstr_cache_timer_start_len(m) + edge_in_len(m) + counter_len(m))
 			return bad(x, KINSTR_CACHE_RULE_LAYOUT, i, m->addr);
 		at = (u64)m->copy + m->copy_len;

@@ -19,6 +19,7 @@ struct kinstr_cache_check {
 	unsigned long base;
 	const struct kinstr_cache_map *map;
 	u32 nmap;
+	bool laid;			/* KINSTR_CACHE_IMAGE_LAID: every function re-laid */
 	u32 ncounters;
 	const u64 *chunks;		/* the counters' __percpu chunks */
 	u32 ntimers;			/* the session's timers (KINSTR_CACHE_M_TIMER) */
@@ -38,6 +39,11 @@ struct kinstr_cache_range {
  */
 int kinstr_cache_check(const struct kinstr_cache_check *c, const struct kinstr_probe *req,
 		       const unsigned long *entries, u32 nreq, struct kinstr_verdict *v, u32 *at);
+/*
+ * laid.c: do map[f0, f1)'s counterparts tile the image from start on, in some order? 0 (*end:
+ * where the last ends), 1 (a gap or an overlap), -ENOMEM.
+ */
+int kinstr_laid_tiles(const struct kinstr_cache_map *map, u32 f0, u32 f1, u64 start, u64 *end);
 /* The copied functions' ranges into r (NULL: only count them); how many. */
 int kinstr_cache_functions(const struct kinstr_cache_check *c, struct kinstr_cache_range *r);
 

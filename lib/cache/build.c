@@ -223,6 +223,14 @@ struct kinstr_cache_fn *kinstr_cache_fn__build(const struct kinstr_kernel *k, co
 		if (t >= 0 && (size_t)t >= first && (size_t)t < first + n)
 			cc_mark(p, n, (size_t)t - first, KINSTR_CACHE_AFTER_NATIVE);
 	}
+	if (o.layout) {	/* re-laid, without counters (layout.c) */
+		c = cc_build_laid(k, f, cfg, p, first, n, code_end, copy_addr, &o, r);
+		e = c ? 0 : errno;
+		free(p);
+		kinstr_fn__free(fn);
+		errno = e;
+		return c;
+	}
 	if (cc_place_counters(k, cfg, p, first, n, abi_entry, f->addr, f->addr + f->size, r))
 		goto fail;
 	for (i = 0; i < n; i++) {
@@ -345,6 +353,7 @@ void kinstr_cache_fn__free(struct kinstr_cache_fn *c)
 	free(c->blocks);
 	free(c->reentries);
 	free(c->edges);
+	free(c->laid);
 	free(c);
 }
 

@@ -32,6 +32,7 @@ struct kinstr_cache_fn {
 	size_t nr_reentries;
 	struct kinstr_cache_edge *edges;
 	size_t nr_edges;
+	uint8_t *laid;		/* a re-laid copy (layout.c): per block, KINSTR_CACHE_L_*; else NULL */
 };
 
 /* Sizes of what the copy holds besides copied instructions. */
@@ -107,6 +108,11 @@ int cc_runs_native(const struct kinstr_x86_insn *x, uint32_t reserved);
 /* timer.c */
 int cc_plan_timers(const struct kinstr_cfg *cfg, struct plan *p, size_t first, size_t n, struct kinstr_cache_refusal *r);
 uint8_t *cc_emit_timer(uint8_t *b, uint64_t at, const struct kinstr_cache_opts *o, int start);
+/* layout.c: the copy re-laid in o->layout's order, from the first pass's plan */
+struct kinstr_cache_fn *cc_build_laid(const struct kinstr_kernel *k, const struct kinstr_func *f,
+				      const struct kinstr_cfg *cfg, struct plan *p, size_t first, size_t n,
+				      uint64_t code_end, uint64_t copy_addr, const struct kinstr_cache_opts *o,
+				      struct kinstr_cache_refusal *r);
 
 /* emit.c */
 int cc_emit_insn(const struct kinstr_cfg *cfg, const struct kinstr_cache_opts *o, const struct plan *p, size_t first,

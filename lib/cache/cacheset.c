@@ -21,6 +21,8 @@ struct cs_fn {
 	uint32_t counter0;		/* its first counter */
 	uint64_t offset;		/* its copy's offset in the cache */
 	uint32_t timer;			/* KINSTR_CACHE_F_TIMER: its timer, the order it was added in */
+	uint32_t *layout;		/* a re-laid copy: its blocks' order (kinstr_cacheset__add_laid()) */
+	size_t nlayout;
 };
 
 struct kinstr_cacheset {
@@ -41,9 +43,10 @@ struct kinstr_cacheset {
 /* Every copy's options: its timer's (cache_timer.c), the module's functions it calls. */
 static struct kinstr_cache_opts copy_opts(const struct kinstr_cacheset *cs, const struct cs_fn *f)
 {
-	return (struct kinstr_cache_opts){ .sz = sizeof(struct kinstr_cache_opts), .flags = cs->flags,
+	/* a re-laid copy (kinstr optimize) carries no counters and no timers */
+	return (struct kinstr_cache_opts){ .sz = sizeof(struct kinstr_cache_opts), .flags = f->layout ? 0 : cs->flags,
 					   .timer = f->timer, .timer_start = cs->timer_fn[0],
-					   .timer_stop = cs->timer_fn[1] };
+					   .timer_stop = cs->timer_fn[1], .layout = f->layout, .nlayout = f->nlayout };
 }
 
 struct kinstr_cacheset *kinstr_cacheset__new(struct kinstr_dev *dev, const struct kinstr_kernel *k)
@@ -64,14 +67,17 @@ void kinstr_cacheset__free(struct kinstr_cacheset *cs)
 	if (!cs)
 		return;
 	kinstr_cacheset__remove(cs);
-	for (i = 0; i < cs->n; i++)
+	for (i = 0; i < cs->n; i++) {
 		kinstr_cache_fn__free(cs->fns[i].copy);
+		free(cs->fns[i].layout);
+	}
 	free(cs->fns);
 	free(cs->counts);
 	free(cs);
 }
 
-int kinstr_cacheset__add(struct kinstr_cacheset *cs, const struct kinstr_func *f, struct kinstr_cache_refusal *r)
+static int add(struct kinstr_cacheset *cs, const struct kinstr_func *f, const uint32_t *order, size_t norder,
+	       struct kinstr_cache_refusal *r)
 {
 	struct kinstr_cache_fn *c;
 	size_t i;
@@ -82,26 +88,46 @@ int kinstr_cacheset__add(struct kinstr_cacheset *cs, const struct kinstr_func *f
 		if (cs->fns[i].func->addr == f->addr)
 			return -EEXIST;
 	/* planned to run at the function itself: in reach of everything it reaches */
-	struct cs_fn nf0 = { .func = f, .timer = (uint32_t)cs->n };
+	struct cs_fn nf0 = { .func = f, .timer = (uint32_t)cs->n, .layout = (uint32_t *)order, .nlayout = norder };
 	struct kinstr_cache_opts o = copy_opts(cs, &nf0);
+	uint32_t *lay = NULL;
 
 	c = kinstr_cache_fn__build(cs->k, f, f->addr, &o, r);
 	if (!c)
 		return -errno;
+	if (order && !(lay = malloc(norder * sizeof(*lay)))) {
+		kinstr_cache_fn__free(c);
+		return -ENOMEM;
+	}
+	if (order)
+		memcpy(lay, order, norder * sizeof(*lay));
 	if (cs->n == cs->cap) {
 		size_t cap = cs->cap ? 2 * cs->cap : 16;
 		struct cs_fn *nf = realloc(cs->fns, cap * sizeof(*nf));
 
 		if (!nf) {
 			kinstr_cache_fn__free(c);
+			free(lay);
 			return -ENOMEM;
 		}
 		cs->fns = nf;
 		cs->cap = cap;
 	}
 	nf0.copy = c;
+	nf0.layout = lay;
 	cs->fns[cs->n++] = nf0;
 	return 0;
+}
+
+int kinstr_cacheset__add(struct kinstr_cacheset *cs, const struct kinstr_func *f, struct kinstr_cache_refusal *r)
+{
+	return add(cs, f, NULL, 0, r);
+}
+
+int kinstr_cacheset__add_laid(struct kinstr_cacheset *cs, const struct kinstr_func *f, const uint32_t *order,
+			      size_t n, struct kinstr_cache_refusal *r)
+{
+	return order && n ? add(cs, f, order, n, r) : -EINVAL;
 }
 
 size_t kinstr_cacheset__cnt(const struct kinstr_cacheset *cs)
@@ -138,7 +164,7 @@ static const char *const rules[KINSTR_CACHE_RULE_NR] = {
 	[KINSTR_CACHE_RULE_FUNCTION] = "the function may not be copied",
 	[KINSTR_CACHE_RULE_BOUNDARY] = "the map is not the function's instructions back to back",
 	[KINSTR_CACHE_RULE_END] = "the copied code does not end where the function's does",
-	[KINSTR_CACHE_RULE_LAYOUT] = "the copy is not the map's counterparts back to back",
+	[KINSTR_CACHE_RULE_LAYOUT] = "the copy is not the map's counterparts back to back (re-laid: tiling it in some order)",
 	[KINSTR_CACHE_RULE_COUNTER] = "a counter is not the counter sequence on a counter of its own",
 	[KINSTR_CACHE_RULE_FLAGS] = "a counter without pushfq where the flags may be live",
 	[KINSTR_CACHE_RULE_COPY] = "copied bytes differ, or the instruction may not be copied",
@@ -151,11 +177,12 @@ static const char *const rules[KINSTR_CACHE_RULE_NR] = {
 	[KINSTR_CACHE_RULE_EXIT] = "control comes back to the original where no entry point is",
 	[KINSTR_CACHE_RULE_TIMER] = "a timer is not the timer sequence on a timer of the session",
 	[KINSTR_CACHE_RULE_TIMER_PLACE] = "a timer where no entry or exit is, an exit without its stop, an entry past it",
+	[KINSTR_CACHE_RULE_FALL] = "in a re-laid copy, control runs on past a counterpart to another than its next instruction's",
 };
 
 static const char *const rule_ids[KINSTR_CACHE_RULE_NR] = {
 	"none", "request", "function", "boundary", "end", "layout", "counter", "flags", "copy", "reloc",
-	"call", "native", "jump-label", "static-call", "reentry", "exit", "timer", "timer-place",
+	"call", "native", "jump-label", "static-call", "reentry", "exit", "timer", "timer-place", "fall",
 };
 
 const char *kinstr_cache_rule__str(unsigned int rule)
@@ -253,6 +280,12 @@ int kinstr_cacheset__install(struct kinstr_cacheset *cs, unsigned int flags, siz
 
 	if (!cs->dev || !cs->n || cs->area)
 		return kinstr_why__fail(why, -EINVAL, "%s", strerror(EINVAL));
+	/* re-laid copies go in as a whole image (KINSTR_CACHE_IMAGE_LAID), never beside counted ones */
+	for (i = 1; i < cs->n; i++)
+		if (!cs->fns[i].layout != !cs->fns[0].layout)
+			return kinstr_why__fail(why, -EINVAL, "%s and %s: re-laid and counted copies in one code cache",
+						cs->fns[0].func->name, cs->fns[i].func->name);
+	img.flags = cs->fns[0].layout ? KINSTR_CACHE_IMAGE_LAID : 0;
 	/* ascending addresses, as the module wants the map; no copy's counters across two chunks */
 	qsort(cs->fns, cs->n, sizeof(*cs->fns), cmp_fn);
 	for (i = 0; i < cs->n; i++) {

@@ -134,7 +134,7 @@ const char *kinstr_feature__str(unsigned int bit)
 		"debug_info", "read", "check", "layout", "probes", "module_text", "ftrace_probes",
 		"ftrace_trace", "verify_only", "hit_path", "missed", "limits", "kprobe_fence", "code_cache", "disarm", "bpf",
 		"check_only", "held", "nop", "scope", "pred", "tally", "span", "timer_by",
-		"cache_timer",
+		"cache_timer", "laid_copy",
 	};
 
 	return bit < sizeof(names) / sizeof(names[0]) ? names[bit] : NULL;

@@ -17,7 +17,7 @@
 
 #define KINSTR_DEVICE		"/dev/kinstr"
 #define KINSTR_ABI_MAJOR	0	/* incompatible changes */
-#define KINSTR_ABI_MINOR	19	/* compatible additions */
+#define KINSTR_ABI_MINOR	20	/* compatible additions */
 
 /* The ioctl numbers carry no size: the struct's leading size field says how much there is. */
 #define KINSTR_IOC_MAGIC	0xb7
@@ -93,6 +93,7 @@ struct kinstr_version {
 #define KINSTR_FEAT_SPAN	(1ULL << 22)	/* KINSTR_ACTION_SPAN, KINSTR_IOC_SPAN_* (ABI 0.18) */
 #define KINSTR_FEAT_TIMER_BY	(1ULL << 23)	/* KINSTR_TIMERS_F_BY_*, KINSTR_IOC_TIMER_BY (ABI 0.18) */
 #define KINSTR_FEAT_CACHE_TIMER	(1ULL << 24)	/* KINSTR_CACHE_M_TIMER: timers in a code cache (ABI 0.19) */
+#define KINSTR_FEAT_LAID_COPY	(1ULL << 25)	/* KINSTR_CACHE_IMAGE_LAID, KINSTR_CACHE_RULE_FALL (ABI 0.20) */
 
 /* KINSTR_IOC_DEBUG_INFO: output only; addresses the module resolved at load time. */
 struct kinstr_debug_info {
@@ -601,9 +602,21 @@ struct kinstr_cache_map {
 	__u32 edge;			/* (ABI 0.10) M_EDGE_*: the first edge counter's index; else 0 */
 };
 
+/*
+ * (ABI 0.20, KINSTR_FEAT_LAID_COPY) KINSTR_CACHE_IMAGE_LAID: every function of the image is a
+ * re-laid copy (kinstr optimize), on every entry of its function's run: no counters, no timers;
+ * the counterparts tile the function's part of the image in any order; a counterpart whose form
+ * runs on may end with a jmp (rel8 or rel32) to where it runs on; a jcc may be rel8, or inverted
+ * with its two ways swapped; a jmp whose target's counterpart follows it may be left out
+ * (copy_len 0). Where control runs on past a counterpart, it reaches the counterpart of the
+ * original's next instruction (a jcc's other way). docs/design.md, "Re-laid copies". (The map's
+ * flags byte has no bit left: a set of re-laid copies is laid as a whole.)
+ */
+#define KINSTR_CACHE_IMAGE_LAID	(1U << 0)
+
 struct kinstr_cache_image {
 	__u32 size;
-	__u32 flags;			/* none defined: must be 0 */
+	__u32 flags;			/* KINSTR_CACHE_IMAGE_*; others must be 0 */
 	__u64 bytes;			/* user pointer to the cache's bytes, from cache_addr on */
 	__u64 len;			/* bytes: at most the area's cache_size */
 	__u64 map;			/* user pointer to struct kinstr_cache_map[nmap] */
@@ -637,6 +650,9 @@ enum kinstr_cache_rule {
 	KINSTR_CACHE_RULE_TIMER,	/* (ABI 0.19) a timer is not the timer sequence on a timer of the session */
 	KINSTR_CACHE_RULE_TIMER_PLACE,	/* (ABI 0.19) a timer where no entry or exit is, an exit of a timed
 					 * function without its stop, or an entry point past the start */
+	KINSTR_CACHE_RULE_FALL,		/* (ABI 0.20) in a re-laid copy, control runs on past a
+					 * counterpart to another than its next instruction's (or a jcc's
+					 * other way's) */
 	KINSTR_CACHE_RULE_NR
 };
 

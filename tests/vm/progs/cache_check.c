@@ -13,6 +13,11 @@
  * the descriptor's timers created first), and for mutate five more kinds of damage: a stop's
  * call target, a stop on another timer, a timer past the session's, a set address filled in by
  * user space, an exit without its stop, and an entry point that skips the start.
+ * `cache_check --laid accept|mutate ...`: the same with re-laid copies (kinstr optimize), laid out
+ * by made-up edge counts (every kind of change: inverted jccs, added and dropped jmps, rel8
+ * forms); mutate adds three kinds of damage beyond layout: a jcc's condition flipped (its ways no
+ * longer the original's), the jmp where a counterpart runs on aimed one byte further, a counter
+ * flag on a re-laid instruction.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -24,6 +29,7 @@
 #include <kinstr/cache.h>
 #include <kinstr/kernel.h>
 #include <kinstr/kinstr.h>
+#include <kinstr/layout.h>
 
 static unsigned int copy_flags;	/* --edges: KINSTR_CACHE_F_EDGES; --timer: KINSTR_CACHE_F_TIMER */
 #define NTIMERS 64		/* --timer: the descriptor's timers */
@@ -72,6 +78,7 @@ static int mutate_timer(const char *name, uint8_t *b, struct kinstr_cache_map *m
 	}
 	return 0;
 }
+static int laid;		/* --laid: re-laid copies */
 
 struct mut {
 	const char *name;
@@ -116,9 +123,27 @@ static void mutate(uint8_t *b, size_t len, struct kinstr_cache_map *map, size_t 
 		if (!strcmp(m->name, "copy") && e->form == KINSTR_CACHE_FORM_COPY && c[0] != 0xcc && c[0] != 0xc3) {
 			c[e->copy_len - 1] ^= 0x01;
 			m->applied = 1;
-		} else if (!strcmp(m->name, "reloc") && e->form == KINSTR_CACHE_FORM_RELOC &&
+		} else if (!strcmp(m->name, "reloc") && e->form == KINSTR_CACHE_FORM_RELOC && e->copy_len &&
 			   (c[0] == 0xe9 || (c[0] == 0x0f && (c[1] & 0xf0) == 0x80))) {
-			add32(c + e->copy_len - 4, 1);
+			add32(c + (c[0] == 0xe9 ? 1 : 2), 1);
+			m->applied = 1;
+		} else if (!strcmp(m->name, "reloc") && laid && e->form == KINSTR_CACHE_FORM_RELOC && e->copy_len &&
+			   ((c[0] & 0xf0) == 0x70 || c[0] == 0xeb)) {
+			c[1] += 1;	/* a rel8 branch one byte further */
+			m->applied = 1;
+		} else if (!strcmp(m->name, "laid-invert") && e->form == KINSTR_CACHE_FORM_RELOC && e->copy_len &&
+			   ((c[0] & 0xf0) == 0x70 || (c[0] == 0x0f && (c[1] & 0xf0) == 0x80))) {
+			c[c[0] == 0x0f] ^= 0x01;	/* jcc <-> j<not cc>, the targets as they were */
+			m->applied = 1;
+		} else if (!strcmp(m->name, "laid-fall") && e->form == KINSTR_CACHE_FORM_COPY && e->copy_len > e->len &&
+			   (c[e->len] == 0xeb || c[e->len] == 0xe9)) {
+			if (c[e->len] == 0xeb)	/* where it runs on: one byte further */
+				c[e->len + 1] += 1;
+			else
+				add32(c + e->len + 1, 1);
+			m->applied = 1;
+		} else if (!strcmp(m->name, "laid-counter") && i == 2) {
+			e->flags |= KINSTR_CACHE_M_COUNTED;
 			m->applied = 1;
 		} else if (!strcmp(m->name, "call") && e->form == KINSTR_CACHE_FORM_CALL) {
 			add32(c + 1, 1);
@@ -188,6 +213,52 @@ static void mutate(uint8_t *b, size_t len, struct kinstr_cache_map *map, size_t 
 	(void)len;
 }
 
+/* Made-up counts: a quarter of the edges never ran, the others 1..999 times (as tests/unit/test_layout.c). */
+static uint64_t made_up(uint64_t a, size_t e)
+{
+	uint64_t h = (a ^ (e * 0x9e3779b97f4a7c15ull)) * 0xff51afd7ed558ccdull;
+
+	h ^= h >> 29;
+	return (h & 3) ? 1 + (h >> 8) % 999 : 0;
+}
+
+/* f into cs: as planned, or (--laid) re-laid by made-up edge counts. */
+static int add_fn(struct kinstr_cacheset *cs, const struct kinstr_kernel *k, const struct kinstr_func *f,
+		  struct kinstr_cache_refusal *r)
+{
+	struct kinstr_cache_opts o = { .sz = sizeof(o), .flags = KINSTR_CACHE_F_EDGES };
+	struct kinstr_layout_block *b = NULL;
+	struct kinstr_cache_fn *plan;
+	uint64_t *ec = NULL;
+	uint32_t *order = NULL;
+	size_t nb, e;
+	int ret = -ENOMEM;
+
+	if (!laid)
+		return kinstr_cacheset__add(cs, f, r);
+	plan = kinstr_cache_fn__build(k, f, f->addr, &o, r);
+	if (!plan)
+		return -errno;
+	nb = kinstr_cache_fn__block_cnt(plan);
+	ec = calloc(kinstr_cache_fn__edge_cnt(plan) + 1, sizeof(*ec));
+	b = calloc(nb, sizeof(*b));
+	order = calloc(nb, sizeof(*order));
+	if (ec && b && order) {
+		for (e = 0; e < kinstr_cache_fn__edge_cnt(plan); e++)
+			ec[e] = made_up(f->addr, e);
+		ret = kinstr_layout__blocks(k, plan, ec, b, NULL);
+		if (!ret)
+			ret = kinstr_layout__order(b, nb, 0, order);
+		if (!ret)
+			ret = kinstr_cacheset__add_laid(cs, f, order, nb, r);
+	}
+	free(ec);
+	free(b);
+	free(order);
+	kinstr_cache_fn__free(plan);
+	return ret;
+}
+
 static int accept(struct kinstr_dev *dev, const struct kinstr_kernel *k, int argc, char **argv)
 {
 	size_t i, planned = 0, builder_refused = 0, accepted = 0, refused = 0;
@@ -207,7 +278,7 @@ static int accept(struct kinstr_dev *dev, const struct kinstr_kernel *k, int arg
 		cs = kinstr_cacheset__new(dev, k);
 		if (!cs || kinstr_cacheset__set_flags(cs, copy_flags))
 			return 1;
-		if (kinstr_cacheset__add(cs, f, &r)) {
+		if (add_fn(cs, k, f, &r)) {
 			builder_refused++;
 		} else {
 			planned++;
@@ -230,8 +301,14 @@ static int mutations(struct kinstr_dev *dev, const struct kinstr_kernel *k, int 
 	static const char *const kinds[] = { "copy", "reloc", "call", "native", "jump-label", "static-call",
 					     "counter", "layout", "boundary", "reentry", "exit", "edge-in", "edge-out",
 					     "timer-call", "timer-other", "timer-range", "timer-set", "timer-unstopped",
-					     "timer-entry" };
-	size_t i;
+					     "timer-entry", "laid-invert", "laid-fall", "laid-counter" };
+	/* the rule each kind of damage breaks */
+	static const char *const rule[] = { "copy", "reloc", "call", "native", "jump-label", "static-call",
+					    "counter", "layout", "boundary", "reentry", "exit", "counter", "reloc",
+					    "timer", "timer", "timer", "timer", "timer-place", "timer-place",
+					    "reloc", "fall", "request" };
+	size_t i, tried = 0, refused = 0, by_rule = 0;
+	_Static_assert(sizeof(rule) == sizeof(kinds), "a rule for each kind of damage");
 	int a, rc = 0;
 
 	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
@@ -241,7 +318,8 @@ static int mutations(struct kinstr_dev *dev, const struct kinstr_kernel *k, int 
 		int ret;
 
 		if ((!(copy_flags & KINSTR_CACHE_F_EDGES) && !strncmp(kinds[i], "edge-", 5)) ||
-		    (!(copy_flags & KINSTR_CACHE_F_TIMER) && !strncmp(kinds[i], "timer-", 6))) {
+		    (!(copy_flags & KINSTR_CACHE_F_TIMER) && !strncmp(kinds[i], "timer-", 6)) ||
+		    (!laid && !strncmp(kinds[i], "laid-", 5)) || (laid && !strcmp(kinds[i], "counter"))) {
 			kinstr_cacheset__free(cs);
 			continue;
 		}
@@ -253,18 +331,26 @@ static int mutations(struct kinstr_dev *dev, const struct kinstr_kernel *k, int 
 			struct kinstr_cache_refusal r;
 
 			if (f)
-				kinstr_cacheset__add(cs, f, &r);
+				add_fn(cs, k, f, &r);
 		}
 		kinstr_cacheset__set_mutate(cs, mutate, &m);
 		ret = kinstr_cacheset__install(cs, KINSTR_INSTALL_F_VERIFY_ONLY, NULL, &why);
-		if (!m.applied)
+		if (!m.applied) {
 			printf("mutation %s: no instruction of that form\n", kinds[i]);
-		else if (!ret)
+		} else if (!ret) {
 			printf("mutation %s: ACCEPTED\n", kinds[i]), rc = 1;
-		else
+		} else {
+			char id[32];
+
+			snprintf(id, sizeof(id), "[%s]", rule[i]);
 			printf("mutation %s: refused (%s) %s\n", kinds[i], strerror(-ret), why.msg);
+			refused++;
+			by_rule += strstr(why.msg, id) != NULL;
+		}
+		tried++;
 		kinstr_cacheset__free(cs);
 	}
+	printf("mutations %zu refused %zu by their own rule %zu\n", tried, refused, by_rule);
 	return rc;
 }
 
@@ -362,14 +448,19 @@ int main(int argc, char **argv)
 	struct kinstr_kernel *k = dev ? kinstr_kernel__open_live(dev) : NULL;
 	int rc;
 
-	for (; argc > 1 && (!strcmp(argv[1], "--edges") || !strcmp(argv[1], "--timer")); argv++, argc--)
-		copy_flags |= !strcmp(argv[1], "--edges") ? KINSTR_CACHE_F_EDGES : KINSTR_CACHE_F_TIMER;
+	for (; argc > 1 && (!strcmp(argv[1], "--edges") || !strcmp(argv[1], "--timer") || !strcmp(argv[1], "--laid"));
+	     argv++, argc--) {
+		if (!strcmp(argv[1], "--laid"))
+			laid = 1;
+		else
+			copy_flags |= !strcmp(argv[1], "--edges") ? KINSTR_CACHE_F_EDGES : KINSTR_CACHE_F_TIMER;
+	}
 	if ((copy_flags & KINSTR_CACHE_F_TIMER) && dev && kinstr_timers__create(dev, NTIMERS, 0, 0)) {
 		fprintf(stderr, "cache_check: cannot create the timers\n");
 		return 1;
 	}
 	if (argc < 3 || !k) {
-		fprintf(stderr, "usage: cache_check [--edges] [--timer] accept|mutate GLOB|FUNC... | stress ROUNDS FUNC... "
+		fprintf(stderr, "usage: cache_check [--edges] [--timer] [--laid] accept|mutate GLOB|FUNC... | stress ROUNDS FUNC... "
 			"(with /dev/kinstr)\n");
 		return 2;
 	}

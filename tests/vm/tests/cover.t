@@ -208,6 +208,33 @@ EXPECT ^mutation call: refused .*\[call\]
 EXPECT_NOT ACCEPTED|^module refused
 TIMEOUT 600
 
+NAME optimize: the module proves every re-laid copy the builder makes (vfs_*, ksys_*, do_sys_*, laid out by made-up edge counts: inverted jccs, added and dropped jmps, rel8 forms) and refuses one with damage beyond layout, naming the rule (a copied byte, a re-aimed branch, a call, a native jmp, a jump label, a static call, the tiling, a boundary, an entry point, an exit, a jcc's condition flipped, where a counterpart runs on, a counter flag)
+FEATURE code_cache
+SETUP insmod kmod/kinstr.ko
+RUN build/tests/vm/progs/cache_check --laid accept 'vfs_*' 'ksys_*' 'do_sys_*'; \
+	build/tests/vm/progs/cache_check --laid mutate __x64_sys_getppid vfs_read ksys_read do_sys_openat2 kfree \
+	kmem_cache_free try_to_wake_up
+EXPECT ^planned [1-9][0-9]{2,} \(builder refused [0-9]+\), module accepted [1-9][0-9]{2,}, refused 0$
+EXPECT ^mutation laid-invert: refused .*\[reloc\]
+EXPECT ^mutation laid-fall: refused .*\[fall\]
+EXPECT ^mutation laid-counter: refused .*\[request\]
+EXPECT ^mutations 13 refused 13 by their own rule 13$
+EXPECT_NOT ACCEPTED|^module refused|no instruction of that form
+TIMEOUT 600
+
+NAME optimize: the test module's skewed branch (kinstr_tc_skew under skew 8000): the layout block by block as objdump and the workload's pattern say (entry with its jcc inverted, the hot block with its jmp dropped, the join), predicted taken branches 14000 -> 1000; the same sum with the re-laid copy in; every byte restored after; a second cover --edges run of the workload gives the same taken branches per call for the installed layout, and read back with --from-cover the same layout
+FEATURE code_cache
+SETUP insmod kmod/kinstr.ko && insmod tests/vm/modules/kinstr_test_cache.ko
+RUN python3 tests/vm/checks/optimize_skew.py
+EXPECT ^layout as expected$
+EXPECT ^predicted taken 14000 -> 1000 per 8000 calls
+EXPECT ^optimize status 0; sum -?[0-9]+ with the copy in, -?[0-9]+ without: same$
+EXPECT ^text restored$
+EXPECT ^measured \(second run\) taken 1000 per 8000 calls: 0.1250 per call; predicted 0.1250: equal$
+EXPECT ^--from-cover layout the same$
+CLEANUP tests/vm/progs/rmmod_wait kinstr_test_cache
+TIMEOUT 300
+
 NAME cover --edges: flow conservation on the test module's functions (a loop, a branch tree, a fault, a static branch, a static call): for every block the counters see whole, the edges into it = its count = the edges out of it; and the block counts equal a run without edge counters
 FEATURE code_cache
 SETUP insmod kmod/kinstr.ko && insmod tests/vm/modules/kinstr_test_cache.ko
