@@ -129,7 +129,7 @@ SETUP insmod kmod/kinstr.ko && ip link set lo up && hostname kinstr-guest
 BEFORE while :; do cat /etc/hostname > /dev/null; sleep 0.05; done
 RUN rm -rf /tmp/relay; python3 tests/vm/checks/doc_block.py docs/relayd.md 1 --prompt > /tmp/b.sh && sh /tmp/b.sh > /tmp/o.txt 2>&1; \
 	echo "rc=$?"; grep -m1 -o ' vfs_read: .*count = [0-9]*' /tmp/o.txt | sed 's/: .*count = [0-9]*$/: count = N/'; \
-	grep -m1 '^kinstr: live:' /tmp/o.txt; echo "relay folder: $(tail -1 /tmp/o.txt)"
+	grep -m1 '^kinstr: live:' /tmp/o.txt; echo "relay folder: $(grep -E "^[0-9]+$" /tmp/o.txt | tail -1)"
 CLEANUP pkill -x lttng-relayd; true
 TIMEOUT 90
 EXPECT ^rc=0$
