@@ -191,6 +191,7 @@ struct kinstr_cache_opts {
 	 */
 	uint32_t timer;
 	uint64_t timer_start, timer_stop;
+	/*
 	 * A re-laid copy (kinstr optimize, layout.h): no counters, the blocks in this order
 	 * (nlayout: the plan's block count, a permutation of its block indices), jccs inverted and
 	 * jmps added or dropped for the new fall-throughs, branches rel8 where they reach. NULL: the

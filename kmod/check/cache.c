@@ -384,6 +384,9 @@ static int check_stop(struct cc *x, u32 i, const u8 **cb, unsigned long *cp, uns
 	*cp += KINSTR_CACHE_TIMER_LEN;
 	*clen -= KINSTR_CACHE_TIMER_LEN;
 	return 0;
+}
+
+/*
  * Re-laid copies (KINSTR_CACHE_IMAGE_LAID, kinstr optimize; docs/design.md, "Re-laid copies"). The
  * same instructions in the same forms as any copy, without counters, in another order; what may
  * differ is only how control gets from one counterpart to the next:
