@@ -306,6 +306,10 @@ static int hit_path_init(void)
 	return kinstr_hitpath_init(roots, n);
 }
 
+static bool decoder_selftest;
+module_param(decoder_selftest, bool, 0444);
+MODULE_PARM_DESC(decoder_selftest, "at load, read every instruction of the core text with both of the verifier's decoders and compare");
+
 static int __init kinstr_init(void)
 {
 	int err;
@@ -345,6 +349,8 @@ static int __init kinstr_init(void)
 			(kinstr_ksyms.text.end - kinstr_ksyms.text.start) >> 10, nhp,
 			whole ? "" : " (incomplete: every probe refused)");
 	}
+	if (decoder_selftest)
+		kinstr_decoder_selftest();
 	return 0;
 }
 

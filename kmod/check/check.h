@@ -66,6 +66,7 @@ int kinstr_verify_probe(const struct kinstr_probe *p, const struct kinstr_action
 /* The decoder's helpers, for cache.c (enum: 0 none, 1 jmp, 2 jcc, 3 call, 4 loop/jrcxz). */
 enum kinstr_branch { KINSTR_BR_NONE, KINSTR_BR_JMP, KINSTR_BR_JCC, KINSTR_BR_CALL, KINSTR_BR_LOOP };
 int kinstr_decode_live(struct insn *insn, unsigned long addr);
+void kinstr_decoder_selftest(void);
 int kinstr_decode_bytes(struct insn *insn, const u8 *buf, int len);
 int kinstr_branch_of(const struct insn *insn, int *cc);
 unsigned long kinstr_branch_target(const struct insn *insn, unsigned long addr);

@@ -12,6 +12,7 @@
 #include <linux/notifier.h>
 #include <linux/rcupdate.h>
 #include <linux/slab.h>
+#include <linux/spinlock.h>
 #include <linux/uaccess.h>
 
 #include <uapi/linux/kinstr.h>
@@ -173,6 +174,43 @@ static u32 kprobed(unsigned long a, unsigned int len)
  * modules), so it is walked at each check, and the whole function holding each notifier_call
  * is refused.
  */
+/*
+ * The core functions holding die notifiers, each looked up once: a core function's place never
+ * changes (a module's may, at its next load: looked up each time).
+ */
+static struct {
+	unsigned long fn, start, end;
+} die_memo[16];
+static unsigned int die_memo_n;
+static DEFINE_SPINLOCK(die_memo_lock);
+
+static bool die_fn_range(unsigned long fn, bool core, unsigned long *start, unsigned long *end)
+{
+	unsigned long size, off;
+	unsigned int i;
+	bool found = false;
+
+	spin_lock(&die_memo_lock);
+	for (i = 0; i < die_memo_n && !found; i++)
+		if (die_memo[i].fn == fn) {
+			*start = die_memo[i].start;
+			*end = die_memo[i].end;
+			found = true;
+		}
+	spin_unlock(&die_memo_lock);
+	if (found)
+		return true;
+	if (!kinstr_kcall(kallsyms_lookup_size_offset)(fn, &size, &off))
+		return false;
+	*start = fn - off;
+	*end = *start + size;
+	spin_lock(&die_memo_lock);
+	if (core && die_memo_n < ARRAY_SIZE(die_memo))
+		die_memo[die_memo_n++] = (typeof(die_memo[0])){ fn, *start, *end };
+	spin_unlock(&die_memo_lock);
+	return true;
+}
+
 static u32 die_notifier(unsigned long a, unsigned int len, bool core)
 {
 	const struct kinstr_ksyms *k = &kinstr_ksyms;
@@ -183,7 +221,7 @@ static u32 die_notifier(unsigned long a, unsigned int len, bool core)
 		return R(UNVERIFIABLE);
 	rcu_read_lock();
 	for (nb = rcu_dereference(k->die_chain->head); nb && !r; nb = rcu_dereference(nb->next)) {
-		unsigned long fn = (unsigned long)nb->notifier_call, size, off;
+		unsigned long fn = (unsigned long)nb->notifier_call, start, end;
 
 		/*
 		 * a function is all core text or none: a notifier on the other side of that line
@@ -192,10 +230,9 @@ static u32 die_notifier(unsigned long a, unsigned int len, bool core)
 		 */
 		if (in_core_text(fn, 1) != core)
 			continue;
-		if (!kinstr_kcall(kallsyms_lookup_size_offset)(fn, &size, &off))
+		if (!die_fn_range(fn, core, &start, &end))
 			continue;
-		fn -= off;
-		if (a < fn + size && a + len > fn)
+		if (a < end && a + len > start)
 			r = R(DIE_NOTIFIER);
 	}
 	rcu_read_unlock();

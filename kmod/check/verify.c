@@ -19,6 +19,7 @@
 #include "rules/out_of_line.h"
 #include "rules/entry.h"
 #include "rules/flags.h"
+#include "rules/insn_len.h"
 
 #define MAX_FUNC_SIZE (1U << 20)
 
@@ -47,16 +48,25 @@ struct text_window {
 	u8 buf[256];
 };
 
-static int decode_window(struct text_window *w, struct insn *insn, unsigned long addr)
+/* The window holding [addr, addr + MAX_INSN_SIZE), read anew where it does not; NULL: unmapped there. */
+static const u8 *window_at(struct text_window *w, unsigned long addr)
 {
 	if (addr < w->base || addr + MAX_INSN_SIZE > w->base + w->len) {
 		w->base = addr;
 		w->len = copy_from_kernel_nofault(w->buf, (void *)addr, sizeof(w->buf)) ? 0 : sizeof(w->buf);
-		if (!w->len)	/* the window would cross the end of what is mapped: as decode() */
-			return decode(insn, addr);
+		if (!w->len)
+			return NULL;
 	}
-	if (kinstr_kcall(insn_decode)(insn, w->buf + (addr - w->base), MAX_INSN_SIZE, INSN_MODE_64) < 0 ||
-	    !insn->length)
+	return w->buf + (addr - w->base);
+}
+
+static int decode_window(struct text_window *w, struct insn *insn, unsigned long addr)
+{
+	const u8 *b = window_at(w, addr);
+
+	if (!b)		/* the window would cross the end of what is mapped: as decode() */
+		return decode(insn, addr);
+	if (kinstr_kcall(insn_decode)(insn, b, MAX_INSN_SIZE, INSN_MODE_64) < 0 || !insn->length)
 		return -EILSEQ;
 	insn->kaddr = NULL;	/* as decode(): nothing may read through the window later */
 	insn->next_byte = NULL;
@@ -223,6 +233,63 @@ struct fn_scan {
 	unsigned long target;
 };
 
+/* One instruction as the pass over a function needs it. */
+struct scan_step {
+	unsigned int len;
+	enum kinstr_lite_kind kind;	/* OTHER for anything but a direct branch, std, an indirect jmp */
+	unsigned long target;		/* a direct branch's */
+};
+
+/* A full decoding, as the scan reads it. */
+static void step_of_insn(const struct insn *insn, unsigned long a, struct scan_step *s)
+{
+	int cc;
+
+	s->len = insn->length;
+	s->target = 0;
+	switch (branch_of(insn, &cc)) {
+	case BR_JMP:
+		s->kind = KINSTR_LITE_JMP;
+		break;
+	case BR_JCC:
+		s->kind = KINSTR_LITE_JCC;
+		break;
+	case BR_CALL:
+		s->kind = KINSTR_LITE_CALL;
+		break;
+	case BR_LOOP:
+		s->kind = KINSTR_LITE_LOOP;
+		break;
+	default:
+		s->kind = insn->opcode.nbytes == 1 && insn->opcode.bytes[0] == 0xfd ? KINSTR_LITE_STD :
+			  indirect_jmp(insn) ? KINSTR_LITE_IJMP : KINSTR_LITE_OTHER;
+		return;
+	}
+	s->target = branch_target(insn, a);
+}
+
+/*
+ * The instruction at a: the table-driven reading of rules/insn_len.h where it answers (nearly all
+ * kernel code), else the kernel's insn_decode(), which also decides where the code ends.
+ */
+static int scan_step(struct text_window *w, unsigned long a, struct scan_step *s)
+{
+	const u8 *b = window_at(w, a);
+	struct kinstr_lite l;
+	struct insn insn;
+
+	if (b && kinstr_lite_decode(b, MAX_INSN_SIZE, &l)) {
+		s->len = l.len;
+		s->kind = l.kind;
+		s->target = l.rel_len ? kinstr_lite_target(b, &l, a) : 0;
+		return 0;
+	}
+	if (decode_window(w, &insn, a))
+		return -EILSEQ;
+	step_of_insn(&insn, a, s);
+	return 0;
+}
+
 /*
  * One pass up to the end of the code (the first bytes that do not decode: padding or data):
  * boundaries up to the site, and every direct branch, `std` and indirect jmp of the function.
@@ -232,37 +299,95 @@ static void scan_function(unsigned long start, unsigned long size, unsigned long
 {
 	unsigned long a = start, hi = site + len;
 	struct text_window w = { .len = 0 };
-	struct insn insn;
-	int cc;
+	struct scan_step s;
 
 	memset(f, 0, sizeof(*f));
 	while (a < start + size) {
-		if (decode_window(&w, &insn, a)) {
+		if (scan_step(&w, a, &s)) {
 			if (a < site) {
 				f->not_boundary = true;
 				f->bad_at = a - start;
 			}
 			return;
 		}
-		if (a < site && a + insn.length > site) {
+		if (a < site && a + s.len > site) {
 			f->not_boundary = true;
 			f->bad_at = a - start;
-			f->bad_len = insn.length;
+			f->bad_len = s.len;
 		}
-		if (!f->target_in && branch_of(&insn, &cc) != BR_NONE) {
-			unsigned long t = branch_target(&insn, a);
-
-			if (t > site && t < hi) {
-				f->target_in = true;
-				f->target = t;
-			}
-		}
-		if (insn.opcode.nbytes == 1 && insn.opcode.bytes[0] == 0xfd)
+		if (s.kind == KINSTR_LITE_STD)
 			f->sets_df = true;
-		if (indirect_jmp(&insn))
+		else if (s.kind == KINSTR_LITE_IJMP)
 			f->indirect_jmp = true;
-		a += insn.length;
+		else if (s.kind != KINSTR_LITE_OTHER && !f->target_in && s.target > site && s.target < hi) {
+			f->target_in = true;
+			f->target = s.target;
+		}
+		a += s.len;
 	}
+}
+
+/*
+ * The decoder self-test (decoder_selftest=1 at load, tests/vm/decoder.t): every function of the
+ * core text walked as scan_function() walks it, each instruction read both ways; wherever
+ * rules/insn_len.h answers, its length, kind and target must be insn_decode()'s, and where
+ * insn_decode() refuses the bytes (the end of the code, for the scan) it must not answer.
+ */
+void kinstr_decoder_selftest(void)
+{
+	unsigned long a = kinstr_ksyms.text.start, fns = 0, insns = 0, fast = 0, differ = 0;
+	struct text_window w = { .len = 0 };
+
+	if (!kinstr_khas(insn_decode) || !kinstr_khas(kallsyms_lookup_size_offset)) {
+		pr_info(KINSTR_PR_PREFIX "decoder self-test: cannot run (no insn_decode or kallsyms)\n");
+		return;
+	}
+	while (a < kinstr_ksyms.text.end) {
+		unsigned long size, off, start, end, p;
+
+		if (!kinstr_kcall(kallsyms_lookup_size_offset)(a, &size, &off) || !size) {
+			a++;
+			continue;
+		}
+		start = a - off;
+		end = start + size;
+		fns++;
+		for (p = start; p < end;) {
+			struct scan_step s;
+			struct kinstr_lite l;
+			struct insn insn;
+			const u8 *b;
+
+			if (decode_window(&w, &insn, p)) {
+				/* where scan_function() stops too: the fast decoder must not read on */
+				b = window_at(&w, p);
+				if (b && kinstr_lite_decode(b, MAX_INSN_SIZE, &l) && differ++ < 10)
+					pr_info(KINSTR_PR_PREFIX "decoder self-test: %pS: %*ph: fast %u, insn_decode "
+						"refuses it\n", (void *)p, (int)l.len, b, l.len);
+				break;
+			}
+			step_of_insn(&insn, p, &s);
+			insns++;
+			b = window_at(&w, p);
+			if (b && kinstr_lite_decode(b, MAX_INSN_SIZE, &l)) {
+				unsigned long t = l.rel_len ? kinstr_lite_target(b, &l, p) : 0;
+
+				fast++;
+				if (l.len != s.len || l.kind != s.kind || t != s.target) {
+					if (differ++ < 10)
+						pr_info(KINSTR_PR_PREFIX "decoder self-test: %pS: %*ph: fast %u/%u, "
+							"insn_decode %u/%u\n", (void *)p, (int)s.len, b, l.len, l.kind,
+							s.len, s.kind);
+				}
+			}
+			p += s.len;
+		}
+		a = end > a ? end : a + 1;
+		if (!(fns & 1023))
+			cond_resched();
+	}
+	pr_info(KINSTR_PR_PREFIX "decoder self-test: %lu functions, %lu instructions, %lu read by the fast "
+		"decoder, %lu differ\n", fns, insns, fast, differ);
 }
 
 /* Is a jump label or an extable fixup of the core or of the range's module aimed into (lo, hi)? */

@@ -1,5 +1,6 @@
 # Facts of the kernel build the guest runs, derived at run time (issue 13): the ENDBR layout of
-# IBT kernels (6.12), the calls the module makes to what it resolved, where returns go.
+# IBT kernels (6.12), the calls the module makes to what it resolved, where returns go, and how
+# the verifier's two decoders read the kernel's text.
 
 NAME every function the module resolves, by its first 4 bytes: ENDBR, sealed ENDBR or none, as the kernel's IBT setting says (the module calls them directly)
 SMOKE
@@ -38,3 +39,13 @@ EXPECT ^returns +(bare|thunk|its)
 EXPECT ^(thunk is [0-9a-f]+ [Tt] \w+return_thunk|no thunk: returns are bare)$
 EXPECT ^returns True \['jump'\]$
 TIMEOUT 180
+
+NAME the verifier's fast length decoder (rules/insn_len.h) reads every instruction of the core text as the kernel's insn_decode() does, and most of them
+RUN insmod kmod/kinstr.ko decoder_selftest=1 || exit 1; dmesg | grep 'kinstr: decoder self-test' | sed 's/^\[[ 0-9.]*\] //'; \
+	dmesg | sed -n 's/.*decoder self-test: .* \([0-9]*\) instructions, \([0-9]*\) read by the fast decoder.*/\1 \2/p' | \
+	awk '{ print ($2 > 0.99 * $1) ? "fast share ok" : "fast share " $2 "/" $1 }'
+EXPECT ^kinstr: decoder self-test: [1-9][0-9]{4,} functions, [1-9][0-9]{6,} instructions, [1-9][0-9]{6,} read by the fast decoder, 0 differ$
+EXPECT ^fast share ok$
+# each disagreement would print its own line
+EXPECT_NOT insn_decode
+TIMEOUT 300
