@@ -21,6 +21,16 @@
  *	Prints one "kinstr-install ..." line of figures in ms for the script's table; exits 1 on a
  *	failure, with a line starting "FAIL".
  *
+ *   install_time time-ftrace N FILE
+ *	The same with each site's function probed at its entry through ftrace (an ftrace direct-call
+ *	probe, KINSTR_PROBE_FTRACE: ftrace's batch patcher writes the calls, kinstr's dispatcher
+ *	sends each into its slot): a call at every ftrace NOP once install returns. Prints one
+ *	"kinstr-ftrace ..." line of the same figures (jumps_in: every call in).
+ *
+ *   install_time ftrace-ok FILE
+ *	Prints the addresses of FILE whose function kinstr can also probe at its entry through ftrace
+ *	(what time-ftrace needs), and on stderr how many it left out and the first reasons.
+ *
  *   install_time names FILE
  *	Prints "ADDR NAME" for each address of FILE: the function it is in (the ftrace peer's filter).
  *
@@ -119,6 +129,8 @@ struct site {
 static struct kinstr_dev *dev;
 static struct site *sites;
 static long n;
+/* time-ftrace: each function's entry as an ftrace direct-call probe (KINSTR_PROBE_FTRACE), not the jump site */
+static int via_ftrace;
 
 /*
  * The live first byte of every site must be one of want[0..1] (want1 < 0: only want0); with
@@ -250,16 +262,18 @@ static int timed(struct kinstr_kernel *k, long want, const char *path)
 		for (; i < end; i++) {
 			const struct kinstr_probe_info *pi;
 
-			if (kinstr_probeset__add(ps[set], sites[i].f, sites[i].addr, &why)) {
+			if (via_ftrace ? kinstr_probeset__add_ftrace(ps[set], sites[i].f, &why) :
+			    kinstr_probeset__add(ps[set], sites[i].f, sites[i].addr, &why)) {
 				printf("FAIL add: %s\n", why.msg);
 				return 1;
 			}
 			pi = kinstr_probeset__info(ps[set], kinstr_probeset__cnt(ps[set]) - 1);
-			if (pi->kind != KINSTR_PROBE_JUMP) {
-				printf("FAIL %s+0x%llx: not a jump probe\n", sites[i].f->name,
-				       sites[i].addr - sites[i].f->addr);
+			if (pi->kind != (via_ftrace ? KINSTR_PROBE_FTRACE : KINSTR_PROBE_JUMP)) {
+				printf("FAIL %s+0x%llx: not %s probe\n", sites[i].f->name,
+				       sites[i].addr - sites[i].f->addr, via_ftrace ? "an ftrace" : "a jump");
 				return 1;
 			}
+			sites[i].addr = pi->addr;	/* an ftrace probe's: the function's NOP */
 			sites[i].len = pi->displaced_len;
 			if (kinstr_dev__read(dev, sites[i].addr, sites[i].orig, sites[i].len)) {
 				printf("FAIL cannot read the text at 0x%llx\n", sites[i].addr);
@@ -280,11 +294,11 @@ static int timed(struct kinstr_kernel *k, long want, const char *path)
 	 * The int3s are in when install returns; the worker may have put some jumps in since. Only
 	 * every 61st site, so as to delay the sync little (the worker waits meanwhile anyway).
 	 */
-	bad += check_text("after the asynchronous install", 0xcc, 0xe9, 0, 61);
+	bad += check_text("after the asynchronous install", via_ftrace ? 0xe8 : 0xcc, via_ftrace ? -1 : 0xe9, 0, 61);
 	if (sync_dev())
 		return 1;
 	t2 = now_ms();
-	bad += check_text("after the asynchronous install and sync", 0xe9, -1, 0, 1);
+	bad += check_text("after the asynchronous install and sync", via_ftrace ? 0xe8 : 0xe9, -1, 0, 1);
 	for (set = 0; set < nsets; set++)
 		if (kinstr_probeset__counts(ps[set], counts) == 0)
 			for (i = 0; i < (long)kinstr_probeset__cnt(ps[set]); i++) {
@@ -314,7 +328,7 @@ static int timed(struct kinstr_kernel *k, long want, const char *path)
 	if (install_all(ps, nsets, 0, per_wait, sizeof(per_wait)))
 		return 1;
 	t7 = now_ms();
-	bad += check_text("after the waited install", 0xe9, -1, 0, 1);
+	bad += check_text("after the waited install", via_ftrace ? 0xe8 : 0xe9, -1, 0, 1);
 
 	/* 4. remove again */
 	t8 = now_ms();
@@ -326,12 +340,14 @@ static int timed(struct kinstr_kernel *k, long want, const char *path)
 	t10 = now_ms();
 	bad += check_text("after the second remove and sync", 0, -1, 1, 1);
 
-	printf("kinstr: %ld jump probes in %d sets; preparation (analysis, user space) %.1f ms; "
-	       "%ld probes hit %llu times while installed (most: %s, %llu)\n", n, nsets, tprep, hit_probes,
+	printf("kinstr: %ld %s probes in %d sets; preparation (analysis, user space) %.1f ms; "
+	       "%ld probes hit %llu times while installed (most: %s, %llu)\n", n, via_ftrace ? "ftrace" : "jump", nsets,
+	       tprep, hit_probes,
 	       (unsigned long long)hits, top, (unsigned long long)top_hits);
 	printf("kinstr: ms per set, asynchronous install:%s; install with wait:%s\n", per_async, per_wait);
-	printf("kinstr-install n=%ld sets=%d async_install=%.1f jumps_in=%.1f remove=%.1f freed=%.1f "
-	       "wait_install=%.1f remove2=%.1f freed2=%.1f verify=%s\n", n, nsets, t1 - t0, t2 - t0,
+	printf("%s n=%ld sets=%d async_install=%.1f jumps_in=%.1f remove=%.1f freed=%.1f "
+	       "wait_install=%.1f remove2=%.1f freed2=%.1f verify=%s\n", via_ftrace ? "kinstr-ftrace" : "kinstr-install",
+	       n, nsets, t1 - t0, t2 - t0,
 	       t4 - t3, t5 - t3, t7 - t6, t9 - t8, t10 - t8, bad ? "FAILED" : "ok");
 	for (set = 0; set < nsets; set++)
 		kinstr_probeset__free(ps[set]);
@@ -341,7 +357,9 @@ static int timed(struct kinstr_kernel *k, long want, const char *path)
 	return bad ? 1 : 0;
 }
 
-static int names(struct kinstr_kernel *k, const char *path)
+/* fn(ctx, address, its function) for each address of FILE; 1 (with a FAIL line) on a bad one. */
+static int each_site(struct kinstr_kernel *k, const char *path,
+		     void (*fn)(void *ctx, unsigned long long a, const struct kinstr_func *f), void *ctx)
 {
 	FILE *in = fopen(path, "r");
 	unsigned long long a;
@@ -358,10 +376,60 @@ static int names(struct kinstr_kernel *k, const char *path)
 			fclose(in);
 			return 1;
 		}
-		printf("0x%llx %s\n", a, f->name);
+		fn(ctx, a, f);
 	}
 	fclose(in);
 	return 0;
+}
+
+static void print_name(void *ctx, unsigned long long a, const struct kinstr_func *f)
+{
+	(void)ctx;
+	printf("0x%llx %s\n", a, f->name);
+}
+
+static int names(struct kinstr_kernel *k, const char *path)
+{
+	return each_site(k, path, print_name, NULL);
+}
+
+struct ftrace_ok_ctx {
+	struct kinstr_probeset *ps;
+	long kept, out;
+};
+
+static void try_ftrace(void *ctx, unsigned long long a, const struct kinstr_func *f)
+{
+	struct ftrace_ok_ctx *c = ctx;
+	struct kinstr_why why;
+
+	if (kinstr_probeset__add_ftrace(c->ps, f, &why)) {
+		if (c->out++ < 5)
+			fprintf(stderr, "ftrace-ok: left out %s\n", why.msg);
+		return;
+	}
+	printf("0x%llx\n", a);
+	c->kept++;
+}
+
+/*
+ * The addresses of FILE whose function kinstr can also probe at its entry through ftrace (its
+ * ftrace NOP is ftrace's alone): so that both kinstr rows and ftrace's take the same functions.
+ * What is left out, and why, goes to stderr.
+ */
+static int ftrace_ok(struct kinstr_kernel *k, const char *path)
+{
+	struct ftrace_ok_ctx c = { .ps = kinstr_probeset__new(dev, k) };
+	int ret;
+
+	if (!c.ps) {
+		printf("FAIL kinstr_probeset__new: %s\n", strerror(errno));
+		return 1;
+	}
+	ret = each_site(k, path, try_ftrace, &c);
+	kinstr_probeset__free(c.ps);
+	fprintf(stderr, "ftrace-ok: kept %ld, left out %ld (not probeable at the entry through ftrace)\n", c.kept, c.out);
+	return ret;
 }
 
 #define TRACEFS "/sys/kernel/tracing/"
@@ -468,10 +536,12 @@ int main(int argc, char **argv)
 
 	if (argc == 4 && !strcmp(argv[1], "ftrace") && cnt > 0)
 		return ftrace_time(cnt, argv[3]);
-	if (!(argc == 3 && !strcmp(argv[1], "names")) &&
-	    (argc < 4 || cnt <= 0 || (strcmp(argv[1], "pick") && strcmp(argv[1], "time")))) {
+	if (!(argc == 3 && (!strcmp(argv[1], "names") || !strcmp(argv[1], "ftrace-ok"))) &&
+	    (argc < 4 || cnt <= 0 || (strcmp(argv[1], "pick") && strcmp(argv[1], "time") &&
+				      strcmp(argv[1], "time-ftrace")))) {
 		fprintf(stderr, "usage: install_time pick COUNT FILE [GLOBS] | install_time time N FILE | "
-			"install_time names FILE | install_time ftrace N FILE\n");
+			"install_time time-ftrace N FILE | install_time names FILE | install_time ftrace-ok FILE | "
+			"install_time ftrace N FILE\n");
 		return 2;
 	}
 	dev = kinstr_dev__open(NULL);
@@ -486,10 +556,14 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "names"))
 		ret = names(k, argv[2]);
+	else if (!strcmp(argv[1], "ftrace-ok"))
+		ret = ftrace_ok(k, argv[2]);
 	else if (!strcmp(argv[1], "pick"))
 		ret = pick(k, cnt, argv[3], argc > 4 ? argv[4] : hot_globs);
-	else
+	else {
+		via_ftrace = !strcmp(argv[1], "time-ftrace");
 		ret = timed(k, cnt, argv[3]);
+	}
 	kinstr_kernel__close(k);
 	kinstr_dev__close(dev);
 	return ret;

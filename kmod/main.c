@@ -318,14 +318,21 @@ static int __init kinstr_init(void)
 	if (err)
 		return err;
 	kinstr_limits_init();
+	err = kinstr_fence_init();
+	if (err) {
+		kinstr_ksyms_exit();
+		return err;
+	}
 	err = hit_path_init();
 	if (err) {
+		kinstr_fence_exit();
 		kinstr_ksyms_exit();
 		return err;
 	}
 	err = kinstr_probes_init();
 	if (err) {
 		kinstr_hitpath_exit();
+		kinstr_fence_exit();
 		kinstr_ksyms_exit();
 		return err;
 	}
@@ -336,6 +343,7 @@ static int __init kinstr_init(void)
 		kinstr_probes_exit();
 		kinstr_timing_exit();
 		kinstr_hitpath_exit();
+		kinstr_fence_exit();
 		kinstr_ksyms_exit();
 		return err;
 	}
@@ -361,6 +369,7 @@ static void __exit kinstr_exit(void)
 	kinstr_timing_exit();
 	kinstr_scope_exit();
 	kinstr_hitpath_exit();
+	kinstr_fence_exit();
 	kinstr_ksyms_exit();
 	pr_info(KINSTR_PR_PREFIX "unloaded\n");
 }

@@ -41,6 +41,8 @@ bool kinstr_fence_kprobed(unsigned long a, unsigned int len);
 void kinstr_fence_add(struct kinstr_fence *f, unsigned long site, unsigned int len);
 void kinstr_fence_del(struct kinstr_fence *f);
 bool kinstr_fence_blacklisted(unsigned long a, const char *sym);
+int kinstr_fence_init(void);
+void kinstr_fence_exit(void);
 
 
 /* policy.c: the site-safety predicates, each one rule. */
