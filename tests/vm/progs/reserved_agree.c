@@ -120,13 +120,51 @@ static size_t tracefs_agree(const struct kinstr_kernel *k, size_t *entries)
 	return bad;
 }
 
+/*
+ * Every core .part/.isra/.constprop/.cold clone's first byte: the module's blacklist answer (from
+ * the names the kernel's list holds) against within_kprobe_blacklist()'s (F_KERNEL: the parent
+ * looked up by name). *blk: how many the kernel blacklists. Returns the disagreements.
+ */
+static size_t clones_agree(struct kinstr_dev *dev, const struct kinstr_kernel *k, size_t *nc, size_t *blk)
+{
+	size_t nf = kinstr_kernel__func_cnt(k), i, n = 0, bad = 0;
+	struct kinstr_check_range *a = calloc(nf, sizeof(*a)), *b = calloc(nf, sizeof(*b));
+	const unsigned int bl = 1u << KINSTR_R_KPROBE_BLACKLIST;
+
+	for (i = 0; i < nf; i++) {
+		const struct kinstr_func *f = kinstr_kernel__func(k, i);
+
+		if (!f->module && f->size && strchr(f->name, '.') && f->name[0] != '.')
+			a[n++] = (struct kinstr_check_range){ .addr = f->addr + f->endbr, .len = 1 };
+	}
+	memcpy(b, a, n * sizeof(*a));
+	if (kinstr_dev__check(dev, a, n) || kinstr_dev__check_flags(dev, b, n, KINSTR_CHECK_F_KERNEL)) {
+		fprintf(stderr, "KINSTR_IOC_CHECK of the clones failed\n");
+		bad = n + 1;
+	}
+	for (i = 0; i < n && bad <= n; i++) {
+		*blk += !!(b[i].reasons & bl);
+		if ((a[i].reasons ^ b[i].reasons) & bl) {
+			const struct kinstr_func *f = kinstr_kernel__func_at(k, a[i].addr);
+
+			if (bad++ < 20)
+				printf("clone disagrees %s: module 0x%x kernel 0x%x\n", f ? f->name : "?", a[i].reasons,
+				       b[i].reasons);
+		}
+	}
+	*nc = n;
+	free(a);
+	free(b);
+	return bad;
+}
+
 int main(void)
 {
 	size_t kind_total[KINSTR_R_NR] = { 0 }, kind_seen[KINSTR_R_NR] = { 0 };
 	struct kinstr_dev *dev = kinstr_dev__open(NULL);
 	struct kinstr_check_range *r;
 	struct kinstr_kernel *k;
-	size_t i, n = 0, nk, nres, nf, bad = 0, kbad = 0, obad = 0, tbad, tentries, per[KINSTR_R_NR] = { 0 };
+	size_t i, n = 0, nk, nres, nf, bad = 0, kbad = 0, obad = 0, cbad, tbad, tentries, per[KINSTR_R_NR] = { 0 };
 	struct kinstr_check_range *kr;
 	bool *nb;
 	int err;
@@ -263,10 +301,17 @@ int main(void)
 	printf("index disagreements %zu (module's indexes against the kernel's own predicates)\n", kbad);
 	printf("only disagreements %zu (the reasons asked alone against the full check's)\n", obad);
 	printf("tracefs disagreements %zu of %zu entries that start like ftrace sites\n", tbad, tentries);
+	{
+		size_t nc = 0, blk = 0;
+
+		cbad = clones_agree(dev, k, &nc, &blk);
+		printf("clone blacklist disagreements %zu of %zu core clones (%zu blacklisted by the kernel)\n", cbad, nc,
+		       blk);
+	}
 	kinstr_kernel__close(k);
 	kinstr_dev__close(dev);
 	free(r);
 	free(kr);
 	free(nb);
-	return bad || kbad || obad || tbad ? 1 : 0;
+	return bad || kbad || obad || tbad || cbad ? 1 : 0;
 }

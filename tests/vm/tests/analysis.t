@@ -28,6 +28,8 @@ EXPECT ^only 0x80: [1-9][0-9]* ranges with those reasons$
 EXPECT ^only 0x20000: [1-9][0-9]* ranges with those reasons$
 EXPECT ^only refusals: unknown bit Invalid argument, with F_KERNEL Invalid argument$
 EXPECT ^tracefs disagreements 0 of [0-9]{4,} entries that start like ftrace sites$
+# a clone's blacklist (its parent's name): the module's set of the list's names against the kernel's lookup
+EXPECT ^clone blacklist disagreements 0 of [0-9]{3,} core clones \([1-9][0-9]* blacklisted by the kernel\)$
 EXPECT ^  ftrace +[1-9]
 EXPECT ^  jump-label +[1-9]
 EXPECT ^  extable +[1-9]
